@@ -1,0 +1,28 @@
+# Everything runs from a local virtualenv that these targets create on first use.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test emulator bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/awsview demo
+
+emulator: $(STAMP)
+	$(BIN)/awsview emulator
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python -m awsview.bench
+
+clean:
+	rm -rf $(VENV) .pytest_cache build dist

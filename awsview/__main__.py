@@ -1,0 +1,3 @@
+from awsview.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,141 @@
+"""The ``awsview`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+from pathlib import Path
+from typing import Sequence
+
+EXIT_USAGE = 2
+
+
+def _fail(message: str, code: int = 1) -> int:
+    print(f"awsview: {message}", file=sys.stderr)
+    return code
+
+
+def _add_endpoint(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--endpoint-url", help="AWS-compatible endpoint (default: the standard chain)")
+    parser.add_argument("--region", default=None, help="AWS region (default: from the chain, else us-east-1)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="awsview", description=__doc__)
+    sub = parser.add_subparsers(dest="command")
+
+    emu = sub.add_parser("emulator", help="run the embedded lab emulator (a local AWS endpoint)")
+    emu.add_argument("--host", default="127.0.0.1")
+    emu.add_argument("--port", type=int, default=5000, help="0 picks a free port")
+    emu.add_argument("--state-dir", type=Path, help="where the journal and logs live")
+
+    lab = sub.add_parser("lab", help="set up, play or clean a lab on an endpoint")
+    lab.add_argument("action", choices=["setup", "play", "clean", "list"])
+    lab.add_argument("name", nargs="?")
+    lab.add_argument("--until", help="stop after this step (number or key)")
+    _add_endpoint(lab)
+
+    demo = sub.add_parser("demo", help="start the emulator and play the labs")
+    demo.add_argument("--lab", action="append", help="only these labs (default: ev04, ev05, q05)")
+
+    watch = sub.add_parser("watch", help="open the viewer")
+    watch.add_argument("--lab")
+    _add_endpoint(watch)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        if args.command == "emulator":
+            return run_emulator(args)
+        if args.command == "lab":
+            return run_lab(args)
+        if args.command == "demo":
+            return run_demo(args)
+        return run_watch(args)
+    except KeyboardInterrupt:
+        return 130
+
+
+def run_emulator(args: argparse.Namespace) -> int:
+    from awsview.emulator.server import EmulatorError, start
+
+    try:
+        emulator = start(args.host, args.port, args.state_dir)
+    except EmulatorError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+
+    def stop(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, stop)
+    print(f"AWS View emulator listening on {emulator.endpoint_url}", flush=True)
+    print(f"  write-decision journal: {emulator.endpoint_url}/_awsview/journal", flush=True)
+    print(f"  state and logs:         {emulator.state_dir}", flush=True)
+    print(f"  use it: export AWS_ENDPOINT_URL={emulator.endpoint_url} AWS_DEFAULT_REGION=us-east-1 "
+          "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing", flush=True)
+    try:
+        emulator.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        emulator.stop()
+    return 0
+
+
+def run_lab(args: argparse.Namespace) -> int:
+    from awsview.labs import LABS, UnknownLab, get_lab
+    from awsview.labs.player import LabError, LabPlayer
+
+    if args.action == "list":
+        for name, lab in LABS.items():
+            print(f"{name}  {lab.title}")
+        return 0
+    if not args.name:
+        return _fail(f"which lab? one of: {', '.join(LABS)}", EXIT_USAGE)
+    try:
+        lab = get_lab(args.name)
+    except UnknownLab as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    player = LabPlayer(lab, endpoint_url=args.endpoint_url, region=args.region or "us-east-1",
+                       log=lambda line: print(line, flush=True))
+    until = int(args.until) if args.until and args.until.isdigit() else args.until
+    try:
+        if args.action == "setup":
+            player.setup()
+        elif args.action == "play":
+            player.play(until=until)
+        else:
+            player.clean()
+    except LabError as exc:
+        return _fail(str(exc))
+    except Exception as exc:  # botocore connection and credential errors, one line each
+        return _fail(_describe_aws_error(exc))
+    return 0
+
+
+def _describe_aws_error(exc: Exception) -> str:
+    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+
+    if isinstance(exc, NoCredentialsError):
+        return "no AWS credentials found (set a profile, or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
+    if isinstance(exc, ClientError):
+        error = exc.response.get("Error", {})
+        return f"{error.get('Code', 'Error')}: {error.get('Message', '')}".strip()
+    if isinstance(exc, BotoCoreError):
+        return str(exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def run_demo(args: argparse.Namespace) -> int:
+    from awsview.demo import run
+
+    return run(args.lab or ["ev04", "ev05", "q05"])
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    print("AWS View: the viewer is not built yet. Try `awsview demo`, `awsview emulator` or "
+          "`awsview lab play <lab>`.")
+    return 0

@@ -1,0 +1,162 @@
+"""Records every DynamoDB write decision the emulator makes, atomically with the write.
+
+Wraps moto's DynamoHandler write actions. One lock covers the read of the item before, the
+write itself, the read of the item after and the journal insert, so concurrent writers can never
+interleave between a decision and the state it saw.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+from awsview.emulator.journal import ACCEPTED, Journal, WriteDecision, now
+from awsview.emulator.moto_patches import header_caller
+
+WRITE_LOCK = threading.RLock()
+WRITE_ACTIONS = ("put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items")
+
+
+@dataclass
+class _Target:
+    table_name: str
+    key: dict[str, Any]
+    operation: str
+    request: dict[str, Any]
+    before: dict[str, Any] | None = None
+
+
+def error_code(exc: BaseException) -> str:
+    kind = getattr(exc, "error_type", None) or getattr(exc, "code", None) or type(exc).__name__
+    return str(kind).rsplit("#", 1)[-1]
+
+
+def _key_of(backend: Any, table_name: str, item: dict[str, Any]) -> dict[str, Any]:
+    try:
+        table = backend.get_table(table_name)
+    except Exception:
+        return {}
+    names = [table.hash_key_attr, table.range_key_attr]
+    return {n: item[n] for n in names if n and n in item}
+
+
+def _condition(request: dict[str, Any]) -> str | None:
+    if request.get("ConditionExpression"):
+        return request["ConditionExpression"]
+    if request.get("Expected"):
+        return "Expected " + json.dumps(request["Expected"], sort_keys=True)
+    return None
+
+
+def _targets(action: str, body: dict[str, Any], backend: Any) -> list[_Target]:
+    if action == "put_item":
+        table = body.get("TableName", "")
+        return [_Target(table, _key_of(backend, table, body.get("Item") or {}), "PutItem", body)]
+    if action in ("update_item", "delete_item"):
+        op = "UpdateItem" if action == "update_item" else "DeleteItem"
+        return [_Target(body.get("TableName", ""), body.get("Key") or {}, op, body)]
+    if action == "batch_write_item":
+        targets = []
+        for table, requests in (body.get("RequestItems") or {}).items():
+            for request in requests or []:
+                if "PutRequest" in request:
+                    item = request["PutRequest"].get("Item") or {}
+                    targets.append(_Target(table, _key_of(backend, table, item),
+                                           "BatchWriteItem.Put", request["PutRequest"]))
+                elif "DeleteRequest" in request:
+                    targets.append(_Target(table, request["DeleteRequest"].get("Key") or {},
+                                           "BatchWriteItem.Delete", request["DeleteRequest"]))
+        return targets
+    targets = []
+    for entry in body.get("TransactItems") or []:
+        for kind, request in entry.items():
+            table = request.get("TableName", "")
+            key = request.get("Key") or _key_of(backend, table, request.get("Item") or {})
+            targets.append(_Target(table, key, f"TransactWriteItems.{kind}", request))
+    return targets
+
+
+def _read(backend: Any, target: _Target) -> dict[str, Any] | None:
+    if not target.key:
+        return None
+    try:
+        item = backend.get_item(target.table_name, target.key)
+    except Exception:
+        return None
+    return item.to_json()["Attributes"] if item is not None else None
+
+
+def _cancellation_codes(exc: BaseException, count: int) -> list[str] | None:
+    try:
+        reasons = json.loads(getattr(exc, "description", "") or "{}").get("CancellationReasons")
+    except ValueError:
+        return None
+    if not reasons or len(reasons) != count:
+        return None
+    codes = []
+    for reason in reasons:
+        code = reason.get("Code") or "None"
+        codes.append("ConditionalCheckFailedException" if code == "ConditionalCheckFailed"
+                     else "TransactionCanceled" if code == "None" else code)
+    return codes
+
+
+def install(journal: Journal) -> None:
+    from moto.dynamodb.responses import DynamoHandler
+
+    for action in WRITE_ACTIONS:
+        setattr(DynamoHandler, action, _journaled(getattr(DynamoHandler, action), action, journal))
+
+
+def _journaled(original: Any, action: str, journal: Journal) -> Any:
+    def wrapper(self: Any) -> Any:
+        body = self.body if isinstance(self.body, dict) else {}
+        caller = header_caller(self.headers)
+        with WRITE_LOCK:
+            backend = self.dynamodb_backend
+            targets = _targets(action, body, backend)
+            for target in targets:
+                target.before = _read(backend, target)
+            started = now()
+            try:
+                result = original(self)
+            except Exception as exc:
+                code = error_code(exc)
+                codes = (_cancellation_codes(exc, len(targets)) if action == "transact_write_items"
+                         else None) or [code] * len(targets)
+                message = getattr(exc, "message", None) or str(exc)
+                for target, outcome in zip(targets, codes):
+                    _record(journal, target, outcome, message, _read(backend, target), caller, started)
+                raise
+            for target in targets:
+                _record(journal, target, ACCEPTED, None, _read(backend, target), caller, started)
+            return result
+
+    wrapper.__name__ = original.__name__
+    wrapper.__doc__ = original.__doc__
+    return wrapper
+
+
+def _record(journal: Journal, target: _Target, outcome: str, message: str | None,
+            after: dict[str, Any] | None, caller: dict[str, Any], at: float) -> None:
+    request = target.request
+    journal.record_decision(WriteDecision(
+        time=at,
+        table_name=target.table_name,
+        key=target.key,
+        operation=target.operation,
+        condition=_condition(request),
+        expression={
+            "names": request.get("ExpressionAttributeNames") or {},
+            "values": request.get("ExpressionAttributeValues") or {},
+            "update": request.get("UpdateExpression"),
+        },
+        outcome=outcome,
+        message=message if outcome != ACCEPTED else None,
+        before=target.before,
+        after=after,
+        request={k: v for k, v in request.items() if k not in ("TableName",)},
+        caller=caller,
+    ))

@@ -1,0 +1,154 @@
+"""The write-decision journal: every DynamoDB write the emulator decides, durably in SQLite.
+
+A decision is recorded inside the same lock that makes the write, so the item before and the
+item after are exactly what the write saw and left — never re-read later. Invocations of Lambda
+functions are recorded beside them so a decision can name the execution, state and attempt or
+the SQS message that caused it.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS decisions (
+    cursor      INTEGER PRIMARY KEY AUTOINCREMENT,
+    time        REAL NOT NULL,
+    table_name  TEXT NOT NULL,
+    key         TEXT NOT NULL,
+    operation   TEXT NOT NULL,
+    condition   TEXT,
+    expression  TEXT NOT NULL,
+    outcome     TEXT NOT NULL,
+    message     TEXT,
+    before      TEXT,
+    after       TEXT,
+    request     TEXT,
+    caller      TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS invocations (
+    cursor      INTEGER PRIMARY KEY AUTOINCREMENT,
+    time        REAL NOT NULL,
+    request_id  TEXT NOT NULL UNIQUE,
+    function    TEXT NOT NULL,
+    version     TEXT NOT NULL,
+    code_sha256 TEXT NOT NULL,
+    caller      TEXT NOT NULL,
+    outcome     TEXT NOT NULL,
+    error_type  TEXT,
+    duration_ms REAL NOT NULL
+);
+"""
+
+ACCEPTED = "accepted"
+
+
+@dataclass(frozen=True)
+class WriteDecision:
+    """One DynamoDB write as the emulator decided it. Items are in DynamoDB wire format."""
+
+    time: float
+    table_name: str
+    key: dict[str, Any]
+    operation: str
+    condition: str | None
+    expression: dict[str, Any]
+    outcome: str
+    message: str | None
+    before: dict[str, Any] | None
+    after: dict[str, Any] | None
+    request: dict[str, Any] | None
+    caller: dict[str, Any]
+    cursor: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """One Lambda invocation: who asked for it and how it ended."""
+
+    time: float
+    request_id: str
+    function: str
+    version: str
+    code_sha256: str
+    caller: dict[str, Any]
+    outcome: str
+    error_type: str | None
+    duration_ms: float
+    cursor: int = field(default=0)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+_JSON_COLUMNS = {"key", "expression", "before", "after", "request", "caller"}
+
+
+class Journal:
+    """A thread-safe, append-only SQLite journal of write decisions and invocations."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def record_decision(self, decision: WriteDecision) -> int:
+        row = decision.to_json()
+        row.pop("cursor")
+        return self._insert("decisions", row)
+
+    def record_invocation(self, invocation: Invocation) -> int:
+        row = invocation.to_json()
+        row.pop("cursor")
+        return self._insert("invocations", row)
+
+    def _insert(self, table: str, row: dict[str, Any]) -> int:
+        values = {k: json.dumps(v) if k in _JSON_COLUMNS else v for k, v in row.items()}
+        columns = ", ".join(values)
+        marks = ", ".join("?" for _ in values)
+        with self._lock:
+            cur = self._db.execute(
+                f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values())
+            )
+            return int(cur.lastrowid)
+
+    def decisions(self, since: int = 0, limit: int = 500) -> list[WriteDecision]:
+        return [WriteDecision(**row) for row in self._select("decisions", since, limit)]
+
+    def invocations(self, since: int = 0, limit: int = 500) -> list[Invocation]:
+        return [Invocation(**row) for row in self._select("invocations", since, limit)]
+
+    def _select(self, table: str, since: int, limit: int) -> list[dict[str, Any]]:
+        with self._lock:
+            cur = self._db.execute(
+                f"SELECT * FROM {table} WHERE cursor > ? ORDER BY cursor LIMIT ?",
+                (since, limit),
+            )
+            names = [d[0] for d in cur.description]
+            rows = cur.fetchall()
+        return [
+            {n: json.loads(v) if n in _JSON_COLUMNS and v is not None else v
+             for n, v in zip(names, row)}
+            for row in rows
+        ]
+
+
+def now() -> float:
+    return time.time()

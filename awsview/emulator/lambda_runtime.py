@@ -1,0 +1,369 @@
+"""Runs uploaded Python Lambda code locally, in warm worker processes, without Docker.
+
+One pool of workers per function version and code: a worker imports the handler once (the cold
+start) and then serves invocations one at a time, so a warm invocation costs milliseconds. What
+the handler prints lands in ``/aws/lambda/<name>`` between START / END / REPORT lines, as on AWS.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import logging
+import os
+import select
+import subprocess
+import sys
+import threading
+import time
+import uuid
+import zipfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from awsview.emulator.journal import Invocation, Journal
+
+log = logging.getLogger(__name__)
+
+BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
+MAX_WORKERS_PER_VERSION = 8
+
+
+@dataclass(frozen=True)
+class InvocationResult:
+    request_id: str
+    payload: bytes
+    function_error: str | None  # "Unhandled" when the handler raised, as AWS reports it
+    error_type: str | None
+    log_tail: str
+    duration_ms: float
+    init_ms: float | None
+
+
+@dataclass(frozen=True)
+class FunctionSpec:
+    """What the runtime needs to know of a moto LambdaFunction."""
+
+    name: str
+    arn: str
+    version: str
+    runtime: str
+    handler: str
+    timeout: float
+    memory_mb: int
+    environment: tuple[tuple[str, str], ...]
+    code: bytes
+    code_sha256: str
+    account_id: str
+    region: str
+
+    @classmethod
+    def of(cls, fn: Any) -> FunctionSpec:
+        return cls(
+            name=fn.function_name,
+            arn=fn.function_arn,
+            version=str(fn.version),
+            runtime=fn.run_time or "",
+            handler=fn.handler or "",
+            timeout=float(fn.timeout or 3),
+            memory_mb=int(fn.memory_size or 128),
+            environment=tuple(sorted((fn.environment_vars or {}).items())),
+            code=fn.code_bytes or b"",
+            code_sha256=fn.code_sha_256 or "",
+            account_id=fn.account_id,
+            region=fn.region,
+        )
+
+    @property
+    def pool_key(self) -> tuple:
+        return (self.arn, self.version, self.code_sha256, self.handler, self.environment,
+                self.memory_mb, self.runtime)
+
+
+class _Worker:
+    """One warm process of one function version."""
+
+    def __init__(self, spec: FunctionSpec, code_dir: Path, endpoint_url: str):
+        self.spec = spec
+        self.log_stream = (
+            f"{datetime.now(timezone.utc):%Y/%m/%d}/[{spec.version}]{uuid.uuid4().hex}"
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
+        env.update(dict(spec.environment))
+        env.update({
+            "AWS_ENDPOINT_URL": endpoint_url,
+            "AWS_REGION": spec.region,
+            "AWS_DEFAULT_REGION": spec.region,
+            "AWS_ACCESS_KEY_ID": "ASIAAWSVIEWEMULATOR",
+            "AWS_SECRET_ACCESS_KEY": "emulator-session-secret",
+            "AWS_SESSION_TOKEN": "emulator-session-token",
+            "AWS_LAMBDA_FUNCTION_NAME": spec.name,
+            "AWS_LAMBDA_FUNCTION_VERSION": spec.version,
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
+            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",
+            "AWS_LAMBDA_LOG_STREAM_NAME": self.log_stream,
+            "AWS_EXECUTION_ENV": f"AWS_Lambda_{spec.runtime}",
+            "LAMBDA_TASK_ROOT": str(code_dir),
+            "_HANDLER": spec.handler,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "PYTHONUNBUFFERED": "1",
+        })
+        self.proc = subprocess.Popen(
+            [sys.executable, str(BOOTSTRAP)],
+            cwd=code_dir,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            bufsize=0,
+        )
+        self._buffer = b""
+        self.hello: dict[str, Any] | None = None
+        self.cold = True
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def _read_line(self, deadline: float) -> dict[str, Any] | None:
+        fd = self.proc.stdout.fileno()
+        while b"\n" not in self._buffer:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                raise EOFError("worker exited")
+            self._buffer += chunk
+        line, self._buffer = self._buffer.split(b"\n", 1)
+        return json.loads(line)
+
+    def wait_ready(self, timeout: float) -> dict[str, Any] | None:
+        if self.hello is None:
+            self.hello = self._read_line(time.monotonic() + timeout)
+        return self.hello
+
+    def invoke(self, payload: str, context: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+        request = {"payload": payload, "context": context, "timeout_s": timeout}
+        self.proc.stdin.write((json.dumps(request) + "\n").encode())
+        return self._read_line(time.monotonic() + timeout)
+
+    def kill(self) -> None:
+        if self.alive():
+            self.proc.kill()
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            pipe.close()
+
+
+LogSink = Callable[[FunctionSpec, str, list[str]], None]
+
+
+class LambdaRuntime:
+    """Invokes functions in warm pools; records each invocation in the journal."""
+
+    def __init__(self, state_dir: Path, endpoint_url: str, journal: Journal, log_sink: LogSink):
+        self.code_root = Path(state_dir) / "lambda-code"
+        self.endpoint_url = endpoint_url
+        self.journal = journal
+        self.log_sink = log_sink
+        self._lock = threading.Lock()
+        self._idle: dict[tuple, list[_Worker]] = {}
+        self._busy: dict[tuple, int] = {}
+        self._cond = threading.Condition(self._lock)
+
+    def close(self) -> None:
+        with self._lock:
+            workers = [w for pool in self._idle.values() for w in pool]
+            self._idle.clear()
+        for worker in workers:
+            worker.kill()
+
+    def _code_dir(self, spec: FunctionSpec) -> Path:
+        digest = hashlib.sha256(spec.code).hexdigest()
+        target = self.code_root / digest
+        if not target.exists():
+            tmp = self.code_root / f".{digest}.{uuid.uuid4().hex}"
+            tmp.mkdir(parents=True)
+            try:
+                with zipfile.ZipFile(io.BytesIO(spec.code)) as archive:
+                    archive.extractall(tmp)
+            except zipfile.BadZipFile:
+                pass  # an empty directory: the import fails the way AWS reports it
+            try:
+                tmp.rename(target)
+            except OSError:  # another thread extracted it first
+                pass
+        return target
+
+    def prewarm(self, spec: FunctionSpec) -> None:
+        """Start one worker for a freshly uploaded version in the background."""
+        if not spec.runtime.startswith("python"):
+            return
+
+        def start() -> None:
+            worker = self._spawn(spec)
+            worker.wait_ready(30)
+            self._release(spec.pool_key, worker, took=False)
+
+        threading.Thread(target=start, name=f"prewarm-{spec.name}", daemon=True).start()
+
+    def retire(self, arn: str) -> None:
+        """Stop idle workers of a function whose code or configuration changed or was deleted."""
+        with self._lock:
+            doomed = [k for k in self._idle if k[0] == arn]
+            workers = [w for k in doomed for w in self._idle.pop(k)]
+        for worker in workers:
+            worker.kill()
+
+    def _spawn(self, spec: FunctionSpec) -> _Worker:
+        return _Worker(spec, self._code_dir(spec), self.endpoint_url)
+
+    def _acquire(self, spec: FunctionSpec) -> _Worker:
+        key = spec.pool_key
+        with self._cond:
+            while True:
+                pool = self._idle.get(key, [])
+                while pool:
+                    worker = pool.pop()
+                    if worker.alive():
+                        self._busy[key] = self._busy.get(key, 0) + 1
+                        return worker
+                    worker.kill()
+                if self._busy.get(key, 0) < MAX_WORKERS_PER_VERSION:
+                    self._busy[key] = self._busy.get(key, 0) + 1
+                    break
+                self._cond.wait(1.0)
+        try:
+            return self._spawn(spec)
+        except Exception:
+            self._release(key, None)
+            raise
+
+    def _release(self, key: tuple, worker: _Worker | None, took: bool = True) -> None:
+        with self._cond:
+            if took:
+                self._busy[key] = self._busy.get(key, 1) - 1
+            if worker is not None and worker.alive():
+                self._idle.setdefault(key, []).append(worker)
+            self._cond.notify_all()
+
+    def invoke(self, fn: Any, payload: bytes | str, caller: dict[str, Any]) -> InvocationResult:
+        """Invoke a moto LambdaFunction synchronously and log it like AWS does."""
+        spec = FunctionSpec.of(fn)
+        request_id = str(uuid.uuid4())
+        started = time.time()
+        text = payload.decode() if isinstance(payload, bytes) else (payload or "{}")
+        if not spec.runtime.startswith("python"):
+            error = {"errorType": "Runtime.InvalidRuntime",
+                     "errorMessage": f"The emulator runs Python functions only, not {spec.runtime!r}"}
+            return self._finish(spec, request_id, started, caller, None, error, "", 0.0, None)
+        worker = self._acquire(spec)
+        init_ms = None
+        try:
+            hello = worker.wait_ready(max(spec.timeout, 10.0))
+            if hello is None:
+                worker.kill()
+                error = _timeout_error(request_id, spec.timeout)
+                return self._finish(spec, request_id, started, caller, worker, error, "", spec.timeout * 1000, None)
+            if worker.cold:
+                init_ms = hello.get("init_ms")
+                worker.cold = False
+            init_log = hello.get("log", "") if init_ms is not None else ""
+            context = {
+                "request_id": request_id,
+                "function_name": spec.name,
+                "function_version": spec.version,
+                "invoked_function_arn": spec.arn,
+                "memory_limit_in_mb": spec.memory_mb,
+                "log_group_name": f"/aws/lambda/{spec.name}",
+                "log_stream_name": worker.log_stream,
+            }
+            try:
+                response = worker.invoke(text, context, spec.timeout)
+            except (EOFError, BrokenPipeError, OSError):
+                response = {"error": {"errorType": "Runtime.ExitError",
+                                      "errorMessage": f"RequestId: {request_id} Error: Runtime exited unexpectedly"},
+                            "log": "", "duration_ms": (time.time() - started) * 1000}
+                worker.kill()
+            if response is None:
+                worker.kill()
+                error = _timeout_error(request_id, spec.timeout)
+                return self._finish(spec, request_id, started, caller, worker, error, init_log,
+                                    spec.timeout * 1000, init_ms)
+            return self._finish(spec, request_id, started, caller, worker, response.get("error"),
+                                init_log + response.get("log", ""), response["duration_ms"], init_ms,
+                                response.get("payload"))
+        finally:
+            self._release(spec.pool_key, worker)
+
+    def _finish(self, spec: FunctionSpec, request_id: str, started: float, caller: dict[str, Any],
+                worker: _Worker | None, error: dict[str, Any] | None, printed: str,
+                duration_ms: float, init_ms: float | None, payload: str | None = None) -> InvocationResult:
+        lines = [f"START RequestId: {request_id} Version: {spec.version}"]
+        lines += printed.splitlines()
+        if error:
+            lines.append(_error_log_event(error))
+        lines.append(f"END RequestId: {request_id}")
+        report = (f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
+                  f"Billed Duration: {int(duration_ms) + 1} ms\tMemory Size: {spec.memory_mb} MB\t"
+                  f"Max Memory Used: {_max_rss_mb(worker)} MB\t")
+        if init_ms is not None:
+            report += f"Init Duration: {init_ms:.2f} ms\t"
+        if error and error.get("errorType") == "Sandbox.Timedout":
+            report += "Status: timeout"
+        lines.append(report)
+        stream = worker.log_stream if worker else f"{datetime.now(timezone.utc):%Y/%m/%d}/[{spec.version}]{uuid.uuid4().hex}"
+        try:
+            self.log_sink(spec, stream, lines)
+        except Exception:  # logging must never turn a finished invocation into a failure
+            log.exception("could not write the log events of %s", request_id)
+        if error:
+            body = json.dumps({**error, "requestId": request_id} if "stackTrace" in error else error)
+        else:
+            body = payload if payload is not None else "null"
+        self.journal.record_invocation(Invocation(
+            time=started, request_id=request_id, function=spec.name, version=spec.version,
+            code_sha256=spec.code_sha256, caller=caller,
+            outcome="error" if error else "ok", error_type=error.get("errorType") if error else None,
+            duration_ms=round(duration_ms, 3),
+        ))
+        return InvocationResult(
+            request_id=request_id, payload=body.encode(),
+            function_error="Unhandled" if error else None,
+            error_type=error.get("errorType") if error else None,
+            log_tail="\n".join(lines)[-4096:], duration_ms=duration_ms, init_ms=init_ms,
+        )
+
+
+def _timeout_error(request_id: str, timeout: float) -> dict[str, Any]:
+    return {"errorType": "Sandbox.Timedout",
+            "errorMessage": f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds"}
+
+
+def _error_log_event(error: dict[str, Any]) -> str:
+    if error.get("errorType") == "Sandbox.Timedout":
+        return error["errorMessage"]
+    head = f"[ERROR] {error.get('errorType')}: {error.get('errorMessage')}"
+    trace = error.get("stackTrace") or []
+    if not trace:
+        return head
+    return head + "\nTraceback (most recent call last):\n" + "".join(trace).rstrip("\n")
+
+
+def _max_rss_mb(worker: _Worker | None) -> int:
+    if worker is None:
+        return 0
+    try:
+        status = Path(f"/proc/{worker.proc.pid}/status").read_text()
+    except OSError:
+        return 0
+    for line in status.splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+    return 0

@@ -1,0 +1,271 @@
+"""Where the emulator changes moto: Lambda runs real code, Step Functions invoke it in-process
+with the state machine role's permission checked, and event source mappings report AWS's states.
+
+Each patch names the moto 5.2 function it replaces; moto is pinned to that minor in pyproject.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import threading
+import time
+from typing import Any
+
+from botocore.exceptions import ClientError
+
+from awsview.emulator import iam_policy
+from awsview.emulator.lambda_runtime import FunctionSpec, LambdaRuntime
+
+# How long a mapping reports Creating / Enabling / Disabling before it settles, as AWS does.
+MAPPING_TRANSITION_S = 0.3
+INVOCATION_HEADER = "x-awsview-invocation"
+
+
+def header_caller(headers: Any) -> dict[str, Any]:
+    """Who sent an HTTP request: a Lambda invocation (by our header) or a plain API client."""
+    tag = headers.get(INVOCATION_HEADER) if headers is not None else None
+    if tag and "/" in tag:
+        function, request_id = tag.split("/", 1)
+        return {"kind": "lambda", "function": function, "request_id": request_id}
+    agent = (headers.get("User-Agent") or "") if headers is not None else ""
+    return {"kind": "api", "user_agent": agent.split(" ")[0][:80]}
+
+
+def install(runtime: LambdaRuntime) -> None:
+    _patch_lambda(runtime)
+    _patch_event_source_mappings()
+    _patch_stepfunctions(runtime)
+
+
+# --- Lambda -------------------------------------------------------------------------------
+
+def _patch_lambda(runtime: LambdaRuntime) -> None:
+    from moto.awslambda import models
+
+    def invoke(self: Any, body: Any, request_headers: Any, response_headers: Any) -> bytes:
+        """Replaces moto's LambdaFunction.invoke (Docker or echo) with the warm local runtime."""
+        caller = header_caller(request_headers)
+        payload = body if body else b"{}"
+        inv_type = (request_headers.get("X-Amz-Invocation-Type") or "RequestResponse")
+        if inv_type == "DryRun":
+            return b""
+        if inv_type == "Event":
+            threading.Thread(target=runtime.invoke, args=(self, payload, caller), daemon=True).start()
+            return b""
+        result = runtime.invoke(self, payload, caller)
+        if result.function_error:
+            response_headers["x-amz-function-error"] = result.function_error
+        response_headers["x-amz-executed-version"] = str(self.version)
+        response_headers["x-amz-log-result"] = base64.b64encode(result.log_tail.encode()).decode()
+        return result.payload
+
+    models.LambdaFunction.invoke = invoke
+
+    original_create = models.LambdaBackend.create_function
+    original_update_code = models.LambdaBackend.update_function_code
+    original_update_config = models.LambdaBackend.update_function_configuration
+    original_delete = models.LambdaBackend.delete_function
+
+    def create_function(self: Any, spec: dict[str, Any]) -> Any:
+        fn = original_create(self, spec)
+        runtime.prewarm(FunctionSpec.of(fn))
+        return fn
+
+    def update_function_code(self: Any, function_name: str, qualifier: str, body: dict) -> Any:
+        result = original_update_code(self, function_name, qualifier, body)
+        fn = self.get_function(function_name, qualifier)
+        runtime.retire(fn.function_arn)
+        runtime.prewarm(FunctionSpec.of(fn))
+        return result
+
+    def update_function_configuration(self: Any, function_name: str, qualifier: str, body: dict) -> Any:
+        result = original_update_config(self, function_name, qualifier, body)
+        runtime.retire(self.get_function(function_name, qualifier).function_arn)
+        return result
+
+    def delete_function(self: Any, function_name: str, qualifier: str | None = None) -> None:
+        try:
+            runtime.retire(self.get_function(function_name, qualifier).function_arn)
+        except Exception:  # moto raises its own not-found error below
+            pass
+        original_delete(self, function_name, qualifier)
+
+    models.LambdaBackend.create_function = create_function
+    models.LambdaBackend.update_function_code = update_function_code
+    models.LambdaBackend.update_function_configuration = update_function_configuration
+    models.LambdaBackend.delete_function = delete_function
+
+
+# --- Event source mappings ----------------------------------------------------------------
+
+def mapping_state(esm: Any) -> str:
+    """The State AWS would report for a mapping right now."""
+    if getattr(esm, "_awsview_deleting", False):
+        return "Deleting"
+    since = time.monotonic() - getattr(esm, "_awsview_changed", 0.0)
+    pending = getattr(esm, "_awsview_pending", None)
+    if pending and since < MAPPING_TRANSITION_S:
+        return pending
+    return "Enabled" if esm.enabled else "Disabled"
+
+
+def _patch_event_source_mappings() -> None:
+    from moto.awslambda import models
+
+    original_create = models.LambdaBackend.create_event_source_mapping
+    original_update = models.LambdaBackend.update_event_source_mapping
+    original_delete = models.LambdaBackend.delete_event_source_mapping
+    original_config = models.EventSourceMapping.get_configuration
+
+    def create(self: Any, spec: dict[str, Any]) -> Any:
+        esm = original_create(self, spec)
+        # moto invokes SQS mappings synchronously inside SendMessage; our poller does it instead.
+        from moto.sqs.models import sqs_backends
+        for queue in sqs_backends[self.account_id][self.region_name].queues.values():
+            if queue.lambda_event_source_mappings.get(esm.function_arn) is esm:
+                del queue.lambda_event_source_mappings[esm.function_arn]
+        esm._awsview_pending = "Creating"
+        esm._awsview_changed = time.monotonic()
+        return esm
+
+    def update(self: Any, uuid: str, spec: dict[str, Any]) -> Any:
+        esm = self.get_event_source_mapping(uuid)
+        was_enabled = esm.enabled if esm else None
+        result = original_update(self, uuid, spec)
+        if esm is not None and was_enabled != esm.enabled:
+            esm._awsview_pending = "Enabling" if esm.enabled else "Disabling"
+            esm._awsview_changed = time.monotonic()
+        return result
+
+    def delete(self: Any, uuid: str) -> Any:
+        esm = original_delete(self, uuid)
+        if esm is not None:
+            esm._awsview_deleting = True
+        return esm
+
+    def get_configuration(self: Any) -> dict[str, Any]:
+        config = original_config(self)
+        config["State"] = mapping_state(self)
+        return config
+
+    models.LambdaBackend.create_event_source_mapping = create
+    models.LambdaBackend.update_event_source_mapping = update
+    models.LambdaBackend.delete_event_source_mapping = delete
+    models.EventSourceMapping.get_configuration = get_configuration
+
+
+# --- Step Functions -> Lambda -------------------------------------------------------------
+
+def _access_denied(role_arn: str, execution_name: str, function_arn: str) -> ClientError:
+    role_name = role_arn.rsplit("/", 1)[-1]
+    account = role_arn.split(":")[4] if role_arn.count(":") >= 5 else "123456789012"
+    session = f"{execution_name}"[:64]
+    message = (
+        f"User: arn:aws:sts::{account}:assumed-role/{role_name}/{session} is not authorized to "
+        f"perform: lambda:InvokeFunction on resource: {function_arn} because no identity-based "
+        f"policy allows the lambda:InvokeFunction action"
+    )
+    return ClientError(
+        {"Error": {"Code": "AccessDeniedException", "Message": message},
+         "ResponseMetadata": {"HTTPStatusCode": 403, "RequestId": _request_id()}},
+        "Invoke",
+    )
+
+
+def _not_found(function_name: str) -> ClientError:
+    return ClientError(
+        {"Error": {"Code": "ResourceNotFoundException", "Message": f"Function not found: {function_name}"},
+         "ResponseMetadata": {"HTTPStatusCode": 404, "RequestId": _request_id()}},
+        "Invoke",
+    )
+
+
+def _request_id() -> str:
+    import uuid
+    return str(uuid.uuid4())
+
+
+def role_may_invoke(account_id: str, role_arn: str, function_arn: str) -> bool:
+    from moto.iam.models import iam_backends
+
+    backend = iam_backends[account_id]["global"]
+    role = next((r for r in list(backend.roles.values()) if r.arn == role_arn), None)
+    if role is None:
+        return False
+    try:
+        trust = iam_policy.parse_document(role.assume_role_policy_document)
+    except ValueError:
+        return False
+    trusted = any(
+        s.get("Effect") == "Allow"
+        and "states.amazonaws.com" in json.dumps(s.get("Principal", {}))
+        for s in iam_policy._as_list(trust.get("Statement"))
+        if isinstance(s, dict)
+    )
+    resources = [function_arn, f"{function_arn}:*"]
+    return trusted and iam_policy.is_allowed(
+        iam_policy.role_documents(role), "lambda:InvokeFunction", resources
+    )
+
+
+def _patch_stepfunctions(runtime: LambdaRuntime) -> None:
+    from moto.awslambda.models import lambda_backends
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
+    from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
+        state_task_service_lambda as service_lambda,
+    )
+    from moto.stepfunctions.parser.api import InvocationResponse
+    from moto.utilities.collections import select_from_typed_dict
+
+    original = lambda_eval_utils.execute_lambda_function_integration
+
+    def execute(env: Any, parameters: dict, region: str, state_credentials: Any) -> None:
+        """Replaces moto's HTTP round trip to Lambda with an in-process, permission-checked call
+        that knows which execution, state and attempt asked for it."""
+        if env.is_mocked_mode():
+            return original(env, parameters, region, state_credentials)
+        context = env.states.context_object.context_object_data
+        execution = context.get("Execution", {})
+        state = context.get("State", {})
+        account = env.aws_execution_details.account
+        name = parameters.get("FunctionName", "")
+        try:
+            fn = lambda_backends[account][region].get_function(name, parameters.get("Qualifier"))
+        except Exception:
+            raise _not_found(name) from None
+        role_arn = getattr(state_credentials, "role_arn", None) or ""
+        if not role_may_invoke(account, role_arn, fn.function_arn):
+            raise _access_denied(role_arn, execution.get("Name", "execution"), fn.function_arn)
+        caller = {
+            "kind": "stepfunctions",
+            "execution_arn": execution.get("Id"),
+            "execution_name": execution.get("Name"),
+            "state_machine_arn": context.get("StateMachine", {}).get("Id"),
+            "state": state.get("Name"),
+            "attempt": int(state.get("RetryCount", 0)) + 1,
+        }
+        result = runtime.invoke(fn, parameters.get("Payload") or b"{}", caller)
+        try:
+            payload: Any = json.loads(result.payload)
+        except ValueError:
+            payload = result.payload.decode(errors="replace")
+        if result.function_error:
+            raise lambda_eval_utils.LambdaFunctionErrorException(
+                result.function_error, json.dumps(payload, separators=(",", ":"))
+            )
+        response = {"StatusCode": 200, "Payload": payload, "ExecutedVersion": str(fn.version)}
+        env.stack.append(select_from_typed_dict(typed_dict=InvocationResponse, obj=response))
+
+    lambda_eval_utils.execute_lambda_function_integration = execute
+
+    original_cause = service_lambda.StateTaskServiceLambda._error_cause_from_client_error
+
+    def error_cause(client_error: ClientError) -> tuple[str, str]:
+        error, cause = original_cause(client_error)
+        # Step Functions reports Lambda errors the Java SDK does not model under its base class.
+        if client_error.response["Error"]["Code"] == "AccessDeniedException":
+            error = "Lambda.AWSLambdaException"
+        return error, cause
+
+    service_lambda.StateTaskServiceLambda._error_cause_from_client_error = staticmethod(error_cause)

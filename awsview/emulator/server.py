@@ -1,0 +1,190 @@
+"""The embedded lab emulator: moto server plus real Lambda code, SQS polling, permission checks
+and the write-decision journal, on one local port.
+
+The journal is readable (GET only) under ``/_awsview/`` — a path no AWS API uses.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import logging
+import os
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+from urllib.parse import parse_qs
+
+API_PREFIX = "/_awsview/"
+DEFAULT_PORT = 5000
+
+
+class EmulatorError(Exception):
+    """A problem starting the emulator, with a message meant for the person running it."""
+
+
+def default_state_dir(port: int) -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "awsview" / f"emulator-{port}"
+
+
+def _quiet_logging(state_dir: Path) -> Path:
+    """moto and werkzeug talk a lot; all of it goes to a file, none to the terminal."""
+    path = state_dir / "emulator.log"
+    handler = logging.FileHandler(path, encoding="utf-8")
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.INFO)
+    for name in ("werkzeug", "moto", "botocore", "urllib3"):
+        noisy = logging.getLogger(name)
+        noisy.handlers.clear()
+        noisy.propagate = True
+    logging.getLogger("botocore").setLevel(logging.WARNING)
+    logging.captureWarnings(True)
+    return path
+
+
+@dataclass
+class Emulator:
+    """A running emulator. Use :func:`start` to make one."""
+
+    host: str
+    port: int
+    state_dir: Path
+    instance: str = field(default_factory=lambda: uuid.uuid4().hex[:12])
+    started_at: float = field(default_factory=time.time)
+    _server: Any = None
+    _thread: threading.Thread | None = None
+    _poller: Any = None
+    _runtime: Any = None
+    journal: Any = None
+
+    @property
+    def endpoint_url(self) -> str:
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        if ":" in host:
+            host = f"[{host}]"
+        return f"http://{host}:{self.port}"
+
+    def serve_forever(self) -> None:
+        self._server.serve_forever(poll_interval=0.2)
+
+    def start_in_thread(self) -> None:
+        self._thread = threading.Thread(target=self.serve_forever, name="emulator", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        if self._poller:
+            self._poller.stop()
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+        if self._runtime:
+            self._runtime.close()
+        if self.journal:
+            self.journal.close()
+
+
+def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | None = None) -> Emulator:
+    """Bind the port, patch moto and start the SQS poller. Call serve_forever() or start_in_thread()."""
+    from werkzeug.serving import make_server
+
+    # Bind before importing moto: a busy port should fail fast with a clear message.
+    try:
+        server = make_server(host, port, _placeholder_app, threaded=True)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            raise EmulatorError(
+                f"port {port} on {host} is already in use — is another emulator running? "
+                f"Choose another with --port (0 picks a free one)."
+            ) from None
+        raise EmulatorError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    bound_port = server.server_port
+    state_dir = Path(state_dir) if state_dir else default_state_dir(bound_port)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    _quiet_logging(state_dir)
+    # The ASL interpreter calls other services at http://localhost:$MOTO_PORT.
+    os.environ["MOTO_PORT"] = str(bound_port)
+
+    from moto.core.config import default_user_config
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+
+    # Selects the executing Step Functions backend; must happen before anything is created.
+    default_user_config["stepfunctions"]["execute_state_machine"] = True
+
+    from awsview.emulator import dynamo_journal, moto_patches
+    from awsview.emulator.journal import Journal
+    from awsview.emulator.lambda_runtime import LambdaRuntime
+    from awsview.emulator.sqs_poller import SqsPoller
+
+    emulator = Emulator(host=host, port=bound_port, state_dir=state_dir)
+    emulator.journal = Journal(state_dir / "journal.sqlite3")
+    emulator._runtime = LambdaRuntime(state_dir, emulator.endpoint_url, emulator.journal, _write_logs)
+    moto_patches.install(emulator._runtime)
+    dynamo_journal.install(emulator.journal)
+
+    moto_app = DomainDispatcherApplication(create_backend_app)
+    server.app = _journal_api(moto_app, emulator)
+    server.RequestHandlerClass = MotoRequestHandler
+    emulator._server = server
+    emulator._poller = SqsPoller(emulator._runtime)
+    emulator._poller.start()
+    return emulator
+
+
+def _placeholder_app(environ: dict, start_response: Callable) -> Iterable[bytes]:
+    start_response("503 Service Unavailable", [("Content-Type", "text/plain")])
+    return [b"starting"]
+
+
+def _write_logs(spec: Any, stream: str, lines: list[str]) -> None:
+    from moto.logs.models import logs_backends
+
+    backend = logs_backends[spec.account_id][spec.region]
+    group = f"/aws/lambda/{spec.name}"
+    backend.ensure_log_group(group)
+    if stream not in backend.groups[group].streams:
+        backend.create_log_stream(group, stream)
+    stamp = int(time.time() * 1000)
+    backend.put_log_events(group, stream, [{"timestamp": stamp, "message": line} for line in lines])
+
+
+def _journal_api(app: Callable, emulator: Emulator) -> Callable:
+    def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        path = environ.get("PATH_INFO", "")
+        if not path.startswith(API_PREFIX):
+            return app(environ, start_response)
+        status, body = _answer(path[len(API_PREFIX):], environ, emulator)
+        data = json.dumps(body).encode()
+        start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+        return [data]
+
+    return wsgi
+
+
+def _answer(route: str, environ: dict, emulator: Emulator) -> tuple[str, dict[str, Any]]:
+    if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+        return "405 Method Not Allowed", {"error": "this API is read-only"}
+    query = parse_qs(environ.get("QUERY_STRING", ""))
+    try:
+        since = int(query.get("since", ["0"])[0])
+        limit = max(1, min(int(query.get("limit", ["500"])[0]), 5000))
+    except ValueError:
+        return "400 Bad Request", {"error": "since and limit must be integers"}
+    if route == "health":
+        return "200 OK", {"ok": True, "instance": emulator.instance, "started_at": emulator.started_at,
+                          "port": emulator.port}
+    if route in ("journal", "decisions"):
+        rows = [d.to_json() for d in emulator.journal.decisions(since, limit)]
+    elif route == "invocations":
+        rows = [i.to_json() for i in emulator.journal.invocations(since, limit)]
+    else:
+        return "404 Not Found", {"error": f"no such resource: {API_PREFIX}{route}"}
+    cursor = rows[-1]["cursor"] if rows else since
+    return "200 OK", {"items": rows, "cursor": cursor, "more": len(rows) == limit}
