@@ -202,16 +202,9 @@ class LambdaRuntime:
         return target
 
     def prewarm(self, spec: FunctionSpec) -> None:
-        """Start one worker for a freshly uploaded version in the background."""
-        if not spec.runtime.startswith("python"):
-            return
-
-        def start() -> None:
-            worker = self._spawn(spec)
-            worker.wait_ready(30)
-            self._release(spec.pool_key, worker, took=False)
-
-        threading.Thread(target=start, name=f"prewarm-{spec.name}", daemon=True).start()
+        """Start one worker for a freshly uploaded version; it imports the code while idle."""
+        if spec.runtime.startswith("python"):
+            self._release(spec.pool_key, self._spawn(spec), took=False)
 
     def retire(self, arn: str) -> None:
         """Stop idle workers of a function whose code or configuration changed or was deleted."""

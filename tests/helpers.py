@@ -1,0 +1,89 @@
+"""Small builders shared by the emulator tests."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+import urllib.request
+import zipfile
+from typing import Any, Callable
+
+ROLE = "arn:aws:iam::123456789012:role/test-worker-role"
+
+
+def zip_code(source: str, name: str = "app.py") -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr(name, source)
+    return buffer.getvalue()
+
+
+def ensure_worker_role(iam: Any) -> None:
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+             "Principal": {"Service": "lambda.amazonaws.com"}}]}
+    try:
+        iam.create_role(RoleName=ROLE.rsplit("/", 1)[-1], AssumeRolePolicyDocument=json.dumps(trust))
+    except iam.exceptions.EntityAlreadyExistsException:
+        pass
+
+
+def create_function(lam: Any, name: str, source: str, timeout: int = 5,
+                    env: dict[str, str] | None = None, handler: str = "app.handler") -> str:
+    ensure_worker_role(_iam_for(lam))
+    response = lam.create_function(
+        FunctionName=name, Runtime="python3.12", Role=ROLE, Handler=handler, Timeout=timeout,
+        Code={"ZipFile": zip_code(source)}, Environment={"Variables": env or {}},
+    )
+    return response["FunctionArn"]
+
+
+def _iam_for(client: Any) -> Any:
+    import boto3
+    return boto3.client("iam", endpoint_url=client.meta.endpoint_url, region_name="us-east-1",
+                        aws_access_key_id="testing", aws_secret_access_key="testing")
+
+
+def invoke(lam: Any, name: str, payload: Any) -> tuple[str | None, Any]:
+    response = lam.invoke(FunctionName=name, Payload=json.dumps(payload))
+    return response.get("FunctionError"), json.loads(response["Payload"].read())
+
+
+def create_table(ddb: Any, name: str, key: str = "id") -> None:
+    ddb.create_table(
+        TableName=name, KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+
+
+def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, interval: float = 0.1) -> Any:
+    """Poll until predicate() is truthy; return its value or fail with the last one."""
+    deadline = time.monotonic() + timeout
+    value = predicate()
+    while not value:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"condition not met within {timeout}s (last value {value!r})")
+        time.sleep(interval)
+        value = predicate()
+    return value
+
+
+def journal(endpoint_url: str, route: str = "journal", since: int = 0, limit: int = 5000) -> dict:
+    url = f"{endpoint_url}/_awsview/{route}?since={since}&limit={limit}"
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def log_messages(logs: Any, group: str) -> list[str]:
+    paginator = logs.get_paginator("filter_log_events")
+    if not logs.describe_log_groups(logGroupNamePrefix=group)["logGroups"]:
+        return []
+    return [e["message"] for page in paginator.paginate(logGroupName=group) for e in page["events"]]
+
+
+def run_execution(sfn: Any, machine_arn: str, name: str, payload: Any, timeout: float = 30) -> dict:
+    arn = sfn.start_execution(stateMachineArn=machine_arn, name=name,
+                              input=json.dumps(payload))["executionArn"]
+    wait_for(lambda: sfn.describe_execution(executionArn=arn)["status"] != "RUNNING", timeout)
+    return sfn.describe_execution(executionArn=arn)
