@@ -10,6 +10,7 @@ import errno
 import json
 import logging
 import os
+import socket
 import threading
 import time
 import uuid
@@ -85,6 +86,7 @@ class Emulator:
         if self._server:
             self._server.shutdown()
             self._server.server_close()
+            self._server._awsview_listener.close()
         if self._runtime:
             self._runtime.close()
         if self.journal:
@@ -97,7 +99,7 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
 
     # Bind before importing moto: a busy port should fail fast with a clear message.
     try:
-        server = make_server(host, port, _placeholder_app, threaded=True)
+        listener = _listen(host, port)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
             raise EmulatorError(
@@ -105,7 +107,10 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
                 f"Choose another with --port (0 picks a free one)."
             ) from None
         raise EmulatorError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    bound_port = server.server_port
+    server = make_server(host, listener.getsockname()[1], _placeholder_app, threaded=True,
+                         fd=listener.fileno())
+    server._awsview_listener = listener  # keep the socket object alive with the server
+    bound_port = listener.getsockname()[1]
     state_dir = Path(state_dir) if state_dir else default_state_dir(bound_port)
     state_dir.mkdir(parents=True, exist_ok=True)
     _quiet_logging(state_dir)
@@ -136,6 +141,19 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
     emulator._poller = SqsPoller(emulator._runtime)
     emulator._poller.start()
     return emulator
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+        sock.listen(128)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def _placeholder_app(environ: dict, start_response: Callable) -> Iterable[bytes]:
