@@ -22,7 +22,7 @@ test: $(STAMP)
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)
-	$(BIN)/python -m awsview.bench
+	$(BIN)/python -m tests.benchmarks.bench_lambda
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist
