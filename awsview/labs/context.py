@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import os
 import time
+from collections.abc import Callable
 from functools import cached_property
-from typing import Callable
 
 import boto3
 from botocore.config import Config

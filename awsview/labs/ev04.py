@@ -26,7 +26,8 @@ def workflow(ctx: LabContext) -> None:
 def executions(ctx: LabContext) -> None:
     """A transient failure, a permanent one, and a denied invocation; each waited for."""
     ORDERS.execute(ctx, "retry-order", '{"id":"retry-order","quantity":2,"mode":"flaky"}')
-    ORDERS.execute(ctx, "permanent-order", '{"id":"permanent-order","quantity":2,"mode":"permanent"}')
+    permanent = '{"id":"permanent-order","quantity":2,"mode":"permanent"}'
+    ORDERS.execute(ctx, "permanent-order", permanent)
     ORDERS.delete_invoke_policy(ctx)
     ORDERS.execute(ctx, "denied-order", '{"id":"denied-order","quantity":2,"mode":"flaky"}')
     ORDERS.put_invoke_policy(ctx)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from awsview.labs.context import LabContext
@@ -28,7 +29,7 @@ class Step:
 
     key: str
     title: str
-    run: Callable[["LabContext"], None]
+    run: Callable[[LabContext], None]
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Lab:
     title: str
     seed: str
     prefix: str
-    provide: Callable[["LabContext"], None]
+    provide: Callable[[LabContext], None]
     steps: tuple[Step, ...]
 
     def step(self, which: int | str) -> Step:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from botocore.exceptions import (
     BotoCoreError,
@@ -10,6 +10,7 @@ from botocore.exceptions import (
     ConnectionClosedError,
     ConnectTimeoutError,
     EndpointConnectionError,
+    NoCredentialsError,
     ReadTimeoutError,
 )
 
@@ -60,7 +61,7 @@ class LabPlayer:
                 raise LabError("play() takes until or only, not both")
             steps = [self.lab.step(only)]
         else:
-            last = self.lab.number(self.lab.step(until)) if until is not None else len(self.lab.steps)
+            last = len(self.lab.steps) if until is None else self.lab.number(self.lab.step(until))
             steps = list(self.lab.steps[:last])
         for step in steps:
             self._play_step(step)
@@ -91,6 +92,11 @@ class LabPlayer:
         except UNREACHABLE as error:
             where = self.context.endpoint_url or "AWS"
             raise LabError(f"{self._label}: cannot reach {where}: {_one_line(error)}") from error
+        except NoCredentialsError as error:
+            raise LabError(
+                f"{self._label}: no AWS credentials found (set a profile, or "
+                "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
+            ) from error
         except BotoCoreError as error:
             raise LabError(f"{self._label}: {_one_line(error)}") from error
         finally:

@@ -27,7 +27,7 @@ REFERENCE_ITEM = {"id": {"S": "reference"}, "note": {"S": "keep unchanged"}}
 
 def worker_source(name: str) -> str:
     """The text of awsview/labs/workers/<name>."""
-    return files("awsview.labs").joinpath("workers", name).read_text(encoding="utf-8")
+    return files("awsview.labs").joinpath("workers").joinpath(name).read_text(encoding="utf-8")
 
 
 def zip_app(source: str) -> bytes:

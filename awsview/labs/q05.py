@@ -181,7 +181,7 @@ def cleanup(ctx: LabContext) -> None:
         provision.delete_quietly(
             ctx,
             f"mapping {mapping_id}",
-            lambda: lam.delete_event_source_mapping(UUID=mapping_id),
+            lambda uuid=mapping_id: lam.delete_event_source_mapping(UUID=uuid),
             "ResourceNotFoundException",
         )
     url = ctx.queue_url(QUEUE)
