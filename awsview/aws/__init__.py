@@ -1,0 +1,1 @@
+"""Talking to AWS: every client is read-only by construction (see `readonly`)."""
