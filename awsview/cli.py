@@ -39,10 +39,20 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="start the emulator and play the labs")
     demo.add_argument("--lab", action="append", help="only these labs (default: ev04, ev05, q05)")
 
+    dump = sub.add_parser("dump", help="poll once and print what the panels show")
+    _add_target(dump)
+    dump.add_argument("--json", action="store_true", help="machine-readable output")
+
     watch = sub.add_parser("watch", help="open the viewer")
-    watch.add_argument("--lab")
-    _add_endpoint(watch)
+    _add_target(watch)
     return parser
+
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--lab", help="lab profile (ev04, ev05, q05); default: detected")
+    parser.add_argument("--prefix", default="", help="with no known lab: only resources named PREFIX*")
+    parser.add_argument("--profile", help="AWS profile from the shared config")
+    _add_endpoint(parser)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -54,6 +64,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_lab(args)
         if args.command == "demo":
             return run_demo(args)
+        if args.command == "dump":
+            return run_dump(args)
         return run_watch(args)
     except KeyboardInterrupt:
         return 130
@@ -133,6 +145,14 @@ def run_demo(args: argparse.Namespace) -> int:
     from awsview.demo import run
 
     return run(args.lab or ["ev04", "ev05", "q05"])
+
+
+def run_dump(args: argparse.Namespace) -> int:
+    from awsview.aws.session import Target
+    from awsview.dump import run
+
+    target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+    return run(target, args.lab, args.prefix, args.json)
 
 
 def run_watch(args: argparse.Namespace) -> int:

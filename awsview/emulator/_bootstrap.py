@@ -35,6 +35,10 @@ def _tag_botocore_requests():
 
 def _error(exc, kind=None):
     tb = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename != __file__]
+    root = os.getcwd()
+    for frame in tb:  # code runs from /var/task on AWS; say so rather than leak the state dir
+        if frame.filename.startswith(root):
+            frame.filename = "/var/task" + frame.filename[len(root):]
     return {
         "errorMessage": str(exc),
         "errorType": kind or type(exc).__name__,

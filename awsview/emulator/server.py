@@ -176,6 +176,11 @@ def _write_logs(spec: Any, stream: str, lines: list[str]) -> None:
 def _journal_api(app: Callable, emulator: Emulator) -> Callable:
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
+        rejected = credential_rejection(environ.get("HTTP_AUTHORIZATION", ""))
+        if rejected is not None:
+            status, headers, body = rejected
+            start_response(status, headers)
+            return [body]
         if not path.startswith(API_PREFIX):
             return app(environ, start_response)
         status, body = _answer(path[len(API_PREFIX):], environ, emulator)
@@ -184,6 +189,38 @@ def _journal_api(app: Callable, emulator: Emulator) -> Callable:
         return [data]
 
     return wsgi
+
+
+_XML_SERVICES = ("sts", "iam")
+_REJECTIONS = {
+    # access key id prefix: (query-protocol code, JSON-protocol code, message)
+    "EXPIRED": ("ExpiredToken", "ExpiredTokenException", "The security token included in the request is expired"),
+    "INVALID": ("InvalidClientTokenId", "UnrecognizedClientException",
+                "The security token included in the request is invalid."),
+}
+
+
+def credential_rejection(authorization: str) -> tuple[str, list[tuple[str, str]], bytes] | None:
+    """Access key ids starting with EXPIRED or INVALID are refused the way AWS refuses them,
+    so a client's handling of bad credentials can be tested against the emulator."""
+    marker = "Credential="
+    if marker not in authorization:
+        return None
+    scope = authorization.split(marker, 1)[1].split(",", 1)[0].split("/")
+    key = scope[0]
+    rule = next((v for k, v in _REJECTIONS.items() if key.startswith(k)), None)
+    if rule is None:
+        return None
+    service = scope[3] if len(scope) > 3 else ""
+    request_id = uuid.uuid4().hex
+    if service in _XML_SERVICES:
+        body = (f'<ErrorResponse><Error><Type>Sender</Type><Code>{rule[0]}</Code>'
+                f'<Message>{rule[2]}</Message></Error><RequestId>{request_id}</RequestId></ErrorResponse>')
+        return "403 Forbidden", [("Content-Type", "text/xml"), ("x-amzn-RequestId", request_id)], body.encode()
+    body = json.dumps({"__type": f"com.amazon.coral.service#{rule[1]}", "message": rule[2]})
+    return "400 Bad Request" if service != "lambda" else "403 Forbidden", [
+        ("Content-Type", "application/x-amz-json-1.0"), ("x-amzn-ErrorType", rule[1]),
+        ("x-amzn-RequestId", request_id)], body.encode()
 
 
 def _answer(route: str, environ: dict, emulator: Emulator) -> tuple[str, dict[str, Any]]:

@@ -1,0 +1,88 @@
+"""Turning botocore / aiohttp failures into one-line reasons, and telling "does not exist"
+(a successful answer) apart from every kind of failure."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+
+from botocore.exceptions import (
+    BotoCoreError,
+    ClientError,
+    ConnectionClosedError,
+    ConnectTimeoutError,
+    EndpointConnectionError,
+    NoCredentialsError,
+    NoRegionError,
+    ReadTimeoutError,
+)
+
+NOT_FOUND_CODES = frozenset({
+    "ResourceNotFoundException", "StateMachineDoesNotExist", "ExecutionDoesNotExist",
+    "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "NoSuchEntity",
+    "NoSuchEntityException",
+})
+THROTTLING_CODES = frozenset({
+    "Throttling", "ThrottlingException", "ThrottledException", "TooManyRequestsException",
+    "RequestLimitExceeded", "ProvisionedThroughputExceededException", "RequestThrottled",
+    "RequestThrottledException", "SlowDown", "LimitExceededException",
+})
+AUTH_CODES = {
+    "ExpiredToken": "credentials expired", "ExpiredTokenException": "credentials expired",
+    "RequestExpired": "request expired (clock skew?)",
+    "InvalidClientTokenId": "credentials not recognised",
+    "UnrecognizedClientException": "credentials not recognised",
+    "InvalidSignatureException": "credentials rejected (bad signature)",
+    "SignatureDoesNotMatch": "credentials rejected (bad signature)",
+    "AccessDenied": "access denied", "AccessDeniedException": "access denied",
+    "AuthFailure": "credentials rejected", "NotAuthorized": "access denied",
+}
+
+
+@dataclass(frozen=True)
+class Failure:
+    kind: str  # "network" | "throttled" | "auth" | "not_found" | "other"
+    text: str  # one line, for a panel or a terminal
+    code: str | None = None
+
+    @property
+    def is_not_found(self) -> bool:
+        return self.kind == "not_found"
+
+
+def error_code(exc: BaseException) -> str | None:
+    if isinstance(exc, ClientError):
+        return exc.response.get("Error", {}).get("Code")
+    return None
+
+
+def classify(exc: BaseException) -> Failure:
+    """One line saying what went wrong; never a traceback."""
+    if isinstance(exc, ClientError):
+        code = error_code(exc) or "Error"
+        message = " ".join(str(exc.response.get("Error", {}).get("Message", "")).split())[:160]
+        if code in NOT_FOUND_CODES:
+            return Failure("not_found", f"{code}: {message}".rstrip(": "), code)
+        if code in THROTTLING_CODES:
+            return Failure("throttled", f"throttled ({code})", code)
+        if code in AUTH_CODES:
+            return Failure("auth", f"{AUTH_CODES[code]} ({code}: {message})", code)
+        return Failure("other", f"{code}: {message}".rstrip(": "), code)
+    if isinstance(exc, NoCredentialsError):
+        return Failure("auth", "no AWS credentials found (profile, environment or instance role)")
+    if isinstance(exc, NoRegionError):
+        return Failure("other", "no AWS region configured (use --region or AWS_DEFAULT_REGION)")
+    if isinstance(exc, EndpointConnectionError):
+        return Failure("network", f"connection refused — {exc.kwargs.get('endpoint_url', '')}".strip(" —"))
+    if isinstance(exc, (ConnectTimeoutError, ReadTimeoutError, asyncio.TimeoutError)):
+        return Failure("network", "timed out")
+    if isinstance(exc, ConnectionClosedError):
+        return Failure("network", "connection closed")
+    if isinstance(exc, BotoCoreError):
+        return Failure("other", " ".join(str(exc).split())[:200])
+    if isinstance(exc, OSError):
+        return Failure("network", " ".join(str(exc).split())[:200] or type(exc).__name__)
+    name = type(exc).__name__
+    if "Connect" in name or "Connection" in name or "ServerDisconnected" in name:
+        return Failure("network", f"connection failed ({name})")
+    return Failure("other", f"{name}: {' '.join(str(exc).split())[:200]}")

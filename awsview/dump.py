@@ -1,0 +1,136 @@
+"""`awsview dump`: one poll round, printed exactly as the panels show it (or as JSON)."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import sys
+import time
+from datetime import datetime
+from decimal import Decimal
+from enum import Enum
+from typing import Any, Mapping, TextIO
+
+from awsview import profiles
+from awsview.aws.errors import classify
+from awsview.aws.session import Connection, Target
+from awsview.pollers.base import LabModel
+from awsview.pollers.scheduler import Scheduler
+from awsview.render import Panel, panels
+
+
+class DumpError(Exception):
+    """A one-line reason the dump could not be made."""
+
+
+async def preflight(conn: Connection) -> str:
+    """Proves the endpoint answers and the credentials work; returns the account id."""
+    try:
+        identity = await conn.call("sts", "get_caller_identity")
+    except Exception as exc:
+        raise DumpError(f"cannot use {conn.target.describe()}: {classify(exc).text}") from None
+    return identity.get("Account", "?")
+
+
+async def detect_profile(conn: Connection, prefix: str = "") -> profiles.LabProfile:
+    """The lab whose resources exist here; otherwise a generic view of the region."""
+    known = [profiles.load(name) for name in profiles.available()]
+    names: list[str] = []
+    for service, method, key, token_in, token_out in (
+        ("lambda", "list_functions", "Functions", "Marker", "NextMarker"),
+        ("dynamodb", "list_tables", "TableNames", "ExclusiveStartTableName", "LastEvaluatedTableName"),
+    ):
+        try:
+            found = await conn.pages(service, method, key, token_in=token_in, token_out=token_out)
+        except Exception:
+            continue  # detection is best effort; the pollers report errors properly
+        names += [f["FunctionName"] if isinstance(f, dict) else f for f in found]
+    scores = {p.name: sum(n.startswith(p.prefix) for n in names) for p in known}
+    best = max(known, key=lambda p: scores[p.name], default=None)
+    if best is not None and scores[best.name] > 0:
+        return best
+    return profiles.generic_profile(prefix)
+
+
+async def collect(target: Target, lab: str | None = None, prefix: str = "") -> tuple[profiles.LabProfile, LabModel, str]:
+    chosen = profiles.load(lab) if lab else None  # an unknown lab is reported before any call
+    async with Connection(target) as conn:
+        account = await preflight(conn)
+        profile = chosen or await detect_profile(conn, prefix)
+        scheduler = Scheduler(conn, profile)
+        await scheduler.run_once()
+        await scheduler.stop()
+        return profile, scheduler.model, account
+
+
+def to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not f.name.startswith("_")}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((to_jsonable(v) for v in value), key=lambda v: json.dumps(v, default=str))
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else str(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return value
+
+
+def as_json(profile: profiles.LabProfile, model: LabModel, target: Target, account: str,
+            now: float) -> dict[str, Any]:
+    return {
+        "lab": profile.name, "title": profile.title, "target": target.describe(), "account": account,
+        "panels": [to_jsonable(p) for p in panels(model, profile, now)],
+        "snapshots": {key: {**s.to_json(now), "data": to_jsonable(s.data)}
+                      for key, s in sorted(model.snapshots.items())},
+    }
+
+
+def as_text(profile: profiles.LabProfile, model: LabModel, target: Target, account: str,
+            now: float) -> str:
+    out = [f"AWS View — {profile.name}: {profile.title}", f"{target.describe()} · account {account}"]
+    for panel in panels(model, profile, now):
+        out.append("")
+        out.append(f"== {panel.title}  [{panel.freshness}]")
+        out.extend(_table(panel))
+    return "\n".join(out) + "\n"
+
+
+def _table(panel: Panel) -> list[str]:
+    if not panel.rows:
+        return [f"   ({panel.body_text})"]
+    widths = [len(c) for c in panel.columns]
+    for row in panel.rows:
+        widths = [max(w, min(len(c), 60)) for w, c in zip(widths, row.cells)]
+    def line(cells: tuple[str, ...]) -> str:
+        return "   " + "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+    return [line(panel.columns)] + [line(row.cells) for row in panel.rows]
+
+
+def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out: TextIO = sys.stdout) -> int:
+    import asyncio
+
+    try:
+        profile, model, account = asyncio.run(collect(target, lab, prefix))
+    except DumpError as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
+        return 1
+    except (profiles.ProfileError, profiles.UnknownProfile) as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
+        return 2
+    now = time.time()
+    if as_json_output:
+        json.dump(as_json(profile, model, target, account, now), out, indent=2, sort_keys=True)
+        out.write("\n")
+    else:
+        out.write(as_text(profile, model, target, account, now))
+    return 0

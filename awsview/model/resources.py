@@ -1,0 +1,137 @@
+"""Immutable views of the lab's resources, as the pollers build them and the panels show them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from awsview.model.asl import Definition
+from awsview.model.history import ExecutionHistory
+from awsview.model.loglines import LogLine
+
+
+@dataclass(frozen=True)
+class StateMachine:
+    name: str
+    arn: str
+    type: str
+    created: datetime | None
+    role_arn: str | None = None
+    definition: Definition | None = None
+    definition_text: str | None = None
+    definition_error: str | None = None
+
+
+@dataclass(frozen=True)
+class Execution:
+    name: str
+    arn: str
+    machine_arn: str
+    status: str
+    started: datetime | None
+    stopped: datetime | None = None
+    input: Any = None
+    output: Any = None
+    error: str | None = None
+    cause: str | None = None
+    described: bool = False  # input/output/error fetched with DescribeExecution
+
+    @property
+    def running(self) -> bool:
+        return self.status == "RUNNING"
+
+
+@dataclass(frozen=True)
+class History:
+    execution_arn: str
+    execution_name: str
+    history: ExecutionHistory
+    complete: bool  # the execution has finished and every event was fetched
+
+
+@dataclass(frozen=True)
+class Table:
+    name: str
+    status: str
+    key_names: tuple[str, ...]
+    items: tuple[dict[str, Any], ...]  # plain values, sorted by key
+    stream: str | None = None  # StreamViewType when a stream is enabled
+    baseline: str | None = None  # reference tables: "baseline", "unchanged" or "changed: …"
+
+
+@dataclass(frozen=True)
+class Queue:
+    name: str
+    url: str
+    arn: str
+    visible: int
+    in_flight: int
+    delayed: int
+    visibility_timeout: int | None
+    dlq_arn: str | None = None
+    max_receive_count: int | None = None
+
+    @property
+    def empty(self) -> bool:
+        return self.visible == 0 and self.in_flight == 0 and self.delayed == 0
+
+
+@dataclass(frozen=True)
+class Mapping:
+    uuid: str
+    source_arn: str
+    function_arn: str
+    batch_size: int | None
+    state: str
+    enabled_by: str | None = None  # StateTransitionReason
+    last_result: str | None = None
+
+
+@dataclass(frozen=True)
+class Function:
+    name: str
+    arn: str
+    runtime: str | None
+    handler: str | None
+    role: str | None
+    timeout: int | None
+    code_sha256: str | None
+    last_modified: str | None
+    state: str | None = None
+    environment_names: tuple[str, ...] = ()  # names only: values may hold secrets
+    mappings: tuple[Mapping, ...] = ()
+
+
+@dataclass(frozen=True)
+class PolicyGrant:
+    policy: str  # inline policy name or managed policy ARN
+    effect: str
+    action: str
+    resource: str
+
+
+@dataclass(frozen=True)
+class Role:
+    name: str
+    arn: str
+    trust_principals: tuple[str, ...]
+    grants: tuple[PolicyGrant, ...]
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One line of one CloudWatch log event (a multi-line event gives several entries)."""
+
+    timestamp_ms: int
+    stream: str
+    event_id: str
+    line: LogLine
+
+
+@dataclass(frozen=True)
+class LogFeed:
+    group: str
+    lines: tuple[LogEntry, ...]
+    events_seen: int
+    truncated: int = 0  # lines dropped from the front to stay within the cap

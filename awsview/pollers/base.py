@@ -1,0 +1,105 @@
+"""What every poller shares: turning one fetch into a snapshot, and the model they feed."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
+
+from awsview.aws.errors import Failure, classify
+from awsview.aws.session import Connection
+from awsview.model.snapshot import Health, Snapshot, absent, failed, succeeded
+from awsview.profiles import LabProfile
+
+ACTIVE_WINDOW_S = 20.0  # after a change anywhere, everything polls fast for this long
+
+
+class Absent(Exception):
+    """Raised inside a fetch when a successful answer says the resource does not exist."""
+
+    def __init__(self, note: str = ""):
+        super().__init__(note)
+        self.note = note
+
+
+@dataclass
+class LabModel:
+    """The latest snapshot of every resource key, plus when anything last changed."""
+
+    snapshots: dict[str, Snapshot[Any]] = field(default_factory=dict)
+    changed_at: float = 0.0
+    listeners: list[Callable[[list[Snapshot[Any]]], None]] = field(default_factory=list)
+
+    def get(self, key: str) -> Snapshot[Any] | None:
+        return self.snapshots.get(key)
+
+    def data(self, key: str, default: Any = None) -> Any:
+        snapshot = self.snapshots.get(key)
+        return snapshot.data if snapshot is not None and snapshot.data is not None else default
+
+    def with_prefix(self, prefix: str) -> list[Snapshot[Any]]:
+        return [s for k, s in sorted(self.snapshots.items()) if k.startswith(prefix)]
+
+    def apply(self, snapshots: list[Snapshot[Any]]) -> list[Snapshot[Any]]:
+        """Store new snapshots; returns those whose data or health changed."""
+        changed = []
+        for snapshot in snapshots:
+            old = self.snapshots.get(snapshot.key)
+            self.snapshots[snapshot.key] = snapshot
+            if old is None or old.data != snapshot.data or old.health != snapshot.health:
+                changed.append(snapshot)
+                if old is not None and old.data != snapshot.data:
+                    self.changed_at = time.monotonic()
+        if changed:
+            for listener in list(self.listeners):
+                listener(changed)
+        return changed
+
+    def drop(self, keys: list[str]) -> None:
+        for key in keys:
+            self.snapshots.pop(key, None)
+
+    def recently_changed(self, window: float = ACTIVE_WINDOW_S) -> bool:
+        return self.changed_at > 0 and time.monotonic() - self.changed_at < window
+
+
+class Poller:
+    """One resource kind. ``poll`` makes its API calls and returns fresh snapshots."""
+
+    kind = "resource"
+    fast_interval = 0.5
+    slow_interval = 8.0
+
+    def __init__(self, profile: LabProfile):
+        self.profile = profile
+        self.last_failure: Failure | None = None
+
+    def prefix_match(self, name: str) -> bool:
+        return name.startswith(self.profile.prefix) if self.profile.prefix else True
+
+    def is_busy(self, model: LabModel) -> bool:
+        """True while this kind's own resources are moving (e.g. an execution is RUNNING)."""
+        return False
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        raise NotImplementedError
+
+    async def fetch(self, model: LabModel, key: str, fn: Callable[[], Awaitable[Any]],
+                    note: str | None = None) -> Snapshot[Any]:
+        """Run one fetch; a success, a proven absence or a failure each make the right snapshot."""
+        previous = model.get(key)
+        try:
+            data = await fn()
+        except Absent as gone:
+            return absent(previous, self.kind, key, gone.note or None)
+        except Exception as exc:  # every failure becomes a reason on the snapshot, never a crash
+            failure = classify(exc)
+            if failure.is_not_found:
+                return absent(previous, self.kind, key, failure.text)
+            self.last_failure = failure
+            return failed(previous, self.kind, key, failure.text)
+        return succeeded(previous, self.kind, key, data, note=note)
+
+
+def healthy(snapshot: Snapshot[Any] | None) -> bool:
+    return snapshot is not None and snapshot.health is Health.OK

@@ -1,0 +1,87 @@
+"""DynamoDB tables as plain values: full paginated scans; reference tables compared against the
+first sighting (their baseline)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from awsview.aws.session import Connection
+from awsview.model.items import diff_items, item_to_plain
+from awsview.model.resources import Table
+from awsview.model.snapshot import Snapshot
+from awsview.pollers.base import LabModel, Poller
+
+TABLE = "table"  # key: table:<name>
+TABLES = "tables"  # the list of table names, for generic profiles
+
+
+def _sort_key(item: dict[str, Any], names: tuple[str, ...]) -> tuple:
+    return tuple(str(item.get(n, "")) for n in names)
+
+
+class TablePoller(Poller):
+    kind = TABLE
+    slow_interval = 8.0
+
+    def __init__(self, profile):
+        super().__init__(profile)
+        self._baselines: dict[str, tuple[dict[str, Any], ...]] = {}
+        self._keys: dict[str, tuple[str, ...]] = {}
+        self._streams: dict[str, str | None] = {}
+        self.max_items = 20000
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        names = list(self.profile.tables())
+        snapshots = []
+        if self.profile.generic:
+            listing = await self.fetch(model, TABLES, lambda: self._list(conn))
+            snapshots.append(listing)
+            names = list((listing.data or ())) if listing.data is not None else \
+                [s.key.split(":", 1)[1] for s in model.with_prefix(f"{TABLE}:")]
+        reference = set(self.profile.tables("reference"))
+        for name in names:
+            snapshots.append(await self.fetch(
+                model, f"{TABLE}:{name}", lambda n=name: self._table(conn, n, n in reference)))
+        return snapshots
+
+    async def _list(self, conn: Connection) -> tuple[str, ...]:
+        names = await conn.pages("dynamodb", "list_tables", "TableNames",
+                                 token_in="ExclusiveStartTableName", token_out="LastEvaluatedTableName")
+        return tuple(n for n in names if self.prefix_match(n))
+
+    async def _table(self, conn: Connection, name: str, is_reference: bool) -> Table:
+        if name not in self._keys:
+            described = (await conn.call("dynamodb", "describe_table", TableName=name))["Table"]
+            schema = sorted(described.get("KeySchema", []), key=lambda k: k["KeyType"] != "HASH")
+            self._keys[name] = tuple(k["AttributeName"] for k in schema)
+            stream = described.get("StreamSpecification") or {}
+            self._streams[name] = stream.get("StreamViewType") if stream.get("StreamEnabled") else None
+        keys = self._keys[name]
+        try:
+            raw = await conn.pages("dynamodb", "scan", "Items", token_in="ExclusiveStartKey",
+                                   token_out="LastEvaluatedKey", limit=self.max_items, TableName=name)
+        except Exception:
+            self._keys.pop(name, None)  # describe again next time: the table may have been recreated
+            raise
+        items = tuple(sorted((item_to_plain(i) for i in raw), key=lambda i: _sort_key(i, keys)))
+        baseline = self._compare(name, items, keys) if is_reference else None
+        return Table(name=name, status="ACTIVE", key_names=keys, items=items,
+                     stream=self._streams.get(name), baseline=baseline)
+
+    def _compare(self, name: str, items: tuple[dict[str, Any], ...], keys: tuple[str, ...]) -> str:
+        if name not in self._baselines:
+            self._baselines[name] = items
+            return "baseline"
+        before = {_sort_key(i, keys): i for i in self._baselines[name]}
+        after = {_sort_key(i, keys): i for i in items}
+        changes = []
+        for key in sorted(set(before) | set(after)):
+            if key not in after:
+                changes.append(f"{'/'.join(key)} deleted")
+            elif key not in before:
+                changes.append(f"{'/'.join(key)} added")
+            elif before[key] != after[key]:
+                diff = diff_items(before[key], after[key])
+                names = [*diff.added, *diff.removed, *(c[0] for c in diff.changed)]
+                changes.append(f"{'/'.join(key)}.{','.join(names)} changed")
+        return "unchanged" if not changes else "changed: " + "; ".join(changes)

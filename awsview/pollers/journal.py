@@ -1,0 +1,69 @@
+"""The embedded emulator's write-decision journal and invocation log, read incrementally by
+cursor (GET only). Against real AWS there is no journal: the snapshot says so instead of
+pretending nothing was written."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from awsview.aws.session import Connection
+from awsview.model.snapshot import Snapshot
+from awsview.pollers.base import Absent, LabModel, Poller
+
+JOURNAL = "journal"
+MAX_RECORDS = 50_000
+
+
+@dataclass(frozen=True)
+class JournalData:
+    decisions: tuple[dict[str, Any], ...]
+    invocations: tuple[dict[str, Any], ...]
+    instance: str | None  # the emulator process that answered
+
+
+class JournalPoller(Poller):
+    kind = JOURNAL
+    fast_interval = 0.25  # a local HTTP GET, not an AWS API call
+    slow_interval = 1.0
+
+    def __init__(self, profile):
+        super().__init__(profile)
+        self._cursors = {"journal": 0, "invocations": 0}
+        self._records: dict[str, list[dict[str, Any]]] = {"journal": [], "invocations": []}
+        self._session: Any = None
+        self._instance: str | None = None
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        if not conn.target.is_local:
+            return [await self.fetch(model, JOURNAL, self._no_journal)]
+        return [await self.fetch(model, JOURNAL, lambda: self._read(conn.target.endpoint_url))]
+
+    async def _no_journal(self) -> JournalData:
+        raise Absent("no write-decision journal on real AWS (it is a feature of the embedded emulator)")
+
+    async def _read(self, endpoint: str) -> JournalData:
+        import aiohttp
+
+        if self._session is None:
+            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
+        for route in ("journal", "invocations"):
+            while True:
+                url = f"{endpoint.rstrip('/')}/_awsview/{route}?since={self._cursors[route]}&limit=2000"
+                async with self._session.get(url) as response:
+                    if response.status == 404:
+                        raise Absent("this endpoint has no write-decision journal (not the AWS View emulator)")
+                    response.raise_for_status()
+                    page = await response.json()
+                rows = page.get("items") or []
+                self._records[route].extend(rows)
+                del self._records[route][:-MAX_RECORDS]
+                self._cursors[route] = page.get("cursor", self._cursors[route])
+                if not page.get("more"):
+                    break
+        return JournalData(tuple(self._records["journal"]), tuple(self._records["invocations"]),
+                           self._instance)

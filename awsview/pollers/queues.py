@@ -1,0 +1,65 @@
+"""SQS queues: visible / in-flight / delayed counts and redrive. Never ReceiveMessage: that
+would hide messages from the lab's consumer."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from awsview.aws.errors import classify
+from awsview.aws.session import Connection
+from awsview.model.resources import Queue
+from awsview.model.snapshot import Snapshot
+from awsview.pollers.base import LabModel, Poller
+
+QUEUES = "queues"
+ATTRIBUTES = ["QueueArn", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+              "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "RedrivePolicy"]
+
+
+def _int(value: Any) -> int:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return 0
+
+
+class QueuePoller(Poller):
+    kind = QUEUES
+    slow_interval = 8.0
+
+    def is_busy(self, model: LabModel) -> bool:
+        return any(not q.empty for q in model.data(QUEUES, ()))
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        return [await self.fetch(model, QUEUES, lambda: self._queues(conn))]
+
+    async def _queues(self, conn: Connection) -> tuple[Queue, ...]:
+        params = {"QueueNamePrefix": self.profile.prefix} if self.profile.prefix else {}
+        urls = await conn.pages("sqs", "list_queues", "QueueUrls", token_in="NextToken",
+                                token_out="NextToken", **params)
+        queues = []
+        for url in urls:
+            try:
+                attributes = (await conn.call("sqs", "get_queue_attributes", QueueUrl=url,
+                                              AttributeNames=ATTRIBUTES))["Attributes"]
+            except Exception as exc:
+                if classify(exc).is_not_found:
+                    continue  # deleted between the listing and this call
+                raise
+            redrive = {}
+            if attributes.get("RedrivePolicy"):
+                try:
+                    redrive = json.loads(attributes["RedrivePolicy"])
+                except ValueError:
+                    redrive = {}
+            queues.append(Queue(
+                name=url.rstrip("/").rsplit("/", 1)[-1], url=url, arn=attributes.get("QueueArn", ""),
+                visible=_int(attributes.get("ApproximateNumberOfMessages")),
+                in_flight=_int(attributes.get("ApproximateNumberOfMessagesNotVisible")),
+                delayed=_int(attributes.get("ApproximateNumberOfMessagesDelayed")),
+                visibility_timeout=_int(attributes.get("VisibilityTimeout")) if "VisibilityTimeout" in attributes else None,
+                dlq_arn=redrive.get("deadLetterTargetArn"),
+                max_receive_count=_int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
+            ))
+        return tuple(sorted(queues, key=lambda q: q.name))

@@ -1,0 +1,112 @@
+"""Runs the pollers: one loop per kind so polls of a kind never overlap; fast while something
+moves, slow when idle, exponential backoff when throttled or unreachable."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import Any
+
+from awsview.aws.session import Connection
+from awsview.model.snapshot import Health, Snapshot
+from awsview.pollers.base import LabModel, Poller
+from awsview.pollers.dynamodb import TablePoller
+from awsview.pollers.functions import FunctionPoller
+from awsview.pollers.iam import RolePoller
+from awsview.pollers.journal import JournalPoller
+from awsview.pollers.logs import LogPoller
+from awsview.pollers.queues import QueuePoller
+from awsview.pollers.stepfunctions import ExecutionPoller, HistoryPoller, StateMachinePoller
+from awsview.profiles import LabProfile
+
+MAX_BACKOFF_S = 60.0
+
+# Order matters for a single round: executions need machines, histories need executions.
+POLLERS: tuple[type[Poller], ...] = (
+    StateMachinePoller, ExecutionPoller, HistoryPoller, TablePoller, QueuePoller,
+    FunctionPoller, LogPoller, RolePoller, JournalPoller,
+)
+
+
+def make_pollers(profile: LabProfile) -> list[Poller]:
+    return [cls(profile) for cls in POLLERS]
+
+
+class Scheduler:
+    def __init__(self, conn: Connection, profile: LabProfile, model: LabModel | None = None,
+                 pollers: list[Poller] | None = None, speed: float = 1.0):
+        self.conn = conn
+        self.profile = profile
+        self.model = model or LabModel()
+        self.pollers = pollers or make_pollers(profile)
+        self.speed = speed  # < 1 polls faster (tests), > 1 slower
+        self._backoff: dict[str, float] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._wake = asyncio.Event()
+        self.model.listeners.append(self._on_change)
+
+    def _on_change(self, changed: list[Snapshot[Any]]) -> None:
+        # A change anywhere (say the journal saw a write) wakes the idle loops at once.
+        if self.model.recently_changed(window=1.0):
+            self._wake.set()
+
+    async def poll(self, poller: Poller) -> list[Snapshot[Any]]:
+        poller.last_failure = None
+        snapshots = await poller.poll(self.conn, self.model)
+        self.model.apply(snapshots)
+        return snapshots
+
+    async def run_once(self) -> LabModel:
+        """One round of every poller, in dependency order."""
+        for poller in self.pollers:
+            await self.poll(poller)
+        return self.model
+
+    def active(self) -> bool:
+        return self.model.recently_changed() or any(p.is_busy(self.model) for p in self.pollers)
+
+    def interval(self, poller: Poller, snapshots: list[Snapshot[Any]]) -> float:
+        failing = any(s.health in (Health.STALE, Health.ERROR) for s in snapshots)
+        if failing:
+            throttled = poller.last_failure is not None and poller.last_failure.kind == "throttled"
+            base = poller.slow_interval if throttled else poller.fast_interval * 2
+            previous = self._backoff.get(poller.kind, base / 2)
+            self._backoff[poller.kind] = min(MAX_BACKOFF_S, max(base, previous * 2))
+            return self._backoff[poller.kind] * self.speed
+        self._backoff.pop(poller.kind, None)
+        return (poller.fast_interval if self.active() else poller.slow_interval) * self.speed
+
+    async def _loop(self, poller: Poller) -> None:
+        while True:
+            started = time.monotonic()
+            try:
+                snapshots = await self.poll(poller)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a poller bug must not stop the others; fetch() already
+                snapshots = []  # turned every AWS failure into a snapshot
+            wait = self.interval(poller, snapshots)
+            if self._backoff.get(poller.kind):
+                await asyncio.sleep(wait)  # failing: back off, whatever else happens
+                continue
+            wake = self._wake
+            try:
+                await asyncio.wait_for(wake.wait(), timeout=max(0.05, wait - (time.monotonic() - started)))
+            except asyncio.TimeoutError:
+                continue
+            if wake.is_set():
+                self._wake = asyncio.Event()  # later changes need a new event
+            floor = poller.fast_interval * self.speed - (time.monotonic() - started)
+            await asyncio.sleep(max(0.05, floor))
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._loop(p), name=f"poll-{p.kind}") for p in self.pollers]
+
+    async def stop(self) -> None:
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for poller in self.pollers:
+            close = getattr(poller, "close", None)
+            if close is not None:
+                await close()

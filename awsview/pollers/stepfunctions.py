@@ -1,0 +1,165 @@
+"""State machines, their executions and execution histories.
+
+A definition is described once per machine (and again on a slow cadence); a finished
+execution is described once; a finished execution's history is fetched once and cached.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from awsview.aws.session import Connection
+from awsview.model.asl import DefinitionError, parse_definition
+from awsview.model.history import parse_history
+from awsview.model.resources import Execution, History, StateMachine
+from awsview.model.snapshot import Snapshot
+from awsview.pollers.base import LabModel, Poller
+
+MACHINES = "state_machines"
+EXECUTIONS = "executions"  # key: executions:<machine name>
+HISTORY = "history"        # key: history:<execution arn>
+REDESCRIBE_S = 30.0
+MAX_EXECUTIONS = 100       # newest first, per machine
+MAX_HISTORIES = 25         # newest executions whose histories are followed
+
+
+def _json(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+class StateMachinePoller(Poller):
+    kind = MACHINES
+    slow_interval = 10.0
+
+    def __init__(self, profile):
+        super().__init__(profile)
+        self._described: dict[str, tuple[float, StateMachine]] = {}
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        async def fetch() -> tuple[StateMachine, ...]:
+            listed = await conn.pages("stepfunctions", "list_state_machines", "stateMachines")
+            machines = []
+            for entry in listed:
+                if not self.prefix_match(entry["name"]):
+                    continue
+                cached = self._described.get(entry["stateMachineArn"])
+                if cached is None or time.monotonic() - cached[0] > REDESCRIBE_S:
+                    cached = (time.monotonic(), await self._describe(conn, entry))
+                    self._described[entry["stateMachineArn"]] = cached
+                machines.append(cached[1])
+            live = {m.arn for m in machines}
+            self._described = {k: v for k, v in self._described.items() if k in live}
+            return tuple(sorted(machines, key=lambda m: m.name))
+
+        return [await self.fetch(model, MACHINES, fetch)]
+
+    async def _describe(self, conn: Connection, entry: dict[str, Any]) -> StateMachine:
+        detail = await conn.call("stepfunctions", "describe_state_machine",
+                                 stateMachineArn=entry["stateMachineArn"])
+        text = detail.get("definition")
+        definition, error = None, None
+        try:
+            definition = parse_definition(text or "")
+        except DefinitionError as exc:
+            error = str(exc)
+        return StateMachine(name=entry["name"], arn=entry["stateMachineArn"],
+                            type=entry.get("type", detail.get("type", "STANDARD")),
+                            created=entry.get("creationDate"), role_arn=detail.get("roleArn"),
+                            definition=definition, definition_text=text, definition_error=error)
+
+
+class ExecutionPoller(Poller):
+    kind = EXECUTIONS
+    slow_interval = 8.0
+
+    def __init__(self, profile):
+        super().__init__(profile)
+        self._finished: dict[str, Execution] = {}
+
+    def is_busy(self, model: LabModel) -> bool:
+        return any(e.running for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ()))
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        machines = model.data(MACHINES, ())
+        snapshots = []
+        for machine in machines:
+            snapshots.append(await self.fetch(model, f"{EXECUTIONS}:{machine.name}",
+                                              lambda m=machine: self._executions(conn, m)))
+        live = {f"{EXECUTIONS}:{m.name}" for m in machines}
+        gone = [s.key for s in model.with_prefix(f"{EXECUTIONS}:") if s.key not in live]
+        if model.get(MACHINES) is not None and model.get(MACHINES).data is not None:
+            model.drop(gone)  # machines were listed successfully and these are no longer there
+        return snapshots
+
+    async def _executions(self, conn: Connection, machine: StateMachine) -> tuple[Execution, ...]:
+        listed = await conn.pages("stepfunctions", "list_executions", "executions",
+                                  limit=MAX_EXECUTIONS, stateMachineArn=machine.arn)
+        executions = []
+        for entry in listed:
+            arn = entry["executionArn"]
+            if arn in self._finished:
+                executions.append(self._finished[arn])
+                continue
+            described = await conn.call("stepfunctions", "describe_execution", executionArn=arn)
+            execution = Execution(
+                name=entry.get("name") or arn.rsplit(":", 1)[-1], arn=arn, machine_arn=machine.arn,
+                status=described.get("status", entry.get("status", "UNKNOWN")),
+                started=described.get("startDate", entry.get("startDate")),
+                stopped=described.get("stopDate", entry.get("stopDate")),
+                input=_json(described.get("input")), output=_json(described.get("output")),
+                error=described.get("error"), cause=described.get("cause"), described=True,
+            )
+            if not execution.running:
+                self._finished[arn] = execution
+            executions.append(execution)
+        return tuple(sorted(executions, key=lambda e: (e.started is None, e.started), reverse=True))
+
+
+class HistoryPoller(Poller):
+    """Histories of the newest executions, fetched incrementally (newest events first on AWS)."""
+
+    kind = HISTORY
+    fast_interval = 0.5
+    slow_interval = 8.0
+
+    def is_busy(self, model: LabModel) -> bool:
+        return any(not s.data.complete for s in model.with_prefix(f"{HISTORY}:") if s.data)
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        executions = [e for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ())]
+        executions.sort(key=lambda e: (e.started is None, e.started), reverse=True)
+        snapshots = []
+        for execution in executions[:MAX_HISTORIES]:
+            key = f"{HISTORY}:{execution.arn}"
+            previous = model.get(key)
+            if previous is not None and previous.data is not None and previous.data.complete:
+                continue  # finished and fully fetched: never asked again
+            snapshots.append(await self.fetch(
+                model, key, lambda e=execution, p=previous: self._history(conn, e, p)))
+        return snapshots
+
+    async def _history(self, conn: Connection, execution: Execution, previous: Any) -> History:
+        known = previous.data.history if previous is not None and previous.data is not None else None
+        last_id = known.events[-1].id if known is not None and known.events else 0
+        fresh: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"executionArn": execution.arn, "reverseOrder": True, "maxResults": 100}
+        while True:
+            page = await conn.call("stepfunctions", "get_execution_history", **params)
+            events = page.get("events") or []
+            fresh.extend(e for e in events if e["id"] > last_id)
+            reached_known = any(e["id"] <= last_id for e in events)
+            token = page.get("nextToken")
+            if reached_known or not token:
+                break
+            params["nextToken"] = token
+        fresh.sort(key=lambda e: e["id"])  # some servers ignore reverseOrder; order by id either way
+        history = parse_history(fresh, previous=known) if fresh or known is None else known
+        return History(execution_arn=execution.arn, execution_name=execution.name,
+                       history=history, complete=not execution.running and history.is_finished)

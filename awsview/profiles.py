@@ -1,0 +1,176 @@
+"""Lab profiles: one TOML file per lab in ``panels/`` naming its resources, which are provided
+and which the learner creates, its business key, panel order and checkpoints."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+RESOURCE_KINDS = ("function", "table", "queue", "state_machine", "role", "log_group", "mapping")
+PANELS = ("state_machines", "executions", "history", "tables", "queues", "functions", "logs",
+          "roles", "decisions")
+TABLE_ROLES = ("business", "diagnostic", "reference", "other")
+
+
+class ProfileError(ValueError):
+    """A malformed profile; the message names the file, the line and the problem."""
+
+
+class UnknownProfile(ValueError):
+    """No profile of this name."""
+
+
+@dataclass(frozen=True)
+class Resource:
+    kind: str
+    name: str
+    provided: bool
+    role: str = "other"  # for tables: business / diagnostic / reference
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    step: str
+    text: str
+    check: str = ""
+
+
+@dataclass(frozen=True)
+class LabProfile:
+    name: str
+    title: str
+    prefix: str
+    business_key: str = "id"
+    panels: tuple[str, ...] = PANELS
+    resources: tuple[Resource, ...] = ()
+    checkpoints: tuple[Checkpoint, ...] = ()
+    source: str = "<builtin>"
+    generic: bool = False
+
+    def named(self, kind: str) -> tuple[Resource, ...]:
+        return tuple(r for r in self.resources if r.kind == kind)
+
+    def tables(self, role: str | None = None) -> tuple[str, ...]:
+        return tuple(r.name for r in self.named("table") if role is None or r.role == role)
+
+    @property
+    def log_groups(self) -> tuple[str, ...]:
+        explicit = tuple(r.name for r in self.named("log_group"))
+        return explicit or tuple(f"/aws/lambda/{r.name}" for r in self.named("function"))
+
+
+def generic_profile(prefix: str = "") -> LabProfile:
+    """Everything in the region (optionally under a prefix), for an account that runs no known lab."""
+    title = f"resources named {prefix}*" if prefix else "all resources in the region"
+    return LabProfile(name="generic", title=title, prefix=prefix, generic=True)
+
+
+def profile_dir() -> Path:
+    """``panels/`` beside the package in a checkout, or the copy shipped inside the wheel."""
+    checkout = Path(__file__).resolve().parent.parent / "panels"
+    if checkout.is_dir():
+        return checkout
+    return Path(str(resources.files("awsview") / "_data" / "panels"))
+
+
+def available(directory: Path | None = None) -> list[str]:
+    return sorted(p.stem for p in (directory or profile_dir()).glob("*.toml"))
+
+
+def load(name: str, directory: Path | None = None) -> LabProfile:
+    directory = directory or profile_dir()
+    path = directory / f"{name}.toml"
+    if not path.is_file():
+        known = ", ".join(available(directory)) or "none"
+        raise UnknownProfile(f"unknown lab {name!r}; known labs: {known}")
+    return load_file(path)
+
+
+def load_file(path: Path) -> LabProfile:
+    text = path.read_text(encoding="utf-8")
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ProfileError(f"{path}: {exc}") from None
+    return _Parser(path, text).profile(data)
+
+
+@dataclass
+class _Parser:
+    path: Path
+    text: str
+    lines: list[str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.lines = self.text.splitlines()
+
+    def fail(self, problem: str, near: str | None = None) -> ProfileError:
+        line = self._line_of(near) if near else None
+        where = f"{self.path}, line {line}" if line else str(self.path)
+        return ProfileError(f"{where}: {problem}")
+
+    def _line_of(self, needle: str) -> int | None:
+        for number, line in enumerate(self.lines, start=1):
+            if needle in line:
+                return number
+        return None
+
+    def string(self, table: dict, key: str, required: bool = True, default: str = "") -> str:
+        value = table.get(key, None)
+        if value is None:
+            if required:
+                raise self.fail(f"missing required key {key!r}")
+            return default
+        if not isinstance(value, str):
+            raise self.fail(f"{key!r} must be a string, not {type(value).__name__}", f"{key} =")
+        return value
+
+    def profile(self, data: dict) -> LabProfile:
+        known = {"name", "title", "prefix", "business_key", "panels", "resources", "checkpoints"}
+        for key in data:
+            if key not in known:
+                raise self.fail(f"unknown key {key!r} (expected one of {', '.join(sorted(known))})", key)
+        name = self.string(data, "name")
+        if name != self.path.stem:
+            raise self.fail(f"name {name!r} does not match the file name {self.path.stem!r}", "name =")
+        panels = data.get("panels", list(PANELS))
+        if not isinstance(panels, list):
+            raise self.fail("'panels' must be a list of panel names", "panels")
+        for panel in panels:
+            if panel not in PANELS:
+                raise self.fail(f"unknown panel {panel!r} (known: {', '.join(PANELS)})", f'"{panel}"')
+        return LabProfile(
+            name=name, title=self.string(data, "title"), prefix=self.string(data, "prefix"),
+            business_key=self.string(data, "business_key", required=False, default="id"),
+            panels=tuple(panels),
+            resources=tuple(self.resource(r) for r in self.entries(data, "resources")),
+            checkpoints=tuple(self.checkpoint(c) for c in self.entries(data, "checkpoints")),
+            source=str(self.path),
+        )
+
+    def entries(self, data: dict, key: str) -> list[dict]:
+        value = data.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise self.fail(f"{key!r} must be an array of tables ([[{key}]])", key)
+        return value
+
+    def resource(self, table: dict) -> Resource:
+        kind = self.string(table, "kind")
+        name = self.string(table, "name")
+        if kind not in RESOURCE_KINDS:
+            raise self.fail(f"unknown resource kind {kind!r} (known: {', '.join(RESOURCE_KINDS)})",
+                            f'"{kind}"')
+        provided = table.get("provided", False)
+        if not isinstance(provided, bool):
+            raise self.fail(f"'provided' of {name!r} must be true or false", f'"{name}"')
+        role = self.string(table, "role", required=False, default="other")
+        if role not in TABLE_ROLES:
+            raise self.fail(f"unknown role {role!r} for {name!r} (known: {', '.join(TABLE_ROLES)})",
+                            f'"{role}"')
+        return Resource(kind=kind, name=name, provided=provided, role=role)
+
+    def checkpoint(self, table: dict) -> Checkpoint:
+        return Checkpoint(step=self.string(table, "step"), text=self.string(table, "text"),
+                          check=self.string(table, "check", required=False))

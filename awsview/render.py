@@ -1,0 +1,225 @@
+"""Pure renderers: the model's snapshots → panels of rows of plain strings.
+
+The Textual panels and `awsview dump` both show exactly these rows; nothing here imports a UI
+library. Every string that came from AWS is cleaned of control characters here, once.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Callable
+
+from awsview.model.items import format_value
+from awsview.model.loglines import clean_text
+from awsview.model.snapshot import Health, Snapshot
+from awsview.pollers.base import LabModel
+from awsview.profiles import LabProfile
+
+MAX_CELL = 160
+
+
+@dataclass(frozen=True)
+class Row:
+    key: str  # the resource's identity: ARN, item key, event id…
+    cells: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Panel:
+    name: str
+    title: str
+    freshness: str
+    health: str
+    columns: tuple[str, ...]
+    rows: tuple[Row, ...]
+    empty_text: str = "none"
+
+    @property
+    def body_text(self) -> str:
+        if self.health in (Health.ERROR.value, Health.ABSENT.value) and not self.rows:
+            return self.freshness
+        return self.empty_text if not self.rows else ""
+
+
+def cell(value: Any, limit: int = MAX_CELL) -> str:
+    """A value as one clean line of at most ``limit`` characters."""
+    if value is None:
+        return "—"
+    if isinstance(value, datetime):
+        return value.astimezone().strftime("%H:%M:%S")
+    if not isinstance(value, str):
+        value = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
+    text = " ".join(clean_text(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _duration(start: datetime | None, stop: datetime | None) -> str:
+    if start is None:
+        return "—"
+    end = stop or datetime.now(start.tzinfo)
+    return f"{(end - start).total_seconds():.1f} s" + ("" if stop else "…")
+
+
+def _panel(name: str, title: str, snapshots: list[Snapshot[Any]], columns: tuple[str, ...],
+           rows: list[Row], now: float, empty_text: str = "none") -> Panel:
+    """Freshness of a panel made of several snapshots: the worst one speaks for all."""
+    order = [Health.ERROR, Health.STALE, Health.ABSENT, Health.OK]
+    if not snapshots:
+        return Panel(name, title, "none yet", "none", columns, tuple(rows), empty_text)
+    worst = min(snapshots, key=lambda s: order.index(s.health))
+    if worst.health is Health.OK:
+        newest = max(snapshots, key=lambda s: s.fetched_at or 0)
+        worst = newest
+    return Panel(name, title, worst.freshness(now), worst.health.value, columns, tuple(rows), empty_text)
+
+
+def state_machines(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    snapshot = model.get("state_machines")
+    rows = []
+    for m in (snapshot.data or ()) if snapshot else ():
+        summary = "; ".join(m.definition.retry_catch_summary()) if m.definition else (m.definition_error or "")
+        rows.append(Row(m.arn, (cell(m.name), cell(m.type), cell(m.role_arn and m.role_arn.rsplit("/", 1)[-1]),
+                                cell(summary, 300))))
+    return [_panel("state_machines", "State machines", [snapshot] if snapshot else [],
+                   ("NAME", "TYPE", "ROLE", "RETRY / CATCH"), rows, now, "no state machines")]
+
+
+def executions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    snapshots = model.with_prefix("executions:")
+    rows = []
+    for snapshot in snapshots:
+        for e in snapshot.data or ():
+            result = e.output if e.status == "SUCCEEDED" else (f"{e.error}: {e.cause}" if e.error else None)
+            rows.append(Row(e.arn, (cell(e.name), cell(e.status), cell(e.started),
+                                    _duration(e.started, e.stopped), cell(result))))
+    return [_panel("executions", "Executions", snapshots, ("NAME", "STATUS", "STARTED", "TOOK", "RESULT"),
+                   rows, now, "no executions")]
+
+
+def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    panels = []
+    for snapshot in model.with_prefix("history:"):
+        if snapshot.data is None:
+            continue
+        rows = []
+        for event in snapshot.data.history.events:
+            what = event.error or (event.payload if event.payload is not None else event.output)
+            rows.append(Row(f"{snapshot.data.execution_arn}#{event.id}", (
+                str(event.id), cell(event.timestamp), cell(event.type), cell(event.state),
+                str(event.attempt or ""), cell(what))))
+        panels.append(_panel("history", f"History · {cell(snapshot.data.execution_name)}", [snapshot],
+                             ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"), rows, now, "no events"))
+    return panels
+
+
+def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    panels = []
+    for snapshot in model.with_prefix("table:"):
+        name = snapshot.key.split(":", 1)[1]
+        table = snapshot.data
+        rows = []
+        if table is not None:
+            keys = table.key_names
+            for item in table.items:
+                key = "/".join(format_value(item.get(k)) for k in keys)
+                rest = ", ".join(f"{cell(k, 40)}={cell(format_value(v), 60)}"
+                                 for k, v in sorted(item.items()) if k not in keys)
+                rows.append(Row(key, (cell(key), cell(rest, 300))))
+        title = f"Table · {cell(name)}"
+        if table is not None and table.baseline:
+            title += f" · reference {cell(table.baseline)}"
+        panels.append(_panel("tables", title, [snapshot], ("KEY", "ATTRIBUTES"), rows, now, "no items"))
+    return panels
+
+
+def queues(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    snapshot = model.get("queues")
+    rows = [Row(q.arn or q.url, (cell(q.name), str(q.visible), str(q.in_flight), str(q.delayed),
+                                 cell(q.dlq_arn and f"{q.dlq_arn.rsplit(':', 1)[-1]} after {q.max_receive_count}")))
+            for q in ((snapshot.data or ()) if snapshot else ())]
+    return [_panel("queues", "SQS queues", [snapshot] if snapshot else [],
+                   ("QUEUE", "VISIBLE", "IN FLIGHT", "DELAYED", "DLQ"), rows, now, "no queues")]
+
+
+def functions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    snapshot = model.get("functions")
+    rows = []
+    for f in (snapshot.data or ()) if snapshot else ():
+        rows.append(Row(f.arn, (cell(f.name), cell(f.runtime), cell(f.handler), cell(f.timeout),
+                                cell(f.code_sha256 and f.code_sha256[:12]), cell(f.role and f.role.rsplit("/", 1)[-1]))))
+        for m in f.mappings:
+            rows.append(Row(m.uuid, (cell(f"  ↳ {m.source_arn.rsplit(':', 1)[-1]}"), "SQS" if ":sqs:" in m.source_arn else "",
+                                     f"batch {m.batch_size}", cell(m.state), "", "")))
+    return [_panel("functions", "Lambda functions", [snapshot] if snapshot else [],
+                   ("FUNCTION", "RUNTIME", "HANDLER", "TIMEOUT", "CODE", "ROLE"), rows, now, "no functions")]
+
+
+def logs(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    panels = []
+    for snapshot in model.with_prefix("logs:"):
+        group = snapshot.key.split(":", 1)[1]
+        entries = snapshot.data.lines if snapshot.data is not None else ()
+        rows = [Row(f"{e.event_id}#{i}", (time.strftime("%H:%M:%S", time.localtime(e.timestamp_ms / 1000)),
+                                          e.line.kind, cell(e.line.text, 400)))
+                for i, e in enumerate(entries)]
+        panels.append(_panel("logs", f"Logs · {cell(group)}", [snapshot], ("TIME", "KIND", "LINE"), rows,
+                             now, "no log lines"))
+    return panels
+
+
+def roles(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    snapshot = model.get("roles")
+    rows = []
+    for r in (snapshot.data or ()) if snapshot else ():
+        rows.append(Row(r.arn, (cell(r.name), cell(", ".join(r.trust_principals)), "", "")))
+        for g in r.grants:
+            rows.append(Row(f"{r.arn}#{g.policy}#{g.action}#{g.resource}",
+                            ("", cell(g.policy), cell(f"{g.effect} {g.action}"), cell(g.resource))))
+    return [_panel("roles", "IAM roles", [snapshot] if snapshot else [],
+                   ("ROLE", "TRUST / POLICY", "ACTION", "RESOURCE"), rows, now, "no roles")]
+
+
+def decisions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    snapshot = model.get("journal")
+    rows = []
+    data = snapshot.data if snapshot else None
+    business = set(profile.tables("business"))
+    for d in (data.decisions if data else ()):
+        table = str(d.get("table_name", ""))
+        if (business and table not in business) or not table.startswith(profile.prefix):
+            continue  # the timeline is about business keys; reference writes show as "changed"
+        key = "/".join(format_value(v) for v in _plain_key(d.get("key")))
+        caller = d.get("caller") or {}
+        who = caller.get("function") or caller.get("user_agent") or caller.get("kind")
+        rows.append(Row(str(d.get("cursor")), (
+            cell(datetime.fromtimestamp(d.get("time", 0)).strftime("%H:%M:%S")), cell(d.get("table_name")),
+            cell(key), cell(d.get("operation")), cell(d.get("condition") or "none"),
+            "Accepted" if d.get("outcome") == "accepted" else f"Rejected: {cell(d.get('outcome'))}", cell(who))))
+    return [_panel("decisions", "Write decisions", [snapshot] if snapshot else [],
+                   ("TIME", "TABLE", "KEY", "OPERATION", "CONDITION", "OUTCOME", "BY"), rows, now,
+                   "no write decisions")]
+
+
+def _plain_key(key: Any) -> list[Any]:
+    from awsview.model.items import item_to_plain
+
+    if not isinstance(key, dict):
+        return []
+    plain = item_to_plain(key)
+    return [plain[k] for k in sorted(plain)]
+
+
+RENDERERS: dict[str, Callable[[LabModel, LabProfile, float], list[Panel]]] = {
+    "state_machines": state_machines, "executions": executions, "history": history,
+    "tables": tables, "queues": queues, "functions": functions, "logs": logs, "roles": roles,
+    "decisions": decisions,
+}
+
+
+def panels(model: LabModel, profile: LabProfile, now: float | None = None) -> list[Panel]:
+    """Every panel of the profile, in its order."""
+    now = time.time() if now is None else now
+    return [p for name in profile.panels for p in RENDERERS[name](model, profile, now)]
