@@ -67,7 +67,7 @@ async def test_ev04_step_by_step(emulator):
         model = await viewer.step("setup")
         assert _ok(model, "state_machines") == ()
         assert _items(model, "labex-ev04-orders") == ()
-        assert model.get("table:labex-ev04-reference").data.baseline == "baseline"
+        assert model.get("table:labex-ev04-reference").data.baseline == "unchanged"
         assert [f.name for f in _ok(model, "functions")] == ["labex-ev04-worker"]
         assert _ok(model, "functions")[0].runtime == "python3.12"
 

@@ -57,7 +57,7 @@ class Table:
     key_names: tuple[str, ...]
     items: tuple[dict[str, Any], ...]  # plain values, sorted by key
     stream: str | None = None  # StreamViewType when a stream is enabled
-    baseline: str | None = None  # reference tables: "baseline", "unchanged" or "changed: …"
+    baseline: str | None = None  # reference tables: "unchanged" since first seen, or "changed: …"
 
 
 @dataclass(frozen=True)

@@ -70,8 +70,8 @@ class TablePoller(Poller):
 
     def _compare(self, name: str, items: tuple[dict[str, Any], ...], keys: tuple[str, ...]) -> str:
         if name not in self._baselines:
-            self._baselines[name] = items
-            return "baseline"
+            self._baselines[name] = items  # the first sighting is the baseline: unchanged by definition
+            return "unchanged"
         before = {_sort_key(i, keys): i for i in self._baselines[name]}
         after = {_sort_key(i, keys): i for i in items}
         changes = []

@@ -14,7 +14,7 @@ from awsview.model.snapshot import Snapshot
 from awsview.pollers.base import Absent, LabModel, Poller
 
 LOGS = "logs"  # key: logs:<group>
-OVERLAP_MS = 2000  # CloudWatch may accept late events with slightly older timestamps
+OVERLAP_MS = 0  # like `aws logs tail --follow`: from the last timestamp, deduplicated by event id
 MAX_LINES = 100_000
 SEEN_IDS = 20_000
 

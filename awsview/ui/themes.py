@@ -1,0 +1,52 @@
+"""Themes are data: one TOML file per theme in ``themes/``, registered as Textual themes."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from textual.theme import Theme
+
+DEFAULT_THEME = "awsview-dark"
+_FIELDS = ("name", "primary", "secondary", "warning", "error", "success", "accent", "foreground",
+           "background", "surface", "panel", "boost", "dark", "luminosity_spread", "text_alpha",
+           "variables")
+
+
+class ThemeError(ValueError):
+    """A theme file that cannot be used; the message names the file and the problem."""
+
+
+def theme_dir() -> Path:
+    """``themes/`` beside the package in a checkout, or the copy shipped inside the wheel."""
+    checkout = Path(__file__).resolve().parent.parent.parent / "themes"
+    if checkout.is_dir():
+        return checkout
+    return Path(str(resources.files("awsview") / "_data" / "themes"))
+
+
+def load_file(path: Path) -> Theme:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ThemeError(f"{path}: {exc}") from None
+    unknown = sorted(set(data) - set(_FIELDS))
+    if unknown:
+        raise ThemeError(f"{path}: unknown key(s) {', '.join(unknown)}")
+    if not isinstance(data.get("name"), str) or not isinstance(data.get("primary"), str):
+        raise ThemeError(f"{path}: 'name' and 'primary' are required strings")
+    return Theme(**data)
+
+
+def load_all(directory: Path | None = None) -> list[Theme]:
+    """Every theme in the directory, sorted by file name."""
+    return [load_file(p) for p in sorted((directory or theme_dir()).glob("*.toml"))]
+
+
+def resolve(name: str, known: list[str]) -> str | None:
+    """The registered name for ``name``: ``dark`` finds ``awsview-dark``; None if unknown."""
+    for candidate in (name, f"awsview-{name}"):
+        if candidate in known:
+            return candidate
+    return None

@@ -1,0 +1,169 @@
+"""Errors never look like "empty": stale with the reason, recovery after a restart; profiles that
+are malformed name file and line; the scheduler never overlaps polls and backs off."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+
+import pytest
+
+from awsview import profiles
+from awsview.aws.ratelimit import RateLimiter, TokenBucket
+from awsview.aws.session import Connection, Target
+from awsview.model.snapshot import Health
+from awsview.pollers.base import LabModel, Poller
+from awsview.pollers.logs import LogPoller
+from awsview.pollers.scheduler import Scheduler
+from conftest import RunningEmulator
+from helpers import create_function, create_table, invoke
+
+
+async def test_stopped_emulator_turns_snapshots_stale_and_restart_recovers(tmp_path):
+    running = RunningEmulator(state_dir=tmp_path).start()
+    try:
+        create_table(running.client("dynamodb"), "labex-q05-orders")
+        running.client("dynamodb").put_item(TableName="labex-q05-orders", Item={"id": {"S": "kept"}})
+        running.client("sqs").create_queue(QueueName="labex-q05-jobs")
+        async with Connection(Target(endpoint_url=running.endpoint_url), connect_timeout=1) as conn:
+            scheduler = Scheduler(conn, profiles.load("q05"))
+            model = await scheduler.run_once()
+            assert model.get("queues").health is Health.OK and len(model.get("queues").data) == 1
+            assert model.get("table:labex-q05-orders").health is Health.OK
+
+            running.stop()
+            model = await scheduler.run_once()
+            queues = model.get("queues")
+            assert queues.health is Health.STALE
+            assert "connection refused" in queues.error
+            assert [q.name for q in queues.data] == ["labex-q05-jobs"]  # last good data kept, not "empty"
+            orders = model.get("table:labex-q05-orders")
+            assert orders.health is Health.STALE and orders.data.items[0]["id"] == "kept"
+            assert orders.freshness().startswith("stale ") and "connection refused" in orders.freshness()
+            reference = model.get("table:labex-q05-reference")  # was absent: now unknown, not absent
+            assert reference.health is Health.STALE and reference.note == "was absent"
+            assert model.get("state_machines").health is Health.STALE
+            assert all(s.health is not Health.ABSENT for s in model.snapshots.values()
+                       if s.kind != "journal")
+
+            running.restart()
+            model = await scheduler.run_once()
+            assert model.get("queues").health is Health.OK
+            assert model.get("queues").data == ()  # the emulator's resources live in memory
+            assert model.get("table:labex-q05-orders").health is Health.ABSENT  # a real answer now
+            await scheduler.stop()
+    finally:
+        running.stop()
+
+
+async def test_log_events_are_transferred_once(emulator):
+    lam = emulator.client("lambda")
+    create_function(lam, "labex-q05-worker", "def handler(e, c):\n    print('RESULT {\"n\": %d}' % e['n'])\n")
+    profile = profiles.load("q05")
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        poller, model = LogPoller(profile), LabModel()
+        for n in range(3):
+            invoke(lam, "labex-q05-worker", {"n": n})
+        model.apply(await poller.poll(conn, model))
+        first = model.data("logs:/aws/lambda/labex-q05-worker")
+        assert [e.line.data for e in first.lines if e.line.kind == "RESULT"] == [{"n": 0}, {"n": 1}, {"n": 2}]
+        invoke(lam, "labex-q05-worker", {"n": 3})
+        model.apply(await poller.poll(conn, model))
+        model.apply(await poller.poll(conn, model))
+        feed = model.data("logs:/aws/lambda/labex-q05-worker")
+        assert [e.line.data["n"] for e in feed.lines if e.line.kind == "RESULT"] == [0, 1, 2, 3]
+        assert feed.events_seen == 4 * 4  # START, RESULT, END, REPORT per invocation, each once
+        assert conn.limiter.calls[("logs", "FilterLogEvents")] == 3
+
+
+class _SlowPoller(Poller):
+    kind = "slow"
+    fast_interval = 0.01
+    slow_interval = 0.01
+
+    def __init__(self):
+        super().__init__(profiles.generic_profile())
+        self.running = 0
+        self.most = 0
+        self.polls = 0
+
+    async def poll(self, conn, model):
+        self.running += 1
+        self.most = max(self.most, self.running)
+        await asyncio.sleep(0.02)
+        self.running -= 1
+        self.polls += 1
+        return []
+
+
+async def test_polls_of_one_kind_never_overlap():
+    poller = _SlowPoller()
+    scheduler = Scheduler(conn=None, profile=poller.profile, pollers=[poller])
+    scheduler.start()
+    await asyncio.sleep(0.4)
+    await scheduler.stop()
+    assert poller.polls >= 5 and poller.most == 1
+
+
+def test_interval_is_fast_while_active_slow_when_idle_and_backs_off_when_failing():
+    from awsview.aws.errors import Failure
+    from awsview.model.snapshot import failed, succeeded
+
+    poller = _SlowPoller()
+    poller.fast_interval, poller.slow_interval = 0.5, 8.0
+    scheduler = Scheduler(conn=None, profile=poller.profile, pollers=[poller])
+    ok = [succeeded(None, "slow", "k", 1)]
+    assert scheduler.interval(poller, ok) == 8.0
+    scheduler.model.apply([succeeded(None, "slow", "k", 1)])
+    scheduler.model.apply([succeeded(None, "slow", "k", 2)])  # data changed just now
+    assert scheduler.interval(poller, ok) == 0.5
+    poller.last_failure = Failure("throttled", "throttled (ThrottlingException)", "ThrottlingException")
+    bad = [failed(ok[0], "slow", "k", "throttled")]
+    waits = [scheduler.interval(poller, bad) for _ in range(5)]
+    assert waits == sorted(waits) and waits[-1] == 60.0 and waits[0] >= 8.0
+    assert scheduler.interval(poller, ok) == 0.5  # success resets the backoff
+
+
+async def test_token_bucket_holds_filter_log_events_to_one_per_second():
+    limiter = RateLimiter()
+    bucket = limiter.bucket("logs", "FilterLogEvents")
+    assert (bucket.rate, bucket.capacity) == (1.0, 2.0)
+    fast = TokenBucket(rate=20.0, capacity=1.0)
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    for _ in range(5):
+        await fast.acquire()
+    assert loop.time() - started >= 4 / 20 * 0.9
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('name = "bad"\ntitle = \n', "line 2"),
+    ('name = "bad"\ntitle = "t"\nprefix = "p-"\n[[resources]]\nkind = "funtion"\nname = "x"\n',
+     "line 5: unknown resource kind 'funtion'"),
+    ('name = "bad"\ntitle = "t"\nprefix = "p-"\npanels = ["tables", "charts"]\n', "line 4: unknown panel 'charts'"),
+    ('name = "bad"\ntitle = "t"\nprefix = 7\n', "line 3: 'prefix' must be a string"),
+    ('name = "other"\ntitle = "t"\nprefix = "p"\n', "line 1: name 'other' does not match"),
+    ('name = "bad"\nprefix = "p"\n', "missing required key 'title'"),
+])
+def test_malformed_profile_names_file_line_and_problem(tmp_path: Path, text: str, expected: str):
+    path = tmp_path / "bad.toml"
+    path.write_text(text)
+    with pytest.raises(profiles.ProfileError) as error:
+        profiles.load_file(path)
+    assert str(path) in str(error.value) and expected in str(error.value)
+
+
+def test_unknown_profile_lists_known_ones():
+    with pytest.raises(profiles.UnknownProfile, match="known labs: ev04, ev05, q05"):
+        profiles.load("ev99")
+
+
+def test_shipped_profiles_load_and_name_their_resources():
+    for name in ("ev04", "ev05", "q05"):
+        profile = profiles.load(name)
+        assert profile.prefix == f"labex-{name}-"
+        assert profile.tables("reference") == (f"labex-{name}-reference",)
+        assert all(r.name.startswith(profile.prefix) or r.kind in ("log_group", "mapping")
+                   for r in profile.resources)
+        assert json.dumps([c.text for c in profile.checkpoints])
