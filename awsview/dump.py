@@ -101,6 +101,8 @@ def as_text(profile: profiles.LabProfile, model: LabModel, target: Target, accou
     for panel in panels(model, profile, now):
         out.append("")
         out.append(f"== {panel.title}  [{panel.freshness}]")
+        if panel.note:
+            out.append(f"   {panel.note}")
         out.extend(_table(panel))
     return "\n".join(out) + "\n"
 

@@ -6,6 +6,7 @@ library. Every string that came from AWS is cleaned of control characters here, 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass
@@ -36,6 +37,7 @@ class Panel:
     columns: tuple[str, ...]
     rows: tuple[Row, ...]
     empty_text: str = "none"
+    note: str = ""  # e.g. which evidence the panel stands on, and which is missing
 
     @property
     def body_text(self) -> str:
@@ -182,40 +184,69 @@ def roles(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
                    ("ROLE", "TRUST / POLICY", "ACTION", "RESOURCE"), rows, now, "no roles")]
 
 
+def _item_text(item: Any) -> str:
+    if item is None:
+        return "none"
+    return ", ".join(f"{k}={format_value(v, 40)}" for k, v in sorted(item.items()))
+
+
 def decisions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
-    snapshot = model.get("journal")
+    snapshot = model.get("timeline")
+    built = snapshot.data if snapshot else None
     rows = []
-    data = snapshot.data if snapshot else None
-    business = set(profile.tables("business"))
-    for d in (data.decisions if data else ()):
-        table = str(d.get("table_name", ""))
-        if (business and table not in business) or not table.startswith(profile.prefix):
-            continue  # the timeline is about business keys; reference writes show as "changed"
-        key = "/".join(format_value(v) for v in _plain_key(d.get("key")))
-        caller = d.get("caller") or {}
-        who = caller.get("function") or caller.get("user_agent") or caller.get("kind")
-        rows.append(Row(str(d.get("cursor")), (
-            cell(datetime.fromtimestamp(d.get("time", 0)).strftime("%H:%M:%S")), cell(d.get("table_name")),
-            cell(key), cell(d.get("operation")), cell(d.get("condition") or "none"),
-            "Accepted" if d.get("outcome") == "accepted" else f"Rejected: {cell(d.get('outcome'))}", cell(who))))
-    return [_panel("decisions", "Write decisions", [snapshot] if snapshot else [],
-                   ("TIME", "TABLE", "KEY", "OPERATION", "CONDITION", "OUTCOME", "BY"), rows, now,
-                   "no write decisions")]
+    flat = sorted((d for k in (built.keys if built else ()) for d in k.decisions), key=lambda d: (d.time, d.ident))
+    for d in flat:
+        outcome = d.outcome if d.reason is None else f"{d.outcome}: {d.reason}"
+        change = "unchanged" if d.before == d.after and d.before is not None else \
+            f"{_item_text(d.before)} → {_item_text(d.after)}"
+        rows.append(Row(d.ident, (
+            cell(datetime.fromtimestamp(d.time).strftime("%H:%M:%S")), cell(d.table), cell(d.key),
+            cell(d.operation), cell(d.condition or "none"), cell(outcome), cell(d.kind),
+            cell(change, 200), cell(d.actor.text))))
+    panel = _panel("decisions", "Write decisions", [snapshot] if snapshot else [],
+                   ("TIME", "TABLE", "KEY", "OPERATION", "CONDITION", "OUTCOME", "KIND", "BEFORE → AFTER", "BY"),
+                   rows, now, "no write decisions")
+    return [dataclasses.replace(panel, note=_evidence_note(built))]
 
 
-def _plain_key(key: Any) -> list[Any]:
-    from awsview.model.items import item_to_plain
+def verdicts(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    snapshot = model.get("timeline")
+    built = snapshot.data if snapshot else None
+    rows = [Row(f"{k.table}#{k.key}", (cell(k.table), cell(k.key), cell(k.verdict.text),
+                                       "ALARM" if k.verdict.alarm else "ok",
+                                       cell("; ".join(k.results), 200)))
+            for k in (built.keys if built else ())]
+    panel = _panel("verdicts", "Idempotency per business key", [snapshot] if snapshot else [],
+                   ("TABLE", "KEY", "VERDICT", "", "CONSUMER RESULTS"), rows, now, "no business keys written")
+    return [dataclasses.replace(panel, note=_evidence_note(built))]
 
-    if not isinstance(key, dict):
-        return []
-    plain = item_to_plain(key)
-    return [plain[k] for k in sorted(plain)]
+
+def retries(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    from awsview.explain import explanations_for
+
+    rows = []
+    for execution, explained in sorted(explanations_for(model)):
+        for task in explained:
+            rows.append(Row(f"{execution}#{task.state}", (cell(execution), cell(task.state),
+                                                          cell(task.summary, 300))))
+    snapshots = model.with_prefix("history:")
+    return [_panel("retries", "Retry / Catch, attempt by attempt", snapshots,
+                   ("EXECUTION", "TASK", "ATTEMPTS AGAINST THE DEFINITION"), rows, now, "no task attempts yet")]
+
+
+def _evidence_note(built: Any) -> str:
+    if built is None:
+        return ""
+    text = "evidence: " + (", ".join(built.sources) or "none")
+    if built.missing:
+        text += " · missing: " + "; ".join(built.missing)
+    return cell(text, 400)
 
 
 RENDERERS: dict[str, Callable[[LabModel, LabProfile, float], list[Panel]]] = {
     "state_machines": state_machines, "executions": executions, "history": history,
     "tables": tables, "queues": queues, "functions": functions, "logs": logs, "roles": roles,
-    "decisions": decisions,
+    "decisions": decisions, "verdicts": verdicts, "retries": retries,
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -12,6 +13,9 @@ from typing import Any, Iterator
 
 import boto3
 import pytest
+
+# The viewer keeps decisions in the user state directory: never the real one during tests.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="awsview-test-state-")
 
 REGION = "us-east-1"
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}

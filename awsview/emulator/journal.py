@@ -12,6 +12,7 @@ import json
 import sqlite3
 import threading
 import time
+import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,10 @@ CREATE TABLE IF NOT EXISTS decisions (
     after       TEXT,
     request     TEXT,
     caller      TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS meta (
+    name        TEXT PRIMARY KEY,
+    value       TEXT NOT NULL
 );
 CREATE TABLE IF NOT EXISTS invocations (
     cursor      INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -104,6 +109,9 @@ class Journal:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(SCHEMA)
+        # Cursors restart with a new journal file: readers key what they keep by this id too.
+        self._db.execute("INSERT OR IGNORE INTO meta VALUES ('id', ?)", (uuid.uuid4().hex,))
+        self.id = self._db.execute("SELECT value FROM meta WHERE name = 'id'").fetchone()[0]
 
     def close(self) -> None:
         with self._lock:

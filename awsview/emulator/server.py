@@ -234,7 +234,7 @@ def _answer(route: str, environ: dict, emulator: Emulator) -> tuple[str, dict[st
         return "400 Bad Request", {"error": "since and limit must be integers"}
     if route == "health":
         return "200 OK", {"ok": True, "instance": emulator.instance, "started_at": emulator.started_at,
-                          "port": emulator.port}
+                          "port": emulator.port, "journal": emulator.journal.id}
     if route in ("journal", "decisions"):
         rows = [d.to_json() for d in emulator.journal.decisions(since, limit)]
     elif route == "invocations":
@@ -242,4 +242,5 @@ def _answer(route: str, environ: dict, emulator: Emulator) -> tuple[str, dict[st
     else:
         return "404 Not Found", {"error": f"no such resource: {API_PREFIX}{route}"}
     cursor = rows[-1]["cursor"] if rows else since
-    return "200 OK", {"items": rows, "cursor": cursor, "more": len(rows) == limit}
+    return "200 OK", {"items": rows, "cursor": cursor, "more": len(rows) == limit,
+                      "journal": emulator.journal.id}

@@ -57,6 +57,7 @@ class Table:
     key_names: tuple[str, ...]
     items: tuple[dict[str, Any], ...]  # plain values, sorted by key
     stream: str | None = None  # StreamViewType when a stream is enabled
+    stream_arn: str | None = None
     baseline: str | None = None  # reference tables: "unchanged" since first seen, or "changed: …"
 
 
@@ -101,6 +102,19 @@ class Function:
     state: str | None = None
     environment_names: tuple[str, ...] = ()  # names only: values may hold secrets
     mappings: tuple[Mapping, ...] = ()
+
+
+@dataclass(frozen=True)
+class StreamRecord:
+    """One DynamoDB Streams record: an accepted write with the images the stream keeps."""
+
+    event_id: str
+    event_name: str  # INSERT / MODIFY / REMOVE
+    time: datetime | None
+    sequence: str
+    keys: dict[str, Any]
+    old_image: dict[str, Any] | None  # plain values
+    new_image: dict[str, Any] | None
 
 
 @dataclass(frozen=True)

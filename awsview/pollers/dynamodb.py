@@ -27,7 +27,7 @@ class TablePoller(Poller):
         super().__init__(profile)
         self._baselines: dict[str, tuple[dict[str, Any], ...]] = {}
         self._keys: dict[str, tuple[str, ...]] = {}
-        self._streams: dict[str, str | None] = {}
+        self._streams: dict[str, tuple[str | None, str | None]] = {}
         self.max_items = 20000
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
@@ -55,7 +55,9 @@ class TablePoller(Poller):
             schema = sorted(described.get("KeySchema", []), key=lambda k: k["KeyType"] != "HASH")
             self._keys[name] = tuple(k["AttributeName"] for k in schema)
             stream = described.get("StreamSpecification") or {}
-            self._streams[name] = stream.get("StreamViewType") if stream.get("StreamEnabled") else None
+            enabled = stream.get("StreamEnabled")
+            self._streams[name] = (stream.get("StreamViewType") if enabled else None,
+                                   described.get("LatestStreamArn") if enabled else None)
         keys = self._keys[name]
         try:
             raw = await conn.pages("dynamodb", "scan", "Items", token_in="ExclusiveStartKey",
@@ -65,8 +67,9 @@ class TablePoller(Poller):
             raise
         items = tuple(sorted((item_to_plain(i) for i in raw), key=lambda i: _sort_key(i, keys)))
         baseline = self._compare(name, items, keys) if is_reference else None
+        view, arn = self._streams.get(name, (None, None))
         return Table(name=name, status="ACTIVE", key_names=keys, items=items,
-                     stream=self._streams.get(name), baseline=baseline)
+                     stream=view, stream_arn=arn, baseline=baseline)
 
     def _compare(self, name: str, items: tuple[dict[str, Any], ...], keys: tuple[str, ...]) -> str:
         if name not in self._baselines:

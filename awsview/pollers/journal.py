@@ -19,7 +19,7 @@ MAX_RECORDS = 50_000
 class JournalData:
     decisions: tuple[dict[str, Any], ...]
     invocations: tuple[dict[str, Any], ...]
-    instance: str | None  # the emulator process that answered
+    journal_id: str | None  # identifies the journal file; cursors are only meaningful within it
 
 
 class JournalPoller(Poller):
@@ -32,7 +32,7 @@ class JournalPoller(Poller):
         self._cursors = {"journal": 0, "invocations": 0}
         self._records: dict[str, list[dict[str, Any]]] = {"journal": [], "invocations": []}
         self._session: Any = None
-        self._instance: str | None = None
+        self._journal_id: str | None = None
 
     async def close(self) -> None:
         if self._session is not None:
@@ -59,6 +59,13 @@ class JournalPoller(Poller):
                         raise Absent("this endpoint has no write-decision journal (not the AWS View emulator)")
                     response.raise_for_status()
                     page = await response.json()
+                if page.get("journal") != self._journal_id:
+                    if self._journal_id is not None:  # another journal answers now: start over
+                        self._cursors = {"journal": 0, "invocations": 0}
+                        self._records = {"journal": [], "invocations": []}
+                        self._journal_id = page.get("journal")
+                        return await self._read(endpoint)
+                    self._journal_id = page.get("journal")
                 rows = page.get("items") or []
                 self._records[route].extend(rows)
                 del self._records[route][:-MAX_RECORDS]
@@ -66,4 +73,4 @@ class JournalPoller(Poller):
                 if not page.get("more"):
                     break
         return JournalData(tuple(self._records["journal"]), tuple(self._records["invocations"]),
-                           self._instance)
+                           self._journal_id)

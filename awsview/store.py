@@ -1,0 +1,79 @@
+"""The viewer's own memory: write decisions seen, kept in the user state directory so they are
+still shown after the lab's cleanup deletes the resources and after a restart."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any, Iterable
+
+from awsview.model.items import plain_to_json
+from awsview.timeline import Actor, Decision
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS decisions (
+    scope TEXT NOT NULL,
+    ident TEXT NOT NULL,
+    time  REAL NOT NULL,
+    body  TEXT NOT NULL,
+    PRIMARY KEY (scope, ident)
+);
+"""
+
+
+def default_path() -> Path:
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    return Path(base) / "awsview" / "viewer.sqlite3"
+
+
+class DecisionStore:
+    """Decisions by scope (one endpoint or account+region); written once, read back at start."""
+
+    def __init__(self, path: Path | None = None):
+        self.path = Path(path) if path else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.executescript(SCHEMA)
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    def save(self, scope: str, decisions: Iterable[Decision]) -> int:
+        rows = [(scope, d.ident, d.time, json.dumps(_to_json(d))) for d in decisions]
+        with self._lock:
+            before = self._db.total_changes
+            self._db.executemany("INSERT OR IGNORE INTO decisions VALUES (?, ?, ?, ?)", rows)
+            return self._db.total_changes - before
+
+    def load(self, scope: str) -> list[Decision]:
+        with self._lock:
+            rows = self._db.execute("SELECT body FROM decisions WHERE scope = ? ORDER BY time, ident",
+                                    (scope,)).fetchall()
+        decisions = []
+        for (body,) in rows:
+            try:
+                decisions.append(_from_json(json.loads(body)))
+            except (ValueError, TypeError, KeyError):
+                continue  # a row from an older format: skip it, keep the rest
+        return decisions
+
+
+def _to_json(decision: Decision) -> dict[str, Any]:
+    data = asdict(decision)
+    data["before"] = plain_to_json(decision.before) if decision.before is not None else None
+    data["after"] = plain_to_json(decision.after) if decision.after is not None else None
+    return data
+
+
+def _from_json(data: dict[str, Any]) -> Decision:
+    actor = data.pop("actor")
+    actor["message_ids"] = tuple(actor.get("message_ids") or ())
+    data["notes"] = tuple(data.get("notes") or ())
+    return Decision(actor=Actor(**actor), **data)

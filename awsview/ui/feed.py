@@ -1,0 +1,198 @@
+"""From the model to what each panel shows: render's rows, filtered, windowed and capped.
+
+`awsview.render` decides every row's text; this module only decides which of those rows a
+screen can afford. Big collections (log lines, table items, journal records) are cut to a
+window *before* rendering, because rendering 100,000 log lines takes half a second; smaller
+ones are rendered whole and cut after. Either way a panel says how many rows it does not show.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import Any
+
+from awsview import render
+from awsview.model.items import format_value
+from awsview.pollers.base import LabModel
+from awsview.pollers.journal import JournalData
+from awsview.profiles import LabProfile
+from awsview.model.resources import LogFeed, Table
+from awsview.render import Panel, Row
+
+DEFAULT_CAP = 500
+TAIL_PANELS = frozenset({"logs", "decisions"})  # newest last: keep the end, cut the start
+MORE_KEY = "\x00more"  # the "… N more" row; no renderer key starts with NUL
+
+
+@dataclass(frozen=True)
+class ShownPanel:
+    """One panel as the screen shows it."""
+
+    id: str  # stable identity across refreshes, e.g. "history:retry-order"
+    panel: Panel  # render's panel; its rows are the ones to show, in order
+    more: int = 0  # rows neither shown nor filtered out
+    total: int = 0  # rows before filtering, window and cap (window included)
+
+    @property
+    def tail(self) -> bool:
+        return self.panel.name in TAIL_PANELS
+
+    @property
+    def rows(self) -> tuple[Row, ...]:
+        return self.panel.rows
+
+
+def panel_id(panel: Panel) -> str:
+    """A panel kind plus what it is about, taken from its title ("History · retry-order")."""
+    parts = panel.title.split(" · ")
+    return panel.name if len(parts) < 2 else f"{panel.name}:{parts[1]}"
+
+
+def _panel_id_of_snapshot(key: str) -> str | None:
+    if key.startswith("logs:"):
+        return key
+    if key.startswith("table:"):
+        return "tables:" + key.split(":", 1)[1]
+    if key == "journal":
+        return "decisions"
+    return None
+
+
+def matches(cells: tuple[str, ...], needle: str) -> bool:
+    return any(needle in c.lower() for c in cells)
+
+
+@dataclass
+class _Window:
+    source: Any  # the snapshot's data this window was cut from
+    data: Any  # the trimmed data given to the renderer
+    hidden: int  # records cut off
+    positions: tuple[int, ...] | range | None = None  # log lines: index of each kept line
+
+
+class PanelFeed:
+    """Renders the model's panels with at most ``cap`` rows each.
+
+    A window is kept while its snapshot's data is the same object, so a freshness tick between
+    polls costs little.
+    """
+
+    def __init__(self, cap: int = DEFAULT_CAP):
+        self.cap = cap
+        self._windows: dict[str, _Window] = {}
+        self._needle = ""
+
+    def panels(self, model: LabModel, profile: LabProfile, now: float, needle: str = "") -> list[ShownPanel]:
+        needle = needle.lower()
+        if needle != self._needle:
+            self._needle = needle
+            self._windows.clear()
+        lite = self._lite(model, profile)
+        shown: list[ShownPanel] = []
+        seen: dict[str, int] = {}
+        for name in profile.panels:
+            renderer = render.RENDERERS.get(name)
+            if renderer is None:
+                continue
+            # Unknown (newer) panel kinds read the full model: only the known ones are windowed.
+            source = lite if name in _WINDOWED_READERS else model
+            for panel in renderer(source, profile, now):
+                ident = panel_id(panel)
+                seen[ident] = seen.get(ident, 0) + 1
+                if seen[ident] > 1:
+                    ident = f"{ident}#{seen[ident]}"
+                shown.append(self._finish(ident, panel, needle))
+        return shown
+
+    # -- windows ---------------------------------------------------------------------------
+
+    def _lite(self, model: LabModel, profile: LabProfile) -> LabModel:
+        snapshots = {}
+        for key, snapshot in model.snapshots.items():
+            window = self._windows.get(key)
+            if window is None or window.source is not snapshot.data:
+                window = self._window(snapshot.data, profile)
+                self._windows[key] = window
+            snapshots[key] = snapshot if window.data is snapshot.data else replace(snapshot, data=window.data)
+        for key in [k for k in self._windows if k not in model.snapshots]:
+            del self._windows[key]
+        return LabModel(snapshots=snapshots)
+
+    def _window(self, data: Any, profile: LabProfile) -> _Window:
+        needle = self._needle
+        if isinstance(data, LogFeed):
+            positions: Any = range(len(data.lines))
+            if needle:
+                positions = [i for i, e in enumerate(data.lines)
+                             if needle in f"{e.line.kind} {' '.join(e.line.text.split())}".lower()]
+            if len(positions) <= self.cap and not needle:
+                return _Window(data, data, 0, positions)
+            kept = positions[-self.cap:]
+            return _Window(data, replace(data, lines=tuple(data.lines[i] for i in kept)),
+                           len(positions) - len(kept),
+                           tuple(kept))
+        if isinstance(data, Table):
+            items = data.items
+            if needle:
+                items = tuple(i for i in items if needle in _item_text(i, data.key_names))
+            if len(items) <= self.cap:
+                return _Window(data, data if items is data.items else replace(data, items=items), 0)
+            return _Window(data, replace(data, items=items[: self.cap]), len(items) - self.cap)
+        if isinstance(data, JournalData):
+            # Only this lab's records can become rows (render.decisions keeps the prefix's tables).
+            decisions = data.decisions
+            if len(decisions) <= self.cap and not needle:
+                return _Window(data, data, 0)
+            decisions = tuple(d for d in decisions if str(d.get("table_name", "")).startswith(profile.prefix))
+            if needle:
+                decisions = tuple(d for d in decisions if needle in _decision_text(d))
+            kept = decisions[-self.cap:]
+            return _Window(data, replace(data, decisions=kept), len(decisions) - len(kept))
+        return _Window(data, data, 0)
+
+    # -- filter and cap --------------------------------------------------------------------
+
+    def _finish(self, ident: str, panel: Panel, needle: str) -> ShownPanel:
+        rows = list(panel.rows)
+        window = self._window_of(ident)
+        hidden = window.hidden if window else 0
+        if window is not None and window.positions is not None and panel.name == "logs":
+            rows = [_rekey(r, window.positions[i]) if i < len(window.positions) else r
+                    for i, r in enumerate(rows)]
+        total = len(rows) + hidden
+        if needle:
+            rows = [r for r in rows if matches(r.cells, needle)]
+        cut = max(0, len(rows) - self.cap)
+        if cut:
+            rows = rows[-self.cap:] if panel.name in TAIL_PANELS else rows[: self.cap]
+        return ShownPanel(ident, replace(panel, rows=tuple(rows)), more=hidden + cut, total=total)
+
+    def _window_of(self, ident: str) -> _Window | None:
+        for key, window in self._windows.items():
+            if window.hidden or window.positions is not None:
+                if _panel_id_of_snapshot(key) == ident:
+                    return window
+        return None
+
+
+# Renderers whose input the windows above know how to cut (and that report what they cut).
+_WINDOWED_READERS = frozenset({"state_machines", "executions", "history", "tables", "queues",
+                               "functions", "logs", "roles", "decisions"})
+
+
+def _rekey(row: Row, position: int) -> Row:
+    """A log row's key uses the line's index in the whole feed, as `awsview dump` has it."""
+    event_id, sep, _ = row.key.rpartition("#")
+    return replace(row, key=f"{event_id}#{position}") if sep else row
+
+
+def _item_text(item: dict[str, Any], keys: tuple[str, ...]) -> str:
+    key = "/".join(format_value(item.get(k)) for k in keys)
+    rest = ", ".join(f"{k}={format_value(v)}" for k, v in sorted(item.items()) if k not in keys)
+    return " ".join(f"{key} {rest}".split()).lower()
+
+
+def _decision_text(decision: dict[str, Any]) -> str:
+    outcome = "accepted" if decision.get("outcome") == "accepted" else "rejected"
+    return f"{json.dumps(decision, default=str, ensure_ascii=False)} {outcome}".lower()

@@ -1,0 +1,111 @@
+"""The detail screen (Enter on a row) and the help screen (?)."""
+
+from __future__ import annotations
+
+import json
+
+from rich.table import Table as RichTable
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.content import Content
+from textual.highlight import highlight
+from textual.screen import ModalScreen, Screen
+from textual.widgets import Footer, Markdown, Static
+
+from awsview.ui.details import Detail
+
+MAX_SECTION_CHARS = 200_000  # a huge item or payload is cut, not allowed to stall the screen
+
+
+class DetailScreen(Screen[None]):
+    """Everything known about one row's object; Escape goes back to the panels."""
+
+    BINDINGS = [Binding("escape,q,backspace", "close", "Back")]
+
+    def __init__(self, detail: Detail) -> None:
+        super().__init__()
+        self.detail = detail
+
+    def compose(self) -> ComposeResult:
+        yield Static(Content(self.detail.title), classes="detail-title")
+        with VerticalScroll(classes="detail-body"):
+            if self.detail.fields:
+                grid = RichTable.grid(padding=(0, 2))
+                grid.add_column(no_wrap=True, style="bold")
+                grid.add_column(overflow="fold")
+                for name, value in self.detail.fields:
+                    grid.add_row(Text(name), Text(value))
+                yield Static(grid, classes="detail-fields")
+            for section in self.detail.sections:
+                yield Static(Content(section.title), classes="section-title")
+                yield Static(_section_body(section.body, section.kind), classes=f"section -{section.kind}")
+        yield Footer()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+def _section_body(body: object, kind: str) -> Content:
+    if kind == "json":
+        text = json.dumps(body, indent=2, ensure_ascii=False, default=str)
+        if len(text) > MAX_SECTION_CHARS:
+            return Content(text[:MAX_SECTION_CHARS] + f"\n… {len(text) - MAX_SECTION_CHARS:,} more characters")
+        return highlight(text, language="json")
+    text = str(body)
+    if len(text) > MAX_SECTION_CHARS:
+        text = text[:MAX_SECTION_CHARS] + f"\n… {len(text) - MAX_SECTION_CHARS:,} more characters"
+    return Content(text)
+
+
+HELP = """\
+# AWS View
+
+A live, **read-only** view of the lab's real resources. Nothing here can change AWS: every
+call the viewer makes is a read, and no key or command writes.
+
+## Panels
+
+Each panel is one kind of resource, most important first. The border shows its name and,
+at the bottom right, how fresh it is:
+
+- `0.4 s ago` — the last poll succeeded that long ago.
+- `stale 12 s — connection refused` — polls fail now; the rows are the last good ones.
+- `error — …` — no poll has succeeded yet: nothing is known, which is *not* the same as empty.
+- `absent` — a successful call says the resource does not exist.
+- `none yet` — not polled yet.
+
+New rows light up for a few seconds, changed cells too; the changed attributes of an
+item stay underlined until it changes again. Long panels show the first (or, for logs and
+write decisions, the last) rows and say how many more there are: `/` finds the others.
+
+## Keys
+
+| key | what it does |
+| --- | --- |
+| `tab` / `shift+tab` | next / previous panel |
+| `]` / `[` | next / previous panel, also while zoomed |
+| `z` | zoom the current panel to the whole screen, again to go back |
+| `enter` (or click a row twice) | open the row's full content; `escape` goes back |
+| `/` | filter every panel's rows; `enter` keeps the filter, `escape` clears it |
+| `t` | next AWS View theme |
+| `ctrl+p` | command palette: switch lab, theme or panel |
+| `space` / `n` | demo only: pause or resume / play the next step now |
+| `?` | this help |
+| `q` | quit |
+
+The mouse works too: click a panel or row, scroll with the wheel.
+"""
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(classes="help-body"):
+            yield Markdown(HELP)
+        yield Footer()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
