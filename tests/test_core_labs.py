@@ -101,6 +101,15 @@ async def test_ev04_step_by_step(emulator):
             ("retry-order", 2, 600)]
         assert [(i["id"], i["attempts"]) for i in _items(model, "labex-ev04-attempts")] == [("retry-order", 2)]
         assert model.get("table:labex-ev04-reference").data.baseline == "unchanged"
+        from awsview.explain import explanations_for
+        explained = dict(explanations_for(model))
+        retry_store = explained["retry-order"][0]
+        assert (retry_store.state, len(retry_store.attempts), retry_store.allowed) == ("StoreOrder", 2, 3)
+        assert retry_store.attempts[1].expected_wait == 1 and 0.9 <= retry_store.attempts[1].actual_wait < 1.8
+        permanent = explained["permanent-order"][0]
+        assert permanent.caught == "InvalidOrder → Rejected ($.failure)"
+        assert "no Retry covers InvalidOrder" in permanent.summary
+        assert explained["denied-order"][0].outcome == "failed the execution with Lambda.AWSLambdaException"
         logs = _ok(model, "logs:/aws/lambda/labex-ev04-worker")
         assert any(e.line.kind == "RESULT" and e.line.data.get("total_cents") == 600 for e in logs.lines)
         assert any(e.line.kind == "ERROR" for e in logs.lines)  # the multi-line error event, split

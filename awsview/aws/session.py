@@ -11,6 +11,7 @@ from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.readonly import guard
 
 DEFAULT_REGION = "us-east-1"
+LOCAL_RATE_SCALE = 10.0
 # Local emulators accept any credentials; these are used only when the chain has none.
 EMULATOR_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
@@ -47,7 +48,8 @@ class Connection:
     def __init__(self, target: Target, limiter: RateLimiter | None = None,
                  connect_timeout: float = 3.0, read_timeout: float = 15.0):
         self.target = target
-        self.limiter = limiter or RateLimiter()
+        # AWS quotas do not apply to a local emulator; its buckets are ten times wider.
+        self.limiter = limiter or RateLimiter(scale=LOCAL_RATE_SCALE if target.is_local else 1.0)
         self._timeouts = (connect_timeout, read_timeout)
         self._stack: AsyncExitStack | None = None
         self._clients: dict[str, Any] = {}

@@ -98,7 +98,7 @@ async def main(idle_seconds: float = 30.0, samples: int = 10) -> None:
     profile = profiles.load("ev04")
     rows: list[tuple[str, float, float]] = []
     try:
-        async with Connection(Target(endpoint_url=url), RateLimiter()) as ours, \
+        async with Connection(Target(endpoint_url=url)) as ours, \
                 Connection(Target(endpoint_url=url), RateLimiter(UNLIMITED, scale=100)) as theirs:
             viewer = Scheduler(ours, profile)
             naive = NaiveViewer(theirs, profile)
