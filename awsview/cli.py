@@ -36,16 +36,27 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("--until", help="stop after this step (number or key)")
     _add_endpoint(lab)
 
-    demo = sub.add_parser("demo", help="start the emulator and play the labs")
+    demo = sub.add_parser("demo", help="start the emulator, open the viewer and play the labs in it")
     demo.add_argument("--lab", action="append", help="only these labs (default: ev04, ev05, q05)")
+    demo.add_argument("--step-seconds", type=float, default=8.0,
+                      help="countdown before each step (space pauses it, n skips it)")
+    _add_theme(demo)
 
     dump = sub.add_parser("dump", help="poll once and print what the panels show")
     _add_target(dump)
     dump.add_argument("--json", action="store_true", help="machine-readable output")
 
-    watch = sub.add_parser("watch", help="open the viewer")
+    watch = sub.add_parser("watch", help="open the viewer (also what `awsview` alone does)")
     _add_target(watch)
+    _add_theme(watch)
+    # `awsview` with no command is `awsview watch`, with the same options.
+    _add_target(parser)
+    _add_theme(parser)
     return parser
+
+
+def _add_theme(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--theme", help="dark (default), light, high-contrast, docs, or any Textual theme")
 
 
 def _add_target(parser: argparse.ArgumentParser) -> None:
@@ -144,7 +155,7 @@ def _describe_aws_error(exc: Exception) -> str:
 def run_demo(args: argparse.Namespace) -> int:
     from awsview.demo import run
 
-    return run(args.lab or ["ev04", "ev05", "q05"])
+    return run(args.lab or ["ev04", "ev05", "q05"], theme=args.theme, step_seconds=args.step_seconds)
 
 
 def run_dump(args: argparse.Namespace) -> int:
@@ -156,6 +167,28 @@ def run_dump(args: argparse.Namespace) -> int:
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    print("AWS View: the viewer is not built yet. Try `awsview demo`, `awsview emulator` or "
-          "`awsview lab play <lab>`.")
-    return 0
+    """The viewer. A failed preflight still opens it: the panels show the error, never "empty"."""
+    from awsview import profiles
+    from awsview.aws.session import Target
+
+    if args.lab:
+        try:
+            profiles.load(args.lab)
+        except (profiles.UnknownProfile, profiles.ProfileError) as exc:
+            return _fail(str(exc), EXIT_USAGE)
+    from awsview.ui import themes
+
+    if args.theme and themes.resolve(args.theme, themes.known_names()) is None:
+        return _fail(f"unknown theme {args.theme!r}; try dark, light, high-contrast or docs", EXIT_USAGE)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return _fail("the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE)
+    from awsview.ui.app import AWSViewApp
+    from awsview.ui.themes import ThemeError
+
+    target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+    try:
+        app = AWSViewApp(target=target, lab=args.lab, prefix=args.prefix, theme=args.theme)
+    except ThemeError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    app.run()
+    return app.return_code or 0

@@ -1,23 +1,37 @@
-"""`awsview demo`: the embedded emulator on a free port, and the labs played on it step by step."""
+"""`awsview demo`: the embedded emulator on a free port, the viewer on it, and the labs played
+step by step inside the viewer (a step banner on top; space pauses, n plays the next step)."""
 
 from __future__ import annotations
 
+import os
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 
-def run(lab_names: list[str], out=sys.stdout) -> int:
+def run(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.0) -> int:
+    """Open the viewer on a fresh in-process emulator and play these labs in it."""
+    from awsview.aws.session import Target
     from awsview.emulator.server import EmulatorError, start
     from awsview.labs import UnknownLab, get_lab
-    from awsview.labs.player import LabError, LabPlayer
 
     try:
         labs = [get_lab(name) for name in lab_names]
     except UnknownLab as exc:
         print(f"awsview: {exc}", file=sys.stderr)
         return 2
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("awsview: the demo opens the viewer and needs a terminal "
+              "(to play the labs without one: awsview lab play <lab> --endpoint-url URL)", file=sys.stderr)
+        return 2
+    from awsview.ui.app import AWSViewApp
+    from awsview.ui.demo import DemoDriver
+    from awsview.ui.themes import ThemeError
+
+    # The demo talks only to its own emulator: never hand it the credentials of a real account.
+    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
+        os.environ.pop(name, None)
+    os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing")
     state_dir = Path(tempfile.mkdtemp(prefix="awsview-demo-"))
     try:
         emulator = start("127.0.0.1", 0, state_dir)
@@ -25,30 +39,18 @@ def run(lab_names: list[str], out=sys.stdout) -> int:
         print(f"awsview: {exc}", file=sys.stderr)
         return 2
     emulator.start_in_thread()
-
-    def say(line: str) -> None:
-        print(line, file=out, flush=True)
-
-    say(f"AWS View demo — embedded emulator at {emulator.endpoint_url} (state in {state_dir})")
-    say("The live viewer is not built yet; this plays each lab's steps on the emulator.\n")
-    started = time.monotonic()
     try:
-        for lab in labs:
-            say(f"━━ {lab.name}: {lab.title} ━━")
-            player = LabPlayer(lab, endpoint_url=emulator.endpoint_url, log=lambda line: say(f"   {line}"))
-            player.setup()
-            for number, step in enumerate(lab.steps, start=1):
-                say(f"── step {number}/{len(lab.steps)}: {step.title}")
-                player.play(only=step.key)
-            decisions = emulator.journal.decisions(limit=100000)
-            mine = [d for d in decisions if d.table_name.startswith(lab.prefix)]
-            accepted = sum(d.outcome == "accepted" for d in mine)
-            say(f"   write decisions so far: {len(mine)} ({accepted} accepted, "
-                f"{len(mine) - accepted} rejected)\n")
-    except LabError as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 1
+        driver = DemoDriver(labs, emulator.endpoint_url, step_seconds=step_seconds)
+        target = Target(endpoint_url=emulator.endpoint_url, region="us-east-1")
+        try:
+            app = AWSViewApp(target=target, lab=labs[0].name, theme=theme, demo=driver)
+        except ThemeError as exc:
+            print(f"awsview: {exc}", file=sys.stderr)
+            return 2
+        app.run()
     finally:
         emulator.stop()
-    say(f"Played {len(labs)} lab(s) in {time.monotonic() - started:.1f} s.")
+    if driver.failed:
+        print(f"awsview: {driver.failed}", file=sys.stderr)
+        return 1
     return 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 RESOURCE_KINDS = ("function", "table", "queue", "state_machine", "role", "log_group", "mapping")
 PANELS = ("state_machines", "executions", "history", "tables", "queues", "functions", "logs",
-          "roles", "decisions", "verdicts", "retries")
+          "roles", "decisions", "verdicts", "retries", "checkpoints")
 TABLE_ROLES = ("business", "diagnostic", "reference", "other")
 
 

@@ -234,6 +234,15 @@ def retries(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
                    ("EXECUTION", "TASK", "ATTEMPTS AGAINST THE DEFINITION"), rows, now, "no task attempts yet")]
 
 
+def checkpoints(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+    snapshot = model.get("checkpoints")
+    rows = [Row(f"{r.checkpoint.step}#{i}", (r.mark, cell(r.checkpoint.step), cell(r.checkpoint.text),
+                                            cell(r.detail, 200)))
+            for i, r in enumerate((snapshot.data or ()) if snapshot else ())]
+    return [_panel("checkpoints", f"Checkpoints · {cell(profile.name)}", [snapshot] if snapshot else [],
+                   ("", "STEP", "CHECKPOINT", "NOW"), rows, now, "no checkpoints for this lab")]
+
+
 def _evidence_note(built: Any) -> str:
     if built is None:
         return ""
@@ -247,6 +256,7 @@ RENDERERS: dict[str, Callable[[LabModel, LabProfile, float], list[Panel]]] = {
     "state_machines": state_machines, "executions": executions, "history": history,
     "tables": tables, "queues": queues, "functions": functions, "logs": logs, "roles": roles,
     "decisions": decisions, "verdicts": verdicts, "retries": retries,
+    "checkpoints": checkpoints,
 }
 
 

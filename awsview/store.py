@@ -22,6 +22,12 @@ CREATE TABLE IF NOT EXISTS decisions (
     body  TEXT NOT NULL,
     PRIMARY KEY (scope, ident)
 );
+CREATE TABLE IF NOT EXISTS firsts (
+    scope TEXT NOT NULL,
+    name  TEXT NOT NULL,
+    value TEXT NOT NULL,
+    PRIMARY KEY (scope, name)
+);
 """
 
 
@@ -51,6 +57,13 @@ class DecisionStore:
             before = self._db.total_changes
             self._db.executemany("INSERT OR IGNORE INTO decisions VALUES (?, ?, ?, ?)", rows)
             return self._db.total_changes - before
+
+    def first(self, scope: str, name: str, value: str) -> str:
+        """The first value ever seen under this name (stored now if this is the first)."""
+        with self._lock:
+            self._db.execute("INSERT OR IGNORE INTO firsts VALUES (?, ?, ?)", (scope, name, value))
+            return self._db.execute("SELECT value FROM firsts WHERE scope = ? AND name = ?",
+                                    (scope, name)).fetchone()[0]
 
     def load(self, scope: str) -> list[Decision]:
         with self._lock:

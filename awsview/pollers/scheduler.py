@@ -18,7 +18,7 @@ from awsview.pollers.logs import LogPoller
 from awsview.pollers.queues import QueuePoller
 from awsview.pollers.stepfunctions import ExecutionPoller, HistoryPoller, StateMachinePoller
 from awsview.pollers.streams import StreamPoller
-from awsview.pollers.timeline import TimelinePoller
+from awsview.pollers.timeline import CheckpointPoller, TimelinePoller
 from awsview.profiles import LabProfile
 
 MAX_BACKOFF_S = 60.0
@@ -26,7 +26,7 @@ MAX_BACKOFF_S = 60.0
 # Order matters for a single round: executions need machines, histories need executions.
 POLLERS: tuple[type[Poller], ...] = (
     StateMachinePoller, ExecutionPoller, HistoryPoller, TablePoller, QueuePoller,
-    FunctionPoller, LogPoller, RolePoller, JournalPoller, StreamPoller, TimelinePoller,
+    FunctionPoller, LogPoller, RolePoller, JournalPoller, StreamPoller, TimelinePoller, CheckpointPoller,
 )
 
 

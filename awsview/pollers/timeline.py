@@ -92,3 +92,32 @@ class TimelinePoller(Poller):
         for decision in fresh:
             memory[decision.ident] = decision
         return built
+
+
+class CheckpointPoller(Poller):
+    """The lab's checkpoints against the latest model (no AWS calls)."""
+
+    kind = "checkpoints"
+    fast_interval = 0.25
+    slow_interval = 1.0
+
+    def __init__(self, profile, store: DecisionStore | None = None):
+        super().__init__(profile)
+        self._store = store
+        self._memory = None
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        from awsview.checkpoints import Memory, evaluate
+
+        if self._memory is None:
+            scope = conn.target.endpoint_url or f"aws:{conn.target.profile or 'default'}:{conn.region}"
+            try:
+                store = self._store or DecisionStore()
+                self._memory = Memory(first=lambda name, value: store.first(scope, name, value))
+            except Exception:  # no usable state dir: remember for this session only
+                self._memory = Memory()
+        return [await self.fetch(model, "checkpoints", lambda: _evaluate(evaluate, self.profile, model, self._memory))]
+
+
+async def _evaluate(evaluate, profile, model, memory):
+    return evaluate(profile, model, memory)

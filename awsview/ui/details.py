@@ -6,13 +6,14 @@ fields and sections of JSON or text. Every string in it is cleaned of control ch
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from awsview.model.items import diff_items, format_value, item_to_plain, plain_to_json
+from awsview.model.items import diff_items, format_value, plain_to_json
 from awsview.model.loglines import clean_text
 from awsview.model.resources import Execution, Function, LogFeed, Role, StateMachine, Table
 from awsview.pollers.base import LabModel
@@ -73,8 +74,18 @@ def _json_or_text(title: str, value: Any) -> Section:
 def describe(model: LabModel, panel: Panel, panel_ident: str, key: str) -> Detail:
     """The full content of the row ``key`` of ``panel``; a generic listing if nothing richer is known."""
     finder = _FINDERS.get(panel.name)
-    found = finder(model, panel_ident, key) if finder else None
-    return found or generic(panel, key)
+    try:
+        found = finder(model, panel_ident, key) if finder else None
+    except Exception:  # the core's shapes evolve; a detail view must never take the viewer down
+        found = None
+    return _cleaned(found) if found else generic(panel, key)
+
+
+def _cleaned(detail: Detail) -> Detail:
+    """Text sections cleaned once here, so finders need not remember to."""
+    sections = tuple(s if s.kind == "json" else Section(s.title, clean_text(str(s.body), keep_newlines=True), s.kind)
+                     for s in detail.sections)
+    return Detail(clean_text(detail.title), detail.fields, sections)
 
 
 def generic(panel: Panel, key: str) -> Detail:
@@ -155,11 +166,14 @@ def _item(model: LabModel, ident: str, key: str) -> Detail | None:
     if item is None:
         return None
     sections = [Section("Item", clean(item))]
-    decisions = [d for d in _decisions(model) if d.get("table_name") == name and _key_text(d.get("key")) == key]
-    if decisions:
-        lines = [f"{_when(d)}  {d.get('operation')}  {_outcome(d)}  condition: {d.get('condition') or 'none'}"
-                 for d in decisions]
-        sections.append(Section("Write decisions for this key", clean_text("\n".join(lines), keep_newlines=True), "text"))
+    built = model.data("timeline")
+    timeline = built.key(name, key) if built is not None else None
+    if timeline is not None:
+        lines = [f"{datetime.fromtimestamp(d.time).strftime('%H:%M:%S')}  {d.operation}  {d.outcome}"
+                 f"{': ' + d.reason if d.reason else ''}  condition: {d.condition or 'none'}"
+                 for d in timeline.decisions]
+        sections.append(Section("Write decisions for this key", "\n".join(lines), "text"))
+        sections.append(Section("Verdict", timeline.verdict.text, "text"))
     fields = [("Table", name), ("Key", key)]
     if table.baseline:
         fields.append(("Reference", table.baseline))
@@ -231,49 +245,79 @@ def _role(model: LabModel, ident: str, key: str) -> Detail | None:
 
 
 def _decision(model: LabModel, ident: str, key: str) -> Detail | None:
-    decision = next((d for d in _decisions(model) if str(d.get("cursor")) == key), None)
+    built = model.data("timeline")
+    decision = next((d for k in (built.keys if built else ()) for d in k.decisions if d.ident == key), None)
     if decision is None:
         return None
-    before, after = item_to_plain(decision.get("before")), item_to_plain(decision.get("after"))
+    before, after = decision.before, decision.after
     diff = diff_items(before, after)
     changed = [*(f"+ {n}" for n in diff.added), *(f"- {n}" for n in diff.removed),
                *(f"~ {n}: {format_value(o)} → {format_value(v)}" for n, o, v in diff.changed)]
-    caller = decision.get("caller") or {}
+    outcome = decision.outcome if decision.reason is None else f"{decision.outcome}: {decision.reason}"
     sections = [
-        Section("Before the write", clean(before) if before is not None else "no previous item", "json" if before is not None else "text"),
-        Section("After the write", clean(after) if after is not None else "no item", "json" if after is not None else "text"),
+        Section("Before the write", clean(before) if before is not None else "no previous item",
+                "json" if before is not None else "text"),
+        Section("After the write", clean(after) if after is not None else "no item",
+                "json" if after is not None else "text"),
         Section("Changed attributes", "\n".join(changed) or "none (the item is unchanged)", "text"),
-        Section("Caller", clean(caller)),
+        Section("Who wrote", clean(dataclasses.asdict(decision.actor))),
     ]
-    if decision.get("expression"):
-        sections.append(Section("Expression", clean(decision.get("expression"))))
-    return Detail(f"Write decision {key} · {_key_text(decision.get('key'))}",
-                  _fields(("Time", _when(decision)), ("Table", decision.get("table_name")),
-                          ("Key", _key_text(decision.get("key"))), ("Operation", decision.get("operation")),
-                          ("Condition", decision.get("condition") or "none"), ("Outcome", _outcome(decision)),
-                          ("Message", decision.get("message"))), tuple(sections))
+    if decision.notes:
+        sections.append(Section("What the consumer and the workflow said", "\n".join(decision.notes), "text"))
+    sections += _trace(decision, model)
+    return Detail(f"Write decision · {decision.table} {decision.key}",
+                  _fields(("Time", datetime.fromtimestamp(decision.time)), ("Table", decision.table),
+                          ("Key", decision.key), ("Operation", decision.operation),
+                          ("Condition", decision.condition or "none"), ("Outcome", outcome),
+                          ("Kind", decision.kind), ("Evidence", decision.source)), tuple(sections))
 
 
-def _decisions(model: LabModel) -> tuple[dict[str, Any], ...]:
-    journal = model.data("journal")
-    return journal.decisions if journal is not None else ()
+def _trace(decision: Any, model: LabModel) -> list[Section]:
+    from awsview.explain import trace
+
+    found = trace(decision, model)
+    sections = []
+    if found.execution_events:
+        sections.append(Section("That attempt in the execution history", "\n".join(
+            f"{e.id} {e.type} {e.state or ''} {e.error or ''}".rstrip() for e in found.execution_events), "text"))
+    if found.log_lines:
+        sections.append(Section("The worker's log lines for that request",
+                                "\n".join(e.line.text for e in found.log_lines), "text"))
+    if found.item_present is not None:
+        sections.append(Section("The item now", clean(found.current_item) if found.item_present else "no item",
+                                "json" if found.item_present else "text"))
+    return sections
 
 
-def _key_text(key: Any) -> str:
-    plain = item_to_plain(key) if isinstance(key, dict) else None
-    return "/".join(format_value(plain[k]) for k in sorted(plain)) if plain else ""
+def _verdict(model: LabModel, ident: str, key: str) -> Detail | None:
+    built = model.data("timeline")
+    found = next((k for k in (built.keys if built else ()) if f"{k.table}#{k.key}" == key), None)
+    if found is None:
+        return None
+    lines = [f"{datetime.fromtimestamp(d.time).strftime('%H:%M:%S')}  {d.operation}  {d.outcome}"
+             f"{': ' + d.reason if d.reason else ''}  ({d.kind})  by {d.actor.text}" for d in found.decisions]
+    return Detail(f"Business key {found.key} in {found.table}",
+                  _fields(("Verdict", found.verdict.text), ("Alarm", "yes" if found.verdict.alarm else "no")),
+                  (Section("Write decisions", "\n".join(lines) or "none", "text"),
+                   Section("Consumer results", "\n".join(found.results) or "none", "text"),
+                   Section("Counts", clean(dataclasses.asdict(found.verdict)))))
 
 
-def _outcome(decision: dict[str, Any]) -> str:
-    outcome = decision.get("outcome")
-    return "Accepted" if outcome == "accepted" else f"Rejected: {outcome}"
+def _retry(model: LabModel, ident: str, key: str) -> Detail | None:
+    from awsview.explain import explanations_for
 
-
-def _when(decision: dict[str, Any]) -> str:
-    return datetime.fromtimestamp(decision.get("time", 0)).strftime("%H:%M:%S")
+    for execution, explained in explanations_for(model):
+        for task in explained:
+            if f"{execution}#{task.state}" == key:
+                return Detail(f"{execution} · {task.state}: Retry / Catch attempt by attempt",
+                              _fields(("Execution", execution), ("Task", task.state)),
+                              (Section("Summary", task.summary, "text"),
+                               Section("Attempts", clean(dataclasses.asdict(task)))))
+    return None
 
 
 _FINDERS = {
     "state_machines": _machine, "executions": _execution, "history": _history_event, "tables": _item,
     "logs": _log_line, "queues": _queue, "functions": _function, "roles": _role, "decisions": _decision,
+    "verdicts": _verdict, "retries": _retry,
 }

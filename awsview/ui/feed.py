@@ -1,27 +1,26 @@
 """From the model to what each panel shows: render's rows, filtered, windowed and capped.
 
 `awsview.render` decides every row's text; this module only decides which of those rows a
-screen can afford. Big collections (log lines, table items, journal records) are cut to a
+screen can afford. Big collections (log lines, table items) are cut to a
 window *before* rendering, because rendering 100,000 log lines takes half a second; smaller
 ones are rendered whole and cut after. Either way a panel says how many rows it does not show.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, replace
 from typing import Any
 
 from awsview import render
 from awsview.model.items import format_value
 from awsview.pollers.base import LabModel
-from awsview.pollers.journal import JournalData
 from awsview.profiles import LabProfile
 from awsview.model.resources import LogFeed, Table
 from awsview.render import Panel, Row
 
 DEFAULT_CAP = 500
 TAIL_PANELS = frozenset({"logs", "decisions"})  # newest last: keep the end, cut the start
+WINDOWED_RENDERERS = frozenset({"logs", "tables"})  # render.logs reads LogFeed, render.tables Table
 MORE_KEY = "\x00more"  # the "… N more" row; no renderer key starts with NUL
 
 
@@ -54,8 +53,6 @@ def _panel_id_of_snapshot(key: str) -> str | None:
         return key
     if key.startswith("table:"):
         return "tables:" + key.split(":", 1)[1]
-    if key == "journal":
-        return "decisions"
     return None
 
 
@@ -88,15 +85,16 @@ class PanelFeed:
         if needle != self._needle:
             self._needle = needle
             self._windows.clear()
-        lite = self._lite(model, profile)
+        lite = self._lite(model)
         shown: list[ShownPanel] = []
         seen: dict[str, int] = {}
         for name in profile.panels:
             renderer = render.RENDERERS.get(name)
             if renderer is None:
                 continue
-            # Unknown (newer) panel kinds read the full model: only the known ones are windowed.
-            source = lite if name in _WINDOWED_READERS else model
+            # Only the renderers whose input is windowed read the lite model; all others (newer
+            # kinds too) read the full one, so a window never silently shortens them.
+            source = lite if name in WINDOWED_RENDERERS else model
             for panel in renderer(source, profile, now):
                 ident = panel_id(panel)
                 seen[ident] = seen.get(ident, 0) + 1
@@ -107,19 +105,19 @@ class PanelFeed:
 
     # -- windows ---------------------------------------------------------------------------
 
-    def _lite(self, model: LabModel, profile: LabProfile) -> LabModel:
+    def _lite(self, model: LabModel) -> LabModel:
         snapshots = {}
         for key, snapshot in model.snapshots.items():
             window = self._windows.get(key)
             if window is None or window.source is not snapshot.data:
-                window = self._window(snapshot.data, profile)
+                window = self._window(snapshot.data)
                 self._windows[key] = window
             snapshots[key] = snapshot if window.data is snapshot.data else replace(snapshot, data=window.data)
         for key in [k for k in self._windows if k not in model.snapshots]:
             del self._windows[key]
         return LabModel(snapshots=snapshots)
 
-    def _window(self, data: Any, profile: LabProfile) -> _Window:
+    def _window(self, data: Any) -> _Window:
         needle = self._needle
         if isinstance(data, LogFeed):
             positions: Any = range(len(data.lines))
@@ -139,16 +137,6 @@ class PanelFeed:
             if len(items) <= self.cap:
                 return _Window(data, data if items is data.items else replace(data, items=items), 0)
             return _Window(data, replace(data, items=items[: self.cap]), len(items) - self.cap)
-        if isinstance(data, JournalData):
-            # Only this lab's records can become rows (render.decisions keeps the prefix's tables).
-            decisions = data.decisions
-            if len(decisions) <= self.cap and not needle:
-                return _Window(data, data, 0)
-            decisions = tuple(d for d in decisions if str(d.get("table_name", "")).startswith(profile.prefix))
-            if needle:
-                decisions = tuple(d for d in decisions if needle in _decision_text(d))
-            kept = decisions[-self.cap:]
-            return _Window(data, replace(data, decisions=kept), len(decisions) - len(kept))
         return _Window(data, data, 0)
 
     # -- filter and cap --------------------------------------------------------------------
@@ -176,9 +164,6 @@ class PanelFeed:
         return None
 
 
-# Renderers whose input the windows above know how to cut (and that report what they cut).
-_WINDOWED_READERS = frozenset({"state_machines", "executions", "history", "tables", "queues",
-                               "functions", "logs", "roles", "decisions"})
 
 
 def _rekey(row: Row, position: int) -> Row:
@@ -191,8 +176,3 @@ def _item_text(item: dict[str, Any], keys: tuple[str, ...]) -> str:
     key = "/".join(format_value(item.get(k)) for k in keys)
     rest = ", ".join(f"{k}={format_value(v)}" for k, v in sorted(item.items()) if k not in keys)
     return " ".join(f"{key} {rest}".split()).lower()
-
-
-def _decision_text(decision: dict[str, Any]) -> str:
-    outcome = "accepted" if decision.get("outcome") == "accepted" else "rejected"
-    return f"{json.dumps(decision, default=str, ensure_ascii=False)} {outcome}".lower()

@@ -8,12 +8,12 @@ from a plain string, so a value like ``[/bold]`` is shown as written.
 
 from __future__ import annotations
 
-import re
 import time
 from typing import Callable
 
 from rich.style import Style
 from rich.text import Text
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
@@ -21,41 +21,16 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowDoesNotExist
 
 from awsview.render import Row
+from awsview.ui.cells import attribute_spans, fit_widths, natural_widths, tone
 from awsview.ui.feed import MORE_KEY, ShownPanel
 
 HIGHLIGHT_S = 3.0
 REBUILD_AT = 64  # removing more rows than this (and than half) rebuilds: remove_row is O(rows)
 
-GOOD = frozenset({"SUCCEEDED", "Accepted", "Enabled", "ACTIVE", "RESULT", "TaskSucceeded",
-                  "ExecutionSucceeded", "unchanged"})
-BAD = frozenset({"FAILED", "TIMED_OUT", "ABORTED", "ERROR", "TaskFailed", "ExecutionFailed",
-                 "LambdaFunctionFailed", "TaskTimedOut", "FailStateEntered", "Disabled"})
-BUSY = frozenset({"RUNNING", "Creating", "Enabling", "Disabling", "Updating", "Deleting"})
-_NEXT_ATTRIBUTE = re.compile(r", (?=[^,=\s]+=)")
+class PanelTable(DataTable):
+    """A DataTable whose Enter says what it does in the footer."""
 
-
-def tone(value: str) -> str | None:
-    """The meaning of a cell's value at a glance: good, bad, warn, busy or nothing."""
-    if value in GOOD:
-        return "good"
-    if value in BAD:
-        return "bad"
-    if value in BUSY:
-        return "busy"
-    if value.startswith(("Rejected", "stale", "changed")):
-        return "warn"
-    return None
-
-
-def attribute_spans(text: str, names: frozenset[str]) -> list[tuple[int, int]]:
-    """Where ``name=value`` of each named attribute sits in an ``a=1, b=2`` cell."""
-    spans = []
-    for name in names:
-        for match in re.finditer(rf"(?:^|, ){re.escape(name)}=", text):
-            start = match.start() + (2 if match.group().startswith(", ") else 0)
-            following = _NEXT_ATTRIBUTE.search(text, match.end())
-            spans.append((start, following.start() if following else len(text)))
-    return spans
+    BINDINGS = [Binding("enter", "select_cursor", "Details")]
 
 
 class PanelBody(Static, can_focus=True):
@@ -76,8 +51,15 @@ class PanelView(Vertical):
         border-title-style: bold;
         border-subtitle-color: $foreground-muted;
         padding: 0;
-        & > DataTable { height: auto; max-height: 100%; background: transparent; }
+        & > DataTable {
+            height: auto;
+            max-height: 100%;
+            background: transparent;
+            scrollbar-size-vertical: 1;
+            scrollbar-size-horizontal: 0;
+        }
         & > .body { padding: 0 1; color: $foreground-muted; }
+        & > .note { padding: 0 1; color: $foreground-muted; text-style: italic; }
         &:focus-within { border: round $primary; border-title-color: $primary; }
         &.-stale { border: round $warning; border-subtitle-color: $warning; }
         &.-error, &.-absent-error { border: round $error; border-subtitle-color: $error; }
@@ -117,19 +99,28 @@ class PanelView(Vertical):
         self._styles: dict[str, Style] = {}
         self._seeded = False
         self._fade_timer = None
+        self._pending: tuple | None = None  # what to show once mounted
+        self._ready = False
+        self._limits: tuple[int | None, ...] = ()
+        self._last: tuple | None = None  # the last show() arguments, to refit on resize
 
     def compose(self):
         yield PanelBody(Content("waiting for the first poll…"), classes="body")
-        table: DataTable = DataTable(cursor_type="row", zebra_stripes=False)
+        table = PanelTable(cursor_type="row", zebra_stripes=False)
         table.display = False
         yield table
+        yield Static(classes="note")
 
     def on_mount(self) -> None:
         self.watch(self.app, "theme", self._restyle, init=False)
+        self._ready = True
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.show(*pending)
 
     @property
-    def table(self) -> DataTable:
-        return self.query_one(DataTable)
+    def table(self) -> PanelTable:
+        return self.query_one(PanelTable)
 
     @property
     def keys(self) -> list[str]:
@@ -150,8 +141,12 @@ class PanelView(Vertical):
     def show(self, shown: ShownPanel, marks: dict[str, frozenset[str]] | None = None,
              needle: str = "") -> None:
         """Make the panel show ``shown``: title, freshness, health and rows (diffed by key)."""
+        if not self._ready:
+            self._pending = (shown, marks, needle)
+            return
         panel = shown.panel
         self.shown = shown
+        self._last = (shown, marks, needle)
         self.border_title = Content(panel.title)
         count = f"{len(panel.rows)}{'+' if shown.more else ''} · " if panel.rows else ""
         self.border_subtitle = Content(f"{count}{panel.freshness}")
@@ -167,13 +162,29 @@ class PanelView(Vertical):
         body.display = not rows
         if not rows:
             body.update(Content(self._body_text(shown, needle)))
-        if self._columns != panel.columns:
-            self._columns = panel.columns
+        note = getattr(panel, "note", "")  # what evidence a panel stands on, said plainly
+        note_widget = self.query_one(".note", Static)
+        note_widget.display = bool(note)
+        if note:
+            note_widget.update(Content(note))
+        cursor = self.cursor_key()
+        at_end = table.row_count > 0 and table.cursor_row >= table.row_count - 1
+        natural = natural_widths(panel.columns, [r.cells for r in rows if r.key != MORE_KEY])
+        # In a wide grid a panel with more to show than one cell holds spans two cells.
+        self.set_class(sum(natural) + 2 * len(natural) + 3 > self.content_size.width, "-roomy")
+        limits = self._fit(panel.columns, natural)
+        rebuild = self._columns != panel.columns or limits != self._limits
+        if rebuild:
+            # Columns only ever widen as rows come; new limits need fresh columns to narrow.
+            self._columns, self._limits = panel.columns, limits
             table.clear(columns=True)
-            self._cells.clear()
             for i, label in enumerate(panel.columns):
                 table.add_column(Text(label), key=f"c{i}")
-        self._apply(rows, marks or {})
+        self._apply(rows, marks or {}, rebuild)
+        self._order(list(self._cells))
+        self._keep_cursor(cursor, at_end)
+        if self._lit and self._fade_timer is None:
+            self._fade_timer = self.set_timer(self.highlight_seconds, self._fade)
         if panel.health in ("ok", "stale") or rows:
             self._seeded = True
 
@@ -187,23 +198,33 @@ class PanelView(Vertical):
             return f"{panel.empty_text} at the last good poll; now {panel.freshness}"
         return panel.body_text or panel.empty_text
 
-    def _apply(self, rows: list[Row], marks: dict[str, frozenset[str]]) -> None:
+    def _fit(self, columns: tuple[str, ...], natural: list[int]) -> tuple[int | None, ...]:
+        """Column limits so a row fits the panel; the detail screen shows every cell whole."""
+        available = self.content_size.width - 1  # the table's vertical scrollbar
+        if available <= 0:
+            return ()
+        return fit_widths(natural, columns, available)
+
+    def on_resize(self) -> None:
+        if self._last is not None and self._ready:
+            self.show(*self._last)
+
+    def _apply(self, rows: list[Row], marks: dict[str, frozenset[str]], rebuilt: bool) -> None:
+        """Diff ``rows`` into the table by key: remove, add, update only the changed cells."""
         table = self.table
         now = self._clock()
-        cursor = self.cursor_key()
-        at_end = table.row_count > 0 and table.cursor_row >= table.row_count - 1
         new: dict[str, tuple[str, ...]] = {}
         for row in rows:
             key = row.key
             while key in new:  # renderers give unique keys; stay safe if one does not
                 key += "#"
             new[key] = row.cells
-        old = self._cells
-        removed = [k for k in old if k not in new]
-        if len(removed) > REBUILD_AT and len(removed) > len(old) // 2:
+        previous = self._cells
+        removed = [k for k in previous if k not in new]
+        if not rebuilt and len(removed) > REBUILD_AT and len(removed) > len(previous) // 2:
             table.clear()  # a filter change or a cleanup: cheaper than hundreds of remove_row
-            old = {}
-        else:
+            rebuilt = True
+        elif not rebuilt:
             for key in removed:
                 try:
                     table.remove_row(key)
@@ -213,25 +234,20 @@ class PanelView(Vertical):
         remarked = {k for k in set(marks) | set(self._marks) if marks.get(k) != self._marks.get(k)}
         self._marks = dict(marks)
         for key, cells in new.items():
-            before = old.get(key)
-            if before is None:
-                if self._seeded and key != MORE_KEY:
+            before = previous.get(key)
+            changed = frozenset(i for i, (a, b) in enumerate(zip(before, cells)) if a != b) if before else None
+            if key != MORE_KEY:
+                if before is None and self._seeded:
                     self._lit[key] = (now + self.highlight_seconds, None)
+                elif changed:
+                    self._lit[key] = (now + self.highlight_seconds, changed)
+            if rebuilt or before is None:
                 table.add_row(*self._texts(key, cells), key=key)
-                continue
-            changed = frozenset(i for i, (a, b) in enumerate(zip(before, cells)) if a != b)
-            if not changed and key not in remarked:
-                continue
-            if changed and key != MORE_KEY:
-                self._lit[key] = (now + self.highlight_seconds, changed)
-            for i, text in enumerate(self._texts(key, cells)):
-                if i in changed or key in remarked:
-                    table.update_cell(key, f"c{i}", text, update_width=i in changed)
+            elif changed or key in remarked:
+                for i, text in enumerate(self._texts(key, cells)):
+                    if i in changed or key in remarked:
+                        table.update_cell(key, f"c{i}", text, update_width=i in changed)
         self._cells = new
-        self._order(list(new))
-        self._keep_cursor(cursor, at_end)
-        if self._lit and self._fade_timer is None:
-            self._fade_timer = self.set_timer(self.highlight_seconds, self._fade)
 
     def _order(self, wanted: list[str]) -> None:
         table = self.table
@@ -259,8 +275,8 @@ class PanelView(Vertical):
         return self._styles[name]
 
     def _texts(self, key: str, cells: tuple[str, ...]) -> list[Text]:
-        if key == MORE_KEY:
-            return [Text(c, style=self._style("more")) for c in cells]
+        if key == MORE_KEY:  # its message may run across the columns it leaves empty
+            return [Text(c, style=self._style("more"), no_wrap=True) for c in cells]
         lit = self._lit.get(key)
         marks = self._marks.get(key)
         texts = []
@@ -274,6 +290,9 @@ class PanelView(Vertical):
             if marks and self._columns and i < len(self._columns) and self._columns[i] == "ATTRIBUTES":
                 for start, end in attribute_spans(value, marks):
                     text.stylize(self._style("mark"), start, end)
+            limit = self._limits[i] if i < len(self._limits) else None
+            if limit is not None:
+                text.truncate(limit, overflow="ellipsis")
             texts.append(text)
         return texts
 

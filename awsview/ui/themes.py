@@ -44,6 +44,13 @@ def load_all(directory: Path | None = None) -> list[Theme]:
     return [load_file(p) for p in sorted((directory or theme_dir()).glob("*.toml"))]
 
 
+def known_names() -> list[str]:
+    """AWS View's themes and Textual's built-in ones."""
+    from textual.theme import BUILTIN_THEMES
+
+    return [t.name for t in load_all()] + list(BUILTIN_THEMES)
+
+
 def resolve(name: str, known: list[str]) -> str | None:
     """The registered name for ``name``: ``dark`` finds ``awsview-dark``; None if unknown."""
     for candidate in (name, f"awsview-{name}"):

@@ -1,0 +1,274 @@
+"""The AWS View app: the lab's panels, live, beside the learner's shell.
+
+Two ways to feed it: a `Target` (the app connects, preflights, detects the lab and polls in a
+worker) or a ready `LabModel` and profile (tests, benchmarks, screenshots). Either way the model's
+listener posts `ModelChanged`; the app renders the panels and diffs them into the board.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Callable
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import Footer, Input, Static
+
+from awsview import profiles
+from awsview.aws.session import Target
+from awsview.pollers.base import LabModel
+from awsview.ui import themes
+from awsview.ui.board import PanelBoard
+from awsview.ui.changes import ItemChanges
+from awsview.ui.commands import LabCommands, PanelCommands, ThemeCommands
+from awsview.ui.details import describe
+from awsview.ui.feed import DEFAULT_CAP, PanelFeed
+from awsview.ui.panel import HIGHLIGHT_S, PanelView
+from awsview.ui.screens import DetailScreen, HelpScreen
+
+FILTER_DELAY_S = 0.15
+
+
+class ModelChanged(Message):
+    """Some snapshots changed; consecutive ones collapse into one refresh."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ModelChanged)
+
+
+class AWSViewApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "AWS View"
+    COMMANDS = App.COMMANDS | {LabCommands, ThemeCommands, PanelCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("slash", "filter", "Filter"),
+        Binding("z", "zoom", "Zoom"),
+        Binding("right_square_bracket", "cycle(1)", "Next panel", show=False),
+        Binding("left_square_bracket", "cycle(-1)", "Previous panel", show=False),
+        Binding("t", "next_theme", "Theme", show=False),
+        Binding("escape", "back", "Back", show=False),
+        Binding("space", "demo_pause", "Pause/resume"),
+        Binding("n", "demo_next", "Next step"),
+    ]
+
+    def __init__(self, *, target: Target | None = None, lab: str | None = None, prefix: str = "",
+                 model: LabModel | None = None, profile: profiles.LabProfile | None = None,
+                 theme: str | None = None, clock: Callable[[], float] = time.time,
+                 demo: Any = None, cap: int = DEFAULT_CAP, highlight_seconds: float = HIGHLIGHT_S,
+                 tick_seconds: float = 1.0, poll_speed: float = 1.0):
+        super().__init__()
+        self.awsview_themes = []
+        for loaded in themes.load_all():
+            self.register_theme(loaded)
+            self.awsview_themes.append(loaded.name)
+        chosen = themes.resolve(theme or themes.DEFAULT_THEME, list(self.available_themes))
+        if chosen is None:
+            known = ", ".join(n.removeprefix("awsview-") for n in self.awsview_themes)
+            raise themes.ThemeError(f"unknown theme {theme!r}; AWS View themes: {known}")
+        self.theme = chosen
+        self.target = target
+        self.lab = lab
+        self.prefix = prefix
+        self.model = model
+        self.profile = profile
+        self.clock = clock
+        self.demo = demo
+        self.tick_seconds = tick_seconds
+        self.poll_speed = poll_speed
+        self.highlight_seconds = highlight_seconds
+        self.feed = PanelFeed(cap)
+        self.changes = ItemChanges()
+        self.needle = ""
+        self.status = ("ok", target.describe() if target else "")
+        self.live = None
+        self._filter_timer = None
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        yield Static(id="banner")
+        yield PanelBoard(self.highlight_seconds, time.monotonic, id="board")
+        yield Input(placeholder="filter every panel's rows (enter keeps it, escape clears it)", id="filter")
+        yield Footer()
+
+    @property
+    def board(self) -> PanelBoard:
+        return self.query_one(PanelBoard)
+
+    def on_mount(self) -> None:
+        self.query_one("#banner").display = self.demo is not None
+        self.query_one("#filter").display = False
+        self.board.set_layout(self.size.width)
+        if self.model is not None and self.profile is not None:
+            self._attach(self.profile, self.model)
+        if self.target is not None:
+            self._poll()
+        if self.demo is not None:
+            self.demo.attach(self)
+            self._play_demo()
+        self.set_interval(self.tick_seconds, self.refresh_panels)
+        self._show_status()
+
+    def on_resize(self) -> None:
+        self.board.set_layout(self.size.width)
+
+    # -- the model -------------------------------------------------------------------------
+
+    def _attach(self, profile: profiles.LabProfile, model: LabModel) -> None:
+        if self.model is not None and self._on_model_change in self.model.listeners:
+            self.model.listeners.remove(self._on_model_change)
+        if self.profile is not None and profile.name != self.profile.name:
+            self.board.clear_panels()
+            self.changes = ItemChanges()
+        self.profile, self.model = profile, model
+        model.listeners.append(self._on_model_change)
+        self._show_status()
+        self.refresh_panels()
+
+    def _on_model_change(self, changed: list[Any]) -> None:
+        self.post_message(ModelChanged())
+
+    def on_model_changed(self, message: ModelChanged) -> None:
+        self.refresh_panels()
+
+    def refresh_panels(self) -> None:
+        """Render the model and bring every panel up to date (also ticks the freshness)."""
+        if self.model is None or self.profile is None or not self.is_attached:
+            return
+        self.changes.update(self.model)
+        shown = self.feed.panels(self.model, self.profile, self.clock(), self.needle)
+        with self.batch_update():
+            self.board.sync(shown, self.changes.for_panel, self.needle)
+
+    @work(exclusive=True, group="poll", exit_on_error=False)
+    async def _poll(self) -> None:
+        from awsview.ui.live import LivePolling
+
+        self.live = LivePolling(self.target, self.lab, self.prefix, self._attach, self.set_status,
+                                speed=self.poll_speed)
+        await self.live.run()
+
+    def switch_lab(self, lab: str) -> None:
+        """Show another lab's panels (the palette's "Lab: …"); polling goes on, same endpoint."""
+        if self.live is not None:
+            self.live.switch(lab)
+        elif self.model is not None:
+            self._attach(profiles.load(lab), self.model)
+
+    # -- status and banner -----------------------------------------------------------------
+
+    def set_status(self, level: str, text: str) -> None:
+        self.status = (level, text)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        if not self.is_attached:
+            return
+        level, text = self.status
+        lab = f"{self.profile.name}: {self.profile.title}" if self.profile else "detecting the lab…"
+        parts = ["AWS View", lab, text]
+        if self.needle:
+            parts.append(f"filter “{self.needle}”")
+        status = self.query_one("#status", Static)
+        status.update(Content(" · ".join(p for p in parts if p)))
+        status.set_class(level == "error", "-error")
+
+    def set_banner(self, text: str, level: str = "ok") -> None:
+        banner = self.query_one("#banner", Static)
+        banner.update(Content(text))
+        for name in ("ok", "paused", "error", "done"):
+            banner.set_class(level == name, f"-{name}")
+
+    @work(exclusive=True, group="demo", exit_on_error=False)
+    async def _play_demo(self) -> None:
+        await self.demo.run()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("demo_pause", "demo_next"):
+            return self.demo is not None and not self.demo.finished
+        return True
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen())
+
+    def action_filter(self) -> None:
+        field = self.query_one("#filter", Input)
+        field.display = True
+        field.focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(FILTER_DELAY_S, lambda: self._set_needle(event.value))
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        self._set_needle(event.value)
+        event.input.display = False
+        self._refocus()
+
+    def _set_needle(self, needle: str) -> None:
+        needle = needle.strip()
+        if needle != self.needle:
+            self.needle = needle
+            self._show_status()
+            self.refresh_panels()
+
+    def action_back(self) -> None:
+        field = self.query_one("#filter", Input)
+        if field.display:
+            field.value = ""
+            field.display = False
+            self._set_needle("")
+            self._refocus()
+        elif self.board.zoomed is not None:
+            self.board.zoom(None)
+        elif self.needle:
+            self._set_needle("")
+
+    def _refocus(self) -> None:
+        view = self.board.current or next(iter(self.board.ordered), None)
+        if view is not None:
+            self.board.visit(view)
+
+    def action_zoom(self) -> None:
+        board = self.board
+        if board.zoomed is not None:
+            board.zoom(None)
+            return
+        view = board.focused_view() or board.current or next(iter(board.ordered), None)
+        if view is not None:
+            board.zoom(view)
+            board.visit(view)
+
+    def action_cycle(self, step: int) -> None:
+        self.board.cycle(step)
+
+    def action_next_theme(self) -> None:
+        names = self.awsview_themes
+        index = names.index(self.theme) if self.theme in names else -1
+        self.theme = names[(index + 1) % len(names)]
+        self.notify(f"theme {self.theme}", timeout=2)
+
+    def action_demo_pause(self) -> None:
+        if self.demo is not None:
+            self.demo.toggle_pause()
+
+    def action_demo_next(self) -> None:
+        if self.demo is not None:
+            self.demo.next_step()
+
+    def on_panel_view_row_chosen(self, event: PanelView.RowChosen) -> None:
+        view = event.view
+        if self.model is None or view.shown is None:
+            return
+        self.push_screen(DetailScreen(describe(self.model, view.shown.panel, view.ident, event.key)))
