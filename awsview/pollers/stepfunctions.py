@@ -126,7 +126,7 @@ class HistoryPoller(Poller):
     """Histories of the newest executions, fetched incrementally (newest events first on AWS)."""
 
     kind = HISTORY
-    fast_interval = 0.5
+    fast_interval = 0.4
     slow_interval = 8.0
 
     def is_busy(self, model: LabModel) -> bool:
