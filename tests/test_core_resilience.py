@@ -167,3 +167,28 @@ def test_shipped_profiles_load_and_name_their_resources():
         assert all(r.name.startswith(profile.prefix) or r.kind in ("log_group", "mapping")
                    for r in profile.resources)
         assert json.dumps([c.text for c in profile.checkpoints])
+
+
+async def test_injected_faults_reach_only_the_viewer_and_it_recovers(tmp_path):
+    running = RunningEmulator(state_dir=tmp_path).start()
+    faults = tmp_path / "faults.json"
+    try:
+        running.client("sqs").create_queue(QueueName="labex-q05-jobs")
+        async with Connection(Target(endpoint_url=running.endpoint_url)) as conn:
+            scheduler = Scheduler(conn, profiles.load("q05"))
+            model = await scheduler.run_once()
+            assert model.get("queues").health is Health.OK
+            faults.write_text(json.dumps({"credentials": "expired"}))
+            model = await scheduler.run_once()
+            assert model.get("queues").health is Health.STALE
+            assert "credentials expired" in model.get("queues").error
+            assert running.client("sqs").list_queues()["QueueUrls"]  # boto3 (the lab) unaffected
+            faults.write_text(json.dumps({"throttle": 1.0}))
+            model = await scheduler.run_once()
+            assert model.get("queues").error == "throttled (ThrottlingException)"
+            faults.unlink()
+            model = await scheduler.run_once()
+            assert model.get("queues").health is Health.OK
+            await scheduler.stop()
+    finally:
+        running.stop()

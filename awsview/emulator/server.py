@@ -173,10 +173,68 @@ def _write_logs(spec: Any, stream: str, lines: list[str]) -> None:
     backend.put_log_events(group, stream, [{"timestamp": stamp, "message": line} for line in lines])
 
 
+class Faults:
+    """Injected faults for soak tests, read from ``faults.json`` in the state directory:
+    ``{"throttle": 0.5, "credentials": "expired" | "invalid", "delay_ms": 200, "agent": "aiobotocore"}``.
+    Only requests whose User-Agent contains ``agent`` (default: aiobotocore, i.e. the viewer) are
+    affected, so a lab keeps playing. The file is re-read when it changes; delete it to stop."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self._stamp: float | None = None
+        self.config: dict[str, Any] = {}
+
+    def current(self) -> dict[str, Any]:
+        try:
+            stamp = self.path.stat().st_mtime
+        except OSError:
+            self._stamp, self.config = None, {}
+            return self.config
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self.config = json.loads(self.path.read_text() or "{}")
+            except (OSError, ValueError):
+                self.config = {}
+        return self.config
+
+
+def _injected(faults: Faults, authorization: str, agent: str) -> tuple[str, list[tuple[str, str]], bytes] | None:
+    import random
+
+    config = faults.current()
+    if not config or "Credential=" not in authorization:
+        return None  # only signed AWS calls are affected, never the journal API
+    if str(config.get("agent", "aiobotocore")) not in agent:
+        return None
+    if config.get("delay_ms"):
+        time.sleep(float(config["delay_ms"]) / 1000)
+    kind = config.get("credentials")
+    if kind in ("expired", "invalid"):
+        key = "EXPIRED" if kind == "expired" else "INVALID"
+        return credential_rejection(authorization.replace("Credential=", f"Credential={key}", 1))
+    if random.random() < float(config.get("throttle") or 0):
+        service = authorization.split("Credential=", 1)[1].split(",", 1)[0].split("/")
+        service = service[3] if len(service) > 3 else ""
+        body = json.dumps({"__type": "com.amazon.coral.availability#ThrottlingException",
+                           "message": "Rate exceeded"})
+        if service in _XML_SERVICES:
+            body = ('<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code>'
+                    '<Message>Rate exceeded</Message></Error><RequestId>x</RequestId></ErrorResponse>')
+            return "400 Bad Request", [("Content-Type", "text/xml")], body.encode()
+        return "400 Bad Request", [("Content-Type", "application/x-amz-json-1.0"),
+                                   ("x-amzn-ErrorType", "ThrottlingException")], body.encode()
+    return None
+
+
 def _journal_api(app: Callable, emulator: Emulator) -> Callable:
+    faults = Faults(emulator.state_dir / "faults.json")
+
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
         path = environ.get("PATH_INFO", "")
-        rejected = credential_rejection(environ.get("HTTP_AUTHORIZATION", ""))
+        authorization = environ.get("HTTP_AUTHORIZATION", "")
+        rejected = credential_rejection(authorization) or _injected(
+            faults, authorization, environ.get("HTTP_USER_AGENT", ""))
         if rejected is not None:
             status, headers, body = rejected
             start_response(status, headers)
