@@ -13,6 +13,7 @@ CORE_MODULES = [
     "awsview.model.snapshot", "awsview.model.resources", "awsview.model.asl", "awsview.model.history",
     "awsview.model.loglines", "awsview.model.items", "awsview.pollers.scheduler", "awsview.profiles",
     "awsview.render", "awsview.dump", "awsview.emulator.server", "awsview.labs.player",
+    "awsview.classroom", "awsview.checkpoints", "awsview.timeline", "awsview.explain", "awsview.store",
 ]
 FORBIDDEN = ("textual", "rich")
 

@@ -1,0 +1,187 @@
+"""Class view: one instructor following many learners' endpoints, read-only.
+
+The roster is a TOML file::
+
+    [[learner]]
+    name = "Ada"
+    endpoint_url = "http://10.0.0.11:5000"
+    lab = "q05"            # optional: detected otherwise
+
+Each learner gets its own read-only connection and scheduler; rounds run with bounded
+concurrency so one slow or dead endpoint never holds up the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import tomllib
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Callable
+
+from awsview import profiles
+from awsview.aws.errors import classify
+from awsview.aws.session import Connection, Target
+from awsview.checkpoints import CheckResult
+from awsview.pollers.scheduler import Scheduler
+
+
+class RosterError(ValueError):
+    """A malformed class file; the message names the file and the problem."""
+
+
+@dataclass(frozen=True)
+class Learner:
+    name: str
+    endpoint_url: str | None
+    lab: str | None = None
+    region: str | None = None
+    profile: str | None = None
+
+
+@dataclass(frozen=True)
+class LearnerStatus:
+    learner: Learner
+    lab: str | None = None
+    step: str | None = None  # the latest step with a passed checkpoint
+    checkpoints: tuple[CheckResult, ...] = ()
+    error: str | None = None
+    updated_at: float | None = None
+    round_seconds: float | None = None
+
+    @property
+    def passed(self) -> int:
+        return sum(r.passed is True for r in self.checkpoints)
+
+
+def load_roster(path: Path) -> tuple[Learner, ...]:
+    try:
+        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise RosterError(f"{path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise RosterError(f"{path}: {exc}") from None
+    entries = data.get("learner")
+    if not isinstance(entries, list) or not entries:
+        raise RosterError(f"{path}: expected one or more [[learner]] tables")
+    learners, seen = [], set()
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            raise RosterError(f"{path}: learner {number} needs a name")
+        url = entry.get("endpoint_url")
+        if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://"))):
+            raise RosterError(f"{path}: learner {entry['name']!r}: endpoint_url must be an http(s) URL")
+        if entry["name"] in seen:
+            raise RosterError(f"{path}: learner {entry['name']!r} is listed twice")
+        lab = entry.get("lab")
+        if lab is not None and lab not in profiles.available():
+            raise RosterError(f"{path}: learner {entry['name']!r}: unknown lab {lab!r}")
+        seen.add(entry["name"])
+        learners.append(Learner(entry["name"], url, lab, entry.get("region"), entry.get("profile")))
+    return tuple(learners)
+
+
+@dataclass
+class _Follow:
+    learner: Learner
+    conn: Connection | None = None
+    scheduler: Scheduler | None = None
+    status: LearnerStatus | None = None
+    failures: int = 0
+    retry_at: float = 0.0  # a learner whose endpoint does not answer is asked again later
+
+
+@dataclass
+class ClassMonitor:
+    """Polls every learner once per ``refresh`` seconds, at most ``concurrency`` at a time."""
+
+    learners: tuple[Learner, ...]
+    refresh: float = 1.0
+    concurrency: int = 16
+    on_update: Callable[[LearnerStatus], None] | None = None
+    _follows: dict[str, _Follow] = field(default_factory=dict)
+
+    def statuses(self) -> list[LearnerStatus]:
+        return [f.status or LearnerStatus(f.learner) for f in self._follows.values()]
+
+    async def round(self) -> list[LearnerStatus]:
+        semaphore = asyncio.Semaphore(self.concurrency)
+
+        async def one(follow: _Follow) -> LearnerStatus:
+            async with semaphore:
+                return await self._poll(follow)
+
+        for learner in self.learners:
+            self._follows.setdefault(learner.name, _Follow(learner))
+        return list(await asyncio.gather(*(one(f) for f in self._follows.values())))
+
+    async def run(self, rounds: int | None = None) -> None:
+        done = 0
+        while rounds is None or done < rounds:
+            started = time.monotonic()
+            await self.round()
+            done += 1
+            await asyncio.sleep(max(0.0, self.refresh - (time.monotonic() - started)))
+
+    async def close(self) -> None:
+        for follow in self._follows.values():
+            if follow.scheduler is not None:
+                await follow.scheduler.stop()
+            if follow.conn is not None:
+                await follow.conn.__aexit__(None, None, None)
+
+    async def _poll(self, follow: _Follow) -> LearnerStatus:
+        learner = follow.learner
+        started = time.monotonic()
+        if started < follow.retry_at:
+            return follow.status or LearnerStatus(learner)
+        try:
+            if follow.scheduler is None:
+                follow.conn = await Connection(Target(profile=learner.profile, region=learner.region,
+                                                      endpoint_url=learner.endpoint_url),
+                                               connect_timeout=1.0, read_timeout=5.0).__aenter__()
+                from awsview.dump import detect_profile
+
+                profile = profiles.load(learner.lab) if learner.lab else await detect_profile(follow.conn)
+                follow.scheduler = Scheduler(follow.conn, profile)
+            from awsview.dump import preflight
+
+            await preflight(follow.conn)  # one quick call tells a dead endpoint from a live one
+            model = await follow.scheduler.run_once()
+            results = model.data("checkpoints", ())
+            step = current_step(results)
+            follow.failures = 0
+            status = LearnerStatus(learner, follow.scheduler.profile.name, step, tuple(results),
+                                   error=_worst_error(model), updated_at=time.time())
+        except Exception as exc:  # one learner's trouble is shown on its card, never raised
+            previous = follow.status or LearnerStatus(learner)
+            status = replace(previous, error=str(exc) if type(exc).__name__ == "DumpError" else classify(exc).text)
+            follow.failures += 1
+            follow.retry_at = time.monotonic() + min(30.0, 2.0 ** follow.failures)
+        status = replace(status, round_seconds=time.monotonic() - started)
+        follow.status = status
+        if self.on_update is not None:
+            self.on_update(status)
+        return status
+
+
+def current_step(results: tuple[CheckResult, ...]) -> str | None:
+    """The last step whose checkpoints, and all earlier steps' checkpoints, have passed."""
+    step = None
+    for result in results:
+        if result.passed is not True:
+            return step if result.checkpoint.step != step else _previous(results, step)
+        step = result.checkpoint.step
+    return step
+
+
+def _previous(results: tuple[CheckResult, ...], step: str | None) -> str | None:
+    steps = [r.checkpoint.step for r in results]
+    earlier = steps[:steps.index(step)] if step in steps else []
+    return earlier[-1] if earlier else None
+
+
+def _worst_error(model: Any) -> str | None:
+    errors = [s for s in model.snapshots.values() if s.error and s.health.value in ("stale", "error")]
+    return errors[0].freshness() if errors else None
