@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test emulator bench clean
+.PHONY: demo test emulator bench clean tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,10 @@ demo: $(STAMP)
 emulator: $(STAMP)
 	$(BIN)/awsview emulator
 
-test: $(STAMP)
+tools:
+	@./.ci/tools.sh
+
+test: $(STAMP) tools
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 bench: $(STAMP)

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# System tools some tests drive for real: zip and jq (a lab's own shell commands) and Debian's
+# chromium (the browser test of `awsview serve`). Installed with apt-get when missing and possible.
+set -u
+missing=()
+command -v zip >/dev/null || missing+=(zip)
+command -v jq >/dev/null || missing+=(jq)
+command -v chromium >/dev/null || missing+=(chromium)
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
+    echo "note: cannot install ${missing[*]} here (needs root and apt-get); the tests that use them will say so" >&2
+    exit 0
+fi
+export DEBIAN_FRONTEND=noninteractive
+apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q "${missing[@]}" >/dev/null 2>&1; } \
+    || echo "note: apt-get could not install ${missing[*]}" >&2
+exit 0
