@@ -66,6 +66,9 @@ def _fresh(model: LabModel, key: str) -> Any:
 
 def _executions(model: LabModel) -> dict[str, Any]:
     runs = {}
+    for machine in _fresh(model, "state_machines") or ():
+        if model.get(f"executions:{machine.name}") is None:
+            raise Unknown(f"executions of {machine.name} not read yet")
     for snapshot in model.with_prefix("executions:"):
         if snapshot.health is not Health.OK:
             raise Unknown(f"{snapshot.key}: {snapshot.error}")

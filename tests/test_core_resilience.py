@@ -192,3 +192,20 @@ async def test_injected_faults_reach_only_the_viewer_and_it_recovers(tmp_path):
             await scheduler.stop()
     finally:
         running.stop()
+
+
+def test_checkpoint_is_unknown_until_the_data_it_needs_was_read():
+    from awsview.checkpoints import evaluate
+    from awsview.model.resources import StateMachine
+    from awsview.model.snapshot import succeeded
+    from awsview.pollers.base import LabModel
+
+    profile = profiles.load("ev04")
+    model = LabModel()
+    model.apply([succeeded(None, "state_machines", "state_machines",
+                           (StateMachine("labex-ev04-orders", "arn:m", "STANDARD", None),))])
+    workflow = next(r for r in evaluate(profile, model) if r.checkpoint.step == "workflow")
+    assert workflow.passed is None and "not read yet" in workflow.detail  # not a pass: unknown
+    model.apply([succeeded(None, "executions", "executions:labex-ev04-orders", ())])
+    workflow = next(r for r in evaluate(profile, model) if r.checkpoint.step == "workflow")
+    assert workflow.passed is True
