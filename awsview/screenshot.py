@@ -1,0 +1,111 @@
+"""Screenshots of a running Textual app: the SVG Textual exports, or a PNG drawn cell by cell
+with a real monospace font (DejaVu Sans Mono), deterministic for the same screen."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+FONT_CANDIDATES = (
+    "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
+    "/usr/share/fonts/dejavu/DejaVuSansMono.ttf",
+    "/Library/Fonts/DejaVuSansMono.ttf",
+)
+BOLD_CANDIDATES = tuple(p.replace("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf") for p in FONT_CANDIDATES)
+
+
+class ScreenshotError(Exception):
+    """Why a screenshot could not be made (e.g. no monospace font)."""
+
+
+def _font_path(candidates: tuple[str, ...]) -> str | None:
+    return next((p for p in candidates if Path(p).is_file()), None)
+
+
+def record(app: Any) -> Any:
+    """A rich Console that has recorded the app's current screen."""
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
+                      color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console
+
+
+def svg(app: Any, title: str | None = None) -> str:
+    return app.export_screenshot(title=title)
+
+
+def png(app: Any, font_size: int = 16) -> bytes:
+    """The screen as a PNG: one glyph per terminal cell, colours from the styles."""
+    from PIL import Image, ImageDraw, ImageFont
+    from rich.segment import Segment
+
+    regular = _font_path(FONT_CANDIDATES)
+    if regular is None:
+        raise ScreenshotError("no DejaVu Sans Mono font found (Debian: fonts-dejavu-core)")
+    font = ImageFont.truetype(regular, font_size)
+    bold_path = _font_path(BOLD_CANDIDATES)
+    bold = ImageFont.truetype(bold_path, font_size) if bold_path else font
+    console = record(app)
+    width, height = app.size
+    cell_w = round(font.getlength("M"))
+    ascent, descent = font.getmetrics()
+    cell_h = ascent + descent + 2
+    default_fg, default_bg = (197, 200, 198), (41, 41, 41)
+    image = Image.new("RGB", (width * cell_w, height * cell_h), default_bg)
+    draw = ImageDraw.Draw(image)
+    lines = list(Segment.split_and_crop_lines(console._record_buffer, width, pad=True))
+    for row, line in enumerate(lines[:height]):
+        column = 0
+        for text, style, control in line:
+            if control or not text:
+                continue
+            fg, bg = _colours(style, default_fg, default_bg)
+            face = bold if style is not None and style.bold else font
+            for char in text:
+                span = _cell_width(char)
+                x, y = column * cell_w, row * cell_h
+                if bg != default_bg:
+                    draw.rectangle((x, y, x + cell_w * span - 1, y + cell_h - 1), fill=bg)
+                if not char.isspace():
+                    draw.text((x, y + 1), char, font=face, fill=fg)
+                if style is not None and style.underline:
+                    draw.line((x, y + cell_h - 2, x + cell_w * span - 1, y + cell_h - 2), fill=fg)
+                column += span
+    out = io.BytesIO()
+    image.save(out, format="PNG", optimize=False)
+    return out.getvalue()
+
+
+def _cell_width(char: str) -> int:
+    from rich.cells import cell_len
+
+    return max(1, cell_len(char))
+
+
+def _colours(style: Any, fg: tuple[int, int, int], bg: tuple[int, int, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    if style is None:
+        return fg, bg
+    if style.color is not None and not style.color.is_default:
+        fg = tuple(style.color.get_truecolor())
+    if style.bgcolor is not None and not style.bgcolor.is_default:
+        bg = tuple(style.bgcolor.get_truecolor())
+    if style.reverse:
+        fg, bg = bg, fg
+    if style.dim:
+        fg = tuple((c + b) // 2 for c, b in zip(fg, bg))
+    return fg, bg
+
+
+def save(app: Any, path: Path) -> Path:
+    path = Path(path)
+    if path.suffix.lower() == ".png":
+        path.write_bytes(png(app))
+    elif path.suffix.lower() == ".svg":
+        path.write_text(svg(app), encoding="utf-8")
+    else:
+        raise ScreenshotError(f"{path.name}: the file name must end in .svg or .png")
+    return path
