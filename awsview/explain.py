@@ -90,7 +90,10 @@ def explain(definition: Definition, history: Any) -> tuple[TaskExplanation, ...]
                 previous = next((f for f in failures if f.attempt == number - 1), None)
                 retrier = _retrier(state.retry, previous.error if previous else None)
                 if previous is not None and previous.timestamp and event.timestamp:
-                    actual = (event.timestamp - previous.timestamp).total_seconds()
+                    try:
+                        actual = (event.timestamp - previous.timestamp).total_seconds()
+                    except TypeError:  # one naive, one aware timestamp: no gap to show
+                        actual = None
                 if retrier is not None:
                     retry_used = retrier
                     expected = retrier.delay(number - 1)

@@ -75,7 +75,8 @@ def _panel(name: str, title: str, snapshots: list[Snapshot[Any]], columns: tuple
     if worst.health is Health.OK:
         newest = max(snapshots, key=lambda s: s.fetched_at or 0)
         worst = newest
-    return Panel(name, title, worst.freshness(now), worst.health.value, columns, tuple(rows), empty_text)
+    return Panel(name, title, cell(worst.freshness(now), 300), worst.health.value, columns, tuple(rows),
+                 empty_text)
 
 
 def state_machines(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
@@ -225,7 +226,7 @@ def retries(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     from awsview.explain import explanations_for
 
     rows = []
-    for execution, explained in sorted(explanations_for(model)):
+    for execution, explained in sorted(explanations_for(model), key=lambda pair: pair[0]):
         for task in explained:
             rows.append(Row(f"{execution}#{task.state}", (cell(execution), cell(task.state),
                                                           cell(task.summary, 300))))

@@ -57,7 +57,18 @@ def error_code(exc: BaseException) -> str | None:
 
 
 def classify(exc: BaseException) -> Failure:
-    """One line saying what went wrong; never a traceback."""
+    """One line saying what went wrong; never a traceback. AWS's words are untrusted text:
+    control characters and escape sequences are removed."""
+    from dataclasses import replace
+
+    from awsview.model.loglines import clean_text
+
+    failure = _classify(exc)
+    return replace(failure, text=" ".join(clean_text(failure.text).split()),
+                   code=clean_text(failure.code) if failure.code else None)
+
+
+def _classify(exc: BaseException) -> Failure:
     if isinstance(exc, ClientError):
         code = error_code(exc) or "Error"
         message = " ".join(str(exc.response.get("Error", {}).get("Message", "")).split())[:160]

@@ -128,7 +128,8 @@ class Journal:
         return self._insert("invocations", row)
 
     def _insert(self, table: str, row: dict[str, Any]) -> int:
-        values = {k: json.dumps(v) if k in _JSON_COLUMNS else v for k, v in row.items()}
+        values = {k: json.dumps(v, default=_bytes_as_base64) if k in _JSON_COLUMNS else v
+                  for k, v in row.items()}
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)
         with self._lock:
@@ -156,6 +157,14 @@ class Journal:
              for n, v in zip(names, row)}
             for row in rows
         ]
+
+
+def _bytes_as_base64(value: object) -> str:
+    import base64
+
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode()  # as DynamoDB's JSON wire format writes B
+    raise TypeError(f"cannot record {type(value).__name__}")
 
 
 def now() -> float:

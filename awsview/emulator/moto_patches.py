@@ -57,7 +57,8 @@ def _patch_lambda(runtime: LambdaRuntime) -> None:
         if result.function_error:
             response_headers["x-amz-function-error"] = result.function_error
         response_headers["x-amz-executed-version"] = str(self.version)
-        response_headers["x-amz-log-result"] = base64.b64encode(result.log_tail.encode()).decode()
+        tail = result.log_tail.encode("utf-8", errors="replace")  # a handler may print lone surrogates
+        response_headers["x-amz-log-result"] = base64.b64encode(tail).decode()
         return result.payload
 
     models.LambdaFunction.invoke = invoke

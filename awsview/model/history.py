@@ -217,7 +217,7 @@ def _int(value: Any) -> int | None:
         return None
     try:
         return int(value)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
@@ -229,7 +229,10 @@ def _timestamp(value: Any) -> datetime | None:
     if isinstance(value, datetime) or value is None:
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        return datetime.fromtimestamp(value, tz=timezone.utc)
+        try:
+            return datetime.fromtimestamp(value, tz=timezone.utc)
+        except (OverflowError, ValueError, OSError):
+            return None
     try:
         return datetime.fromisoformat(str(value))
     except ValueError:

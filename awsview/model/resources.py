@@ -48,6 +48,7 @@ class History:
     execution_name: str
     history: ExecutionHistory
     complete: bool  # the execution has finished and every event was fetched
+    started: datetime | None = None  # tells a rerun of the same execution ARN apart
 
 
 @dataclass(frozen=True)

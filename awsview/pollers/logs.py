@@ -57,12 +57,21 @@ class LogPoller(Poller):
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         groups = list(self.profile.log_groups)
+        snapshots = []
         if self.profile.generic:
-            described = await conn.pages("logs", "describe_log_groups", "logGroups", limit=50,
-                                         logGroupNamePrefix=f"/aws/lambda/{self.profile.prefix}")
-            groups = [g["logGroupName"] for g in described]
-        return [await self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
-                for group in groups]
+            listing = await self.fetch(model, "log_groups", lambda: self._groups(conn))
+            snapshots.append(listing)
+            if listing.data is None:  # could not list: keep following what we followed
+                groups = [s.key.split(":", 1)[1] for s in model.with_prefix(f"{LOGS}:")]
+            else:
+                groups = list(listing.data)
+        return snapshots + [await self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
+                            for group in groups]
+
+    async def _groups(self, conn: Connection) -> tuple[str, ...]:
+        described = await conn.pages("logs", "describe_log_groups", "logGroups", limit=50,
+                                     logGroupNamePrefix=f"/aws/lambda/{self.profile.prefix}")
+        return tuple(g["logGroupName"] for g in described)
 
     async def _tail(self, conn: Connection, group: str) -> LogFeed:
         follow = self._follows.setdefault(group, _Follow())

@@ -81,7 +81,8 @@ class ExecutionPoller(Poller):
 
     def __init__(self, profile):
         super().__init__(profile)
-        self._finished: dict[str, Execution] = {}
+        # Finished executions by (ARN, start): a lab run again reuses execution names and ARNs.
+        self._finished: dict[tuple[str, Any], Execution] = {}
 
     def is_busy(self, model: LabModel) -> bool:
         return any(e.running for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ()))
@@ -104,8 +105,9 @@ class ExecutionPoller(Poller):
         executions = []
         for entry in listed:
             arn = entry["executionArn"]
-            if arn in self._finished:
-                executions.append(self._finished[arn])
+            cached = self._finished.get((arn, entry.get("startDate")))
+            if cached is not None:
+                executions.append(cached)
                 continue
             described = await conn.call("stepfunctions", "describe_execution", executionArn=arn)
             execution = Execution(
@@ -117,7 +119,7 @@ class ExecutionPoller(Poller):
                 error=described.get("error"), cause=described.get("cause"), described=True,
             )
             if not execution.running:
-                self._finished[arn] = execution
+                self._finished[(arn, entry.get("startDate"))] = execution
             executions.append(execution)
         return tuple(sorted(executions, key=lambda e: (e.started is None, e.started), reverse=True))
 
@@ -139,6 +141,8 @@ class HistoryPoller(Poller):
         for execution in executions[:MAX_HISTORIES]:
             key = f"{HISTORY}:{execution.arn}"
             previous = model.get(key)
+            if previous is not None and previous.data is not None and previous.data.started != execution.started:
+                previous = None  # the same ARN ran again: a new history
             if previous is not None and previous.data is not None and previous.data.complete:
                 continue  # finished and fully fetched: never asked again
             snapshots.append(await self.fetch(
@@ -162,4 +166,5 @@ class HistoryPoller(Poller):
         fresh.sort(key=lambda e: e["id"])  # some servers ignore reverseOrder; order by id either way
         history = parse_history(fresh, previous=known) if fresh or known is None else known
         return History(execution_arn=execution.arn, execution_name=execution.name,
-                       history=history, complete=not execution.running and history.is_finished)
+                       history=history, complete=not execution.running and history.is_finished,
+                       started=execution.started)

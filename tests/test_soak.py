@@ -1,0 +1,38 @@
+"""The fault soak of tests/soak.py for 60 s (`make soak` runs it for 30 minutes): the emulator
+killed and restarted, throttling, refused credentials, slow answers and deletions while the
+viewers and the headless app poll. No crash, no error shown as empty or absent, recovery within
+the backoff in effect.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+
+import pytest
+
+from soak import soak
+
+# Bugs the soak found and that are not fixed yet, each matching only its own lines; the two it
+# found first (generic log groups escaping poll(), reruns keyed by ARN) are fixed. Anything not
+# listed here fails the test.
+KNOWN: dict[str, re.Pattern[str]] = {}
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(240)
+async def test_sixty_second_fault_soak():
+    seed = int(os.environ.get("SOAK_SEED") or random.randrange(1 << 30))
+    report = await soak(60.0, seed=seed, app_lab="ev04", log=lambda _: None)
+    print(report.text())
+    assert report.checks >= 100, report.text()
+    assert sum(n for kind, n in report.faults.items() if "/" not in kind) >= 4, report.text()
+    assert report.recoveries, report.text()
+    unknown = [line for line in report.crashes + report.violations
+               if not any(pattern.search(line) for pattern in KNOWN.values())]
+    assert not unknown, report.text()
+    seen = [bug for bug, pattern in KNOWN.items()
+            if any(pattern.search(line) for line in report.crashes + report.violations)]
+    if seen:
+        pytest.xfail("only known bugs: " + "; ".join(seen))
