@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test emulator bench clean tools
+.PHONY: demo test emulator bench soak clean tools
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ test: $(STAMP) tools
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.bench_lambda
+
+MINUTES ?= 30
+soak: $(STAMP)
+	$(BIN)/python -m tests.soak --minutes $(MINUTES)
 
 clean:
 	rm -rf $(VENV) .pytest_cache build dist

@@ -7,13 +7,14 @@ listener posts `ModelChanged`; the app renders the panels and diffs them into th
 
 from __future__ import annotations
 
+import gc
 import time
 from typing import Any, Callable
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
-from textual.content import Content
+from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import Footer, Input, Static
 
@@ -22,6 +23,7 @@ from awsview.aws.session import Target
 from awsview.pollers.base import LabModel
 from awsview.ui import themes
 from awsview.ui.board import PanelBoard
+from awsview.ui.cells import alive, plain
 from awsview.ui.changes import ItemChanges
 from awsview.ui.commands import LabCommands, PanelCommands, ThemeCommands
 from awsview.ui.details import describe
@@ -30,6 +32,7 @@ from awsview.ui.panel import HIGHLIGHT_S, PanelView
 from awsview.ui.screens import DetailScreen, HelpScreen
 
 FILTER_DELAY_S = 0.15
+FULL_GC_EVERY_S = 60.0
 
 
 class ModelChanged(Message):
@@ -42,6 +45,7 @@ class ModelChanged(Message):
 class AWSViewApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "AWS View"
+    AUTO_FOCUS = None  # keys go to the app until the learner picks a panel (tab, ], click)
     COMMANDS = App.COMMANDS | {LabCommands, ThemeCommands, PanelCommands}
     BINDINGS = [
         Binding("q", "quit", "Quit"),
@@ -60,7 +64,8 @@ class AWSViewApp(App[int]):
                  model: LabModel | None = None, profile: profiles.LabProfile | None = None,
                  theme: str | None = None, clock: Callable[[], float] = time.time,
                  demo: Any = None, cap: int = DEFAULT_CAP, highlight_seconds: float = HIGHLIGHT_S,
-                 tick_seconds: float = 1.0, poll_speed: float = 1.0):
+                 tick_seconds: float = 1.0, poll_speed: float = 1.0,
+                 monotonic: Callable[[], float] = time.monotonic):
         super().__init__()
         self.awsview_themes = []
         for loaded in themes.load_all():
@@ -81,29 +86,33 @@ class AWSViewApp(App[int]):
         self.tick_seconds = tick_seconds
         self.poll_speed = poll_speed
         self.highlight_seconds = highlight_seconds
+        self.monotonic = monotonic  # when highlights fade
         self.feed = PanelFeed(cap)
         self.changes = ItemChanges()
         self.needle = ""
-        self.status = ("ok", target.describe() if target else "")
+        self.status = ("ok", f"connecting to {target.describe()}…" if target else "")
         self.live = None
         self._filter_timer = None
+        self._last_full_gc = time.monotonic()
+        self._board = PanelBoard(self.highlight_seconds, self.monotonic, id="board")
 
     # -- layout ----------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Static(id="status")
-        yield Static(id="banner")
-        yield PanelBoard(self.highlight_seconds, time.monotonic, id="board")
+        with Vertical(id="top"):
+            yield Static(id="status")
+            yield Static(id="banner")
+        yield self._board
         yield Input(placeholder="filter every panel's rows (enter keeps it, escape clears it)", id="filter")
         yield Footer()
 
     @property
     def board(self) -> PanelBoard:
-        return self.query_one(PanelBoard)
+        return self._board
 
     def on_mount(self) -> None:
         self.query_one("#banner").display = self.demo is not None
-        self.query_one("#filter").display = False
+        self._show_filter(False)
         self.board.set_layout(self.size.width)
         if self.model is not None and self.profile is not None:
             self._attach(self.profile, self.model)
@@ -113,17 +122,22 @@ class AWSViewApp(App[int]):
             self.demo.attach(self)
             self._play_demo()
         self.set_interval(self.tick_seconds, self.refresh_panels)
+        self.set_interval(1.0, self._age_memory)
         self._show_status()
 
     def on_resize(self) -> None:
-        self.board.set_layout(self.size.width)
+        if alive(self._board):
+            self.board.set_layout(self.size.width)
+
+    def on_unmount(self) -> None:
+        gc.unfreeze()  # leave the process's collector as it was (tests run many apps in one)
 
     # -- the model -------------------------------------------------------------------------
 
     def _attach(self, profile: profiles.LabProfile, model: LabModel) -> None:
         if self.model is not None and self._on_model_change in self.model.listeners:
             self.model.listeners.remove(self._on_model_change)
-        if self.profile is not None and profile.name != self.profile.name:
+        if self.profile is not None and profile.name != self.profile.name and alive(self._board):
             self.board.clear_panels()
             self.changes = ItemChanges()
         self.profile, self.model = profile, model
@@ -138,13 +152,17 @@ class AWSViewApp(App[int]):
         self.refresh_panels()
 
     def refresh_panels(self) -> None:
-        """Render the model and bring every panel up to date (also ticks the freshness)."""
-        if self.model is None or self.profile is None or not self.is_attached:
-            return
+        """Render the model and bring every panel up to date (also ticks the freshness).
+
+        On the event loop, on purpose: windows keep a render to a few tens of milliseconds even
+        with 100,000 log lines, and a render thread would make every key wait for the GIL.
+        """
+        if self.model is None or self.profile is None or not alive(self._board):
+            return  # not composed yet, or closing
         self.changes.update(self.model)
         shown = self.feed.panels(self.model, self.profile, self.clock(), self.needle)
         with self.batch_update():
-            self.board.sync(shown, self.changes.for_panel, self.needle)
+            self.board.sync(shown, self.changes.for_panel, self.needle, waiting=not self.model.snapshots)
 
     @work(exclusive=True, group="poll", exit_on_error=False)
     async def _poll(self) -> None:
@@ -152,7 +170,11 @@ class AWSViewApp(App[int]):
 
         self.live = LivePolling(self.target, self.lab, self.prefix, self._attach, self.set_status,
                                 speed=self.poll_speed)
-        await self.live.run()
+        try:
+            await self.live.run()
+        except Exception as exc:  # the panels keep what they had; say plainly that polling stopped
+            self.set_status("error", f"polling stopped: {type(exc).__name__}: {exc}")
+            raise
 
     def switch_lab(self, lab: str) -> None:
         """Show another lab's panels (the palette's "Lab: …"); polling goes on, same endpoint."""
@@ -161,6 +183,22 @@ class AWSViewApp(App[int]):
         elif self.model is not None:
             self._attach(profiles.load(lab), self.model)
 
+    def _age_memory(self) -> None:
+        """Keep Python's full garbage collections short.
+
+        A big model (100,000 log lines, 10,000 items) makes each full collection take ~300 ms,
+        and the pollers' fresh tuples trigger one every few seconds: a visible stall. Freezing
+        moves what exists now out of the collector's sight (refcounting still frees replaced
+        snapshots); a full collection once a minute picks up any cyclic garbage frozen
+        meanwhile.
+        """
+        now = time.monotonic()
+        if now - self._last_full_gc > FULL_GC_EVERY_S:
+            self._last_full_gc = now
+            gc.unfreeze()
+            gc.collect()
+        gc.freeze()
+
     # -- status and banner -----------------------------------------------------------------
 
     def set_status(self, level: str, text: str) -> None:
@@ -168,20 +206,22 @@ class AWSViewApp(App[int]):
         self._show_status()
 
     def _show_status(self) -> None:
-        if not self.is_attached:
-            return
+        if not alive(self._board):
+            return  # not composed yet, or closing
         level, text = self.status
         lab = f"{self.profile.name}: {self.profile.title}" if self.profile else "detecting the lab…"
         parts = ["AWS View", lab, text]
         if self.needle:
             parts.append(f"filter “{self.needle}”")
         status = self.query_one("#status", Static)
-        status.update(Content(" · ".join(p for p in parts if p)))
+        status.update(plain(" · ".join(p for p in parts if p)))
         status.set_class(level == "error", "-error")
 
     def set_banner(self, text: str, level: str = "ok") -> None:
+        if not alive(self._board):
+            return
         banner = self.query_one("#banner", Static)
-        banner.update(Content(text))
+        banner.update(plain(text, keep_newlines=True))
         for name in ("ok", "paused", "error", "done"):
             banner.set_class(level == name, f"-{name}")
 
@@ -194,15 +234,21 @@ class AWSViewApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("demo_pause", "demo_next"):
             return self.demo is not None and not self.demo.finished
+        if action in ("filter", "zoom", "cycle") and self.screen is not self.screen_stack[0]:
+            return False  # the board is hidden under a detail or help screen
         return True
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen())
 
-    def action_filter(self) -> None:
+    def _show_filter(self, shown: bool) -> None:
         field = self.query_one("#filter", Input)
-        field.display = True
-        field.focus()
+        field.display = shown
+        field.disabled = not shown  # hidden, it must not take keys (q would type, not quit)
+
+    def action_filter(self) -> None:
+        self._show_filter(True)
+        self.query_one("#filter", Input).focus()
 
     @on(Input.Changed, "#filter")
     def _filter_changed(self, event: Input.Changed) -> None:
@@ -213,7 +259,7 @@ class AWSViewApp(App[int]):
     @on(Input.Submitted, "#filter")
     def _filter_submitted(self, event: Input.Submitted) -> None:
         self._set_needle(event.value)
-        event.input.display = False
+        self._show_filter(False)
         self._refocus()
 
     def _set_needle(self, needle: str) -> None:
@@ -227,7 +273,7 @@ class AWSViewApp(App[int]):
         field = self.query_one("#filter", Input)
         if field.display:
             field.value = ""
-            field.display = False
+            self._show_filter(False)
             self._set_needle("")
             self._refocus()
         elif self.board.zoomed is not None:

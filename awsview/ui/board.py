@@ -12,6 +12,7 @@ from typing import Callable
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
+from awsview.ui.cells import alive
 from awsview.ui.feed import ShownPanel
 from awsview.ui.panel import PanelView
 
@@ -35,20 +36,26 @@ class PanelBoard(VerticalScroll):
         self.clock = clock
         self.zoomed: PanelView | None = None
         self.current: PanelView | None = None
+        self.cell_width: int | None = None  # one grid cell's width when wide, else None
 
     def set_layout(self, width: int) -> None:
         layout = layout_for(width)
         self.set_class(layout == "wide", "-wide")
         self.set_class(layout == "compact", "-compact")
         self.set_class(width >= THREE_COLUMNS_AT, "-three")
+        columns = 3 if width >= THREE_COLUMNS_AT else 2
+        self.cell_width = (width - 1 - (columns - 1)) // columns if layout == "wide" else None
+        self.arrange_grid()
 
     @property
     def ordered(self) -> list[PanelView]:
         return [child for child in self.children if isinstance(child, PanelView)]
 
     def sync(self, shown: list[ShownPanel], marks: Callable[[str], dict[str, frozenset[str]]],
-             needle: str = "") -> None:
+             needle: str = "", waiting: bool = False) -> None:
         """Show these panels: new ones mounted in place, gone ones removed, the rest updated."""
+        if not alive(self):
+            return  # the app is closing: a last tick must not rearrange what is being torn down
         wanted = [s.id for s in shown]
         for ident in [i for i in self.views if i not in wanted]:
             view = self.views.pop(ident)
@@ -63,17 +70,43 @@ class PanelBoard(VerticalScroll):
             if view is None:
                 view = PanelView(item.id, item.panel.name, self.highlight_seconds, self.clock)
                 self.views[item.id] = view
-                if previous is None:
-                    self.mount(view, before=0) if self.ordered else self.mount(view)
-                else:
+                if previous is not None:
                     self.mount(view, after=previous)
+                elif self.ordered:
+                    self.mount(view, before=0)
+                else:
+                    self.mount(view)
             elif previous is not None and self._index(view) != self._index(previous) + 1:
                 self.move_child(view, after=previous)
             elif previous is None and self._index(view) != 0:
                 self.move_child(view, before=0)
-            view.show(item, marks(item.id), needle)
+            if self.zoomed is not None and view is not self.zoomed:
+                view.defer(item, marks(item.id), needle, waiting)  # hidden: shown when unzoomed
+            else:
+                view.show(item, marks(item.id), needle, waiting)
             previous = view
+        self.arrange_grid()
 
+    def arrange_grid(self) -> None:
+        """Column spans for the wide grid: a panel whose rows need more than one cell takes a
+        whole row; a narrow panel left alone before it stretches to the end of its row (Textual's
+        grid would otherwise squeeze the wide one into the last cell)."""
+        columns = (3 if self.has_class("-three") else 2) if self.cell_width else 1
+        spans: list[list] = []  # [view, span] per grid row, current row last
+        used = columns
+        for view in self.ordered:
+            span = columns if self.cell_width and view.natural_width > self.cell_width else 1
+            if used + span > columns:
+                if spans and used < columns:
+                    spans[-1][-1][1] += columns - used
+                spans.append([])
+                used = 0
+            spans[-1].append([view, span])
+            used += span
+        for row in spans:
+            for view, span in row:
+                if (view.styles.column_span or 1) != span:
+                    view.styles.column_span = span
     def _index(self, view: Widget) -> int:
         return self.children.index(view)
 
@@ -118,3 +151,5 @@ class PanelBoard(VerticalScroll):
         if view is not None:
             view.add_class("-zoom")
             self.current = view
+        for shown in ([view] if view is not None else self.ordered):
+            shown.flush()

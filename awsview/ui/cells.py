@@ -1,13 +1,18 @@
 """How a cell reads at a glance: its tone, the marked attributes, and column widths that fit.
 
-Pure functions; the panel widget turns their answers into styled `Text`.
+Pure functions; the panel widget turns their answers into styled `Text`. `plain` is how every
+other string from AWS (titles, freshness, errors, banners) reaches the screen.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from rich.cells import cell_len
+from textual.content import Content
+
+from awsview.model.loglines import clean_text
 
 GOOD = frozenset({"SUCCEEDED", "Accepted", "Enabled", "ACTIVE", "RESULT", "TaskSucceeded",
                   "ExecutionSucceeded", "unchanged", "ok"})
@@ -15,7 +20,27 @@ BAD = frozenset({"FAILED", "TIMED_OUT", "ABORTED", "ERROR", "TaskFailed", "Execu
                  "LambdaFunctionFailed", "TaskTimedOut", "FailStateEntered", "Disabled", "ALARM"})
 BUSY = frozenset({"RUNNING", "Creating", "Enabling", "Disabling", "Updating", "Deleting"})
 MIN_WIDTH = 4  # a column is never cut narrower than this (or its label, if shorter)
+KEY_WIDTH = 42  # a key column is cut no narrower than this: "Rejected: ConditionalCheckFailedException"
+# Columns that say what a row *is*; kept as whole as possible when a panel is narrow.
+KEY_COLUMNS = frozenset({"", "NAME", "STATUS", "KEY", "OUTCOME", "VERDICT", "KIND", "QUEUE", "VISIBLE",
+                         "IN FLIGHT", "TYPE", "STEP", "FUNCTION", "EXECUTION", "TASK", "ROLE"})
+# Columns a narrow panel may leave out (the detail screen still shows them), rightmost first.
+SPARE_COLUMNS = frozenset({"TIME", "STARTED", "TOOK", "TABLE", "OPERATION", "CONDITION", "BY", "ID",
+                           "BEFORE → AFTER", "DELAYED", "DLQ", "RUNTIME", "HANDLER", "TIMEOUT", "CODE",
+                           "CONSUMER RESULTS"})
 _NEXT_ATTRIBUTE = re.compile(r", (?=[^,=\s]+=)")
+
+
+def alive(widget: object) -> bool:
+    """Mounted and not being torn down. Widget.mount itself checks these flags; is_attached alone
+    stays true while the app closes, and an update then would meet half-removed children."""
+    return bool(getattr(widget, "is_attached", False) and not getattr(widget, "_closing", False)
+                and not getattr(widget, "_pruning", False))
+
+
+def plain(text: str, keep_newlines: bool = False) -> Content:
+    """Text to show as written: no markup parsed, no terminal control characters left."""
+    return Content(clean_text(text, keep_newlines=keep_newlines))
 
 
 def tone(value: str) -> str | None:
@@ -53,18 +78,87 @@ def natural_widths(labels: tuple[str, ...], rows: list[tuple[str, ...]]) -> list
     return widths
 
 
-def fit_widths(natural: list[int], labels: tuple[str, ...], available: int,
+@dataclass(frozen=True)
+class ColumnPlan:
+    """Which columns a table shows, cut to which width, and what it says instead of the rest."""
+
+    shown: tuple[int, ...]  # indexes into the panel's columns
+    limits: tuple[int | None, ...]  # per shown column
+    same: tuple[tuple[str, str], ...] = ()  # (label, value) of columns equal on every row
+    left_out: tuple[str, ...] = ()  # labels of columns left out for room
+
+    @property
+    def caption(self) -> str:
+        parts = [f"{label or '·'} {value}" for label, value in self.same]
+        if self.left_out:
+            parts.append(f"not shown: {', '.join(self.left_out)} (enter shows a row whole)")
+        return " · ".join(parts)
+
+
+def plan_columns(labels: tuple[str, ...], rows: list[tuple[str, ...]], available: int,
+                 natural: list[int] | None = None, padding: int = 2) -> ColumnPlan:
+    """Fit a table into ``available`` cells.
+
+    All columns whole if they fit. Otherwise, in turn: columns with one value on every row say
+    it once in the caption; spare columns (`SPARE_COLUMNS`) are left out, rightmost first, while
+    the rest cannot fit at their floors; the widest columns are cut to fit, key columns
+    (`KEY_COLUMNS`) no narrower than `KEY_WIDTH`.
+    """
+    natural = natural if natural is not None else natural_widths(labels, rows)
+    everything = tuple(range(len(labels)))
+    if available <= 0 or sum(natural) + padding * len(natural) <= available:
+        return ColumnPlan(everything, tuple(None for _ in labels))
+    shown = list(everything)
+    same = []
+    if len(rows) >= 2:
+        for i in everything:
+            values = {cells[i] for cells in rows if i < len(cells)}
+            if len(values) == 1 and len(shown) > 1 and labels[i] not in KEY_COLUMNS:
+                same.append((labels[i], values.pop()))
+                shown.remove(i)
+    floors = {i: _floor(labels[i], natural[i]) for i in shown}
+    left_out = []
+    for i in reversed(list(shown)):
+        if sum(floors[j] + padding for j in shown) <= available:
+            break
+        if labels[i] in SPARE_COLUMNS and len(shown) > 1:
+            shown.remove(i)
+            left_out.insert(0, labels[i])
+    limits = fit_widths([natural[i] for i in shown], [floors[i] for i in shown], available, padding)
+    return ColumnPlan(tuple(shown), limits, tuple(same), tuple(left_out))
+
+
+def still_fits(plan: ColumnPlan, labels: tuple[str, ...], rows: list[tuple[str, ...]],
+               available: int, natural: list[int], padding: int = 2) -> bool:
+    """Whether ``plan`` still holds for these rows: the same columns say one value, and the rows
+    fit. Keeping a plan that holds spares the table a rebuild whenever a cell grows or shrinks."""
+    if len(plan.shown) + len(plan.same) + len(plan.left_out) != len(labels) or available <= 0:
+        return False
+    for label, value in plan.same:
+        i = labels.index(label)
+        if len(rows) < 2 or any(cells[i] != value for cells in rows if i < len(cells)):
+            return False
+    used = sum(min(natural[i], limit) if limit else natural[i] for i, limit in zip(plan.shown, plan.limits))
+    return used + padding * len(plan.shown) <= available
+
+
+def _floor(label: str, natural: int) -> int:
+    if label in KEY_COLUMNS:
+        return min(natural, KEY_WIDTH)
+    return min(natural, max(MIN_WIDTH, min(cell_len(label), 12)))
+
+
+def fit_widths(natural: list[int], floors: list[int], available: int,
                padding: int = 2) -> tuple[int | None, ...]:
     """A limit per column (None: no limit) so the row fits ``available`` cells.
 
     The widest columns give way first: one common cap is lowered until everything fits, but no
-    column is cut below its label or `MIN_WIDTH`. If even that does not fit, those floors stand
-    (the table then scrolls sideways).
+    column is cut below its floor. If even that does not fit, the floors stand (the table then
+    scrolls sideways).
     """
     room = available - padding * len(natural)
-    if room <= 0 or sum(natural) <= room:
+    if sum(natural) <= room:
         return tuple(None for _ in natural)
-    floors = [min(w, max(MIN_WIDTH, min(cell_len(label), 12))) for w, label in zip(natural, labels)]
     low, high = 0, max(natural)
     while low < high:  # the largest cap whose total still fits
         cap = (low + high + 1) // 2

@@ -35,20 +35,32 @@ class ItemChanges:
             self._tables[name] = table
             if before is None or before.items == table.items:
                 continue
-            old = {item_row_key(i, before.key_names): i for i in before.items}
             marks = self.marks.setdefault(f"tables:{name}", {})
+            if len(before.items) == len(table.items) and before.key_names == table.key_names:
+                # Same items in the same order (items are sorted by key): compare pairwise and key
+                # only what differs, instead of keying 10,000 items on every poll.
+                pairs = [(a, b) for a, b in zip(before.items, table.items) if a is not b and a != b]
+                if all(item_row_key(a, before.key_names) == item_row_key(b, table.key_names) for a, b in pairs):
+                    for previous, item in pairs:
+                        self._mark(marks, item_row_key(item, table.key_names), previous, item)
+                    continue
+            old = {item_row_key(i, before.key_names): i for i in before.items}
             current = set()
             for item in table.items:
                 key = item_row_key(item, table.key_names)
                 current.add(key)
                 previous = old.get(key)
                 if previous is not None and previous != item:
-                    diff = diff_items(previous, item)
-                    names = frozenset(diff.added + tuple(c[0] for c in diff.changed))
-                    if names:
-                        marks[key] = names
+                    self._mark(marks, key, previous, item)
             for key in [k for k in marks if k not in current]:
                 del marks[key]
+
+    @staticmethod
+    def _mark(marks: dict[str, frozenset[str]], key: str, previous: dict[str, Any], item: dict[str, Any]) -> None:
+        diff = diff_items(previous, item)
+        names = frozenset(diff.added + tuple(c[0] for c in diff.changed))
+        if names:
+            marks[key] = names
 
     def for_panel(self, panel_id: str) -> dict[str, frozenset[str]]:
         return self.marks.get(panel_id, {})

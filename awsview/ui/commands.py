@@ -5,9 +5,9 @@ from __future__ import annotations
 from functools import partial
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
-from textual.content import Content
 
 from awsview import profiles
+from awsview.ui.cells import plain
 
 
 class _Commands(Provider):
@@ -18,7 +18,7 @@ class _Commands(Provider):
 
     async def discover(self) -> Hits:
         for name, help_text, callback in self.commands():
-            yield DiscoveryHit(Content(name), callback, text=name, help=help_text)
+            yield DiscoveryHit(plain(name), callback, text=name, help=help_text)
 
     async def search(self, query: str) -> Hits:
         matcher = self.matcher(query)
@@ -26,7 +26,7 @@ class _Commands(Provider):
             score = matcher.match(name)
             if score > 0:
                 # Content(name), not matcher.highlight(name): that parses the name as markup.
-                yield Hit(score, Content(name), callback, text=name, help=help_text)
+                yield Hit(score, plain(name), callback, text=name, help=help_text)
 
 
 class LabCommands(_Commands):

@@ -8,8 +8,9 @@ polling the same endpoint meanwhile, so every step shows up in the panels as it 
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from awsview.labs.model import Lab, LabError
 
@@ -54,12 +55,12 @@ class DemoDriver:
                 self.app.switch_lab(lab.name)
                 player = LabPlayer(lab, endpoint_url=self.endpoint_url, region=self.region, log=self._log)
                 self._banner(f"{lab.name} · {lab.title} · setting up what the lab VM provides…")
-                await asyncio.to_thread(player.setup)
+                await _in_daemon_thread(player.setup)
                 for number, step in enumerate(lab.steps, start=1):
                     where = f"{lab.name} step {number}/{len(lab.steps)}"
                     await self._countdown(f"{where} next: {step.title}")
                     self._banner(f"{where} · {step.title} · playing…")
-                    await asyncio.to_thread(player.play, only=step.key)
+                    await _in_daemon_thread(player.play, only=step.key)
                     self.played.append(f"{lab.name}:{step.key}")
                     self._banner(f"{where} · {step.title} · done — watch the panels")
                     await asyncio.sleep(SETTLE_S)
@@ -102,3 +103,23 @@ class DemoDriver:
                 self.app.call_from_thread(self._banner, *self._current)
             except RuntimeError:
                 pass  # the app is closing
+
+
+async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """Like asyncio.to_thread, but quitting the viewer mid-step does not wait for the step
+    (asyncio.run waits for its executor's threads; q05's steps wait for a queue to drain)."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def run() -> None:
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:  # handed to the awaiting coroutine
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(lambda: done.done() or done.set_exception(exc))
+        else:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(lambda: done.done() or done.set_result(result))
+
+    threading.Thread(target=run, name=f"demo-{getattr(fn, '__name__', 'step')}", daemon=True).start()
+    return await done

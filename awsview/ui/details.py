@@ -183,15 +183,13 @@ def _item(model: LabModel, ident: str, key: str) -> Detail | None:
 def _log_line(model: LabModel, ident: str, key: str) -> Detail | None:
     group = ident.split(":", 1)[1] if ":" in ident else ""
     feed = model.data(f"logs:{group}")
-    event_id, _, index = key.rpartition("#")
-    if not isinstance(feed, LogFeed) or not index.isdigit():
+    event_id, _, after = key.rpartition("#-")  # awsview.ui.feed keys a line by its event and
+    if not isinstance(feed, LogFeed) or not after.isdigit():  # the lines of it that follow
         return None
-    lines = feed.lines
-    position = int(index)
-    entry = lines[position] if position < len(lines) and lines[position].event_id == event_id else \
-        next((e for e in lines if e.event_id == event_id), None)
-    if entry is None:
+    lines = [e for e in feed.lines if e.event_id == event_id]
+    if int(after) >= len(lines):
         return None
+    entry = lines[-1 - int(after)]
     line = entry.line
     sections = [Section("Line", line.text, "text")]
     if line.data is not None:
@@ -260,7 +258,8 @@ def _decision(model: LabModel, ident: str, key: str) -> Detail | None:
         Section("After the write", clean(after) if after is not None else "no item",
                 "json" if after is not None else "text"),
         Section("Changed attributes", "\n".join(changed) or "none (the item is unchanged)", "text"),
-        Section("Who wrote", clean(dataclasses.asdict(decision.actor))),
+        Section("Who wrote", clean({k: v for k, v in dataclasses.asdict(decision.actor).items()
+                                    if v not in (None, (), [], "")})),
     ]
     if decision.notes:
         sections.append(Section("What the consumer and the workflow said", "\n".join(decision.notes), "text"))

@@ -18,9 +18,10 @@ from awsview.profiles import LabProfile
 from awsview.model.resources import LogFeed, Table
 from awsview.render import Panel, Row
 
-DEFAULT_CAP = 500
+DEFAULT_CAP = 200  # rows per table; a panel shows a dozen, the rest is for scrolling
 TAIL_PANELS = frozenset({"logs", "decisions"})  # newest last: keep the end, cut the start
-WINDOWED_RENDERERS = frozenset({"logs", "tables"})  # render.logs reads LogFeed, render.tables Table
+# The renderers whose input is windowed: logs (LogFeed), tables (Table), executions (a tuple).
+WINDOWED_RENDERERS = frozenset({"logs", "tables", "executions"})
 MORE_KEY = "\x00more"  # the "… N more" row; no renderer key starts with NUL
 
 
@@ -51,6 +52,8 @@ def panel_id(panel: Panel) -> str:
 def _panel_id_of_snapshot(key: str) -> str | None:
     if key.startswith("logs:"):
         return key
+    if key.startswith("executions:"):
+        return "executions"
     if key.startswith("table:"):
         return "tables:" + key.split(":", 1)[1]
     return None
@@ -65,7 +68,8 @@ class _Window:
     source: Any  # the snapshot's data this window was cut from
     data: Any  # the trimmed data given to the renderer
     hidden: int  # records cut off
-    positions: tuple[int, ...] | range | None = None  # log lines: index of each kept line
+    line_keys: tuple[str, ...] | None = None  # log lines: a stable key for each kept line
+    total: int = 0  # records before the filter
 
 
 class PanelFeed:
@@ -78,6 +82,7 @@ class PanelFeed:
     def __init__(self, cap: int = DEFAULT_CAP):
         self.cap = cap
         self._windows: dict[str, _Window] = {}
+        self._anchors: dict[str, str | None] = {}  # log feeds: the first line shown
         self._needle = ""
 
     def panels(self, model: LabModel, profile: LabProfile, now: float, needle: str = "") -> list[ShownPanel]:
@@ -110,66 +115,83 @@ class PanelFeed:
         for key, snapshot in model.snapshots.items():
             window = self._windows.get(key)
             if window is None or window.source is not snapshot.data:
-                window = self._window(snapshot.data)
+                window = self._window(snapshot.data, key)
                 self._windows[key] = window
             snapshots[key] = snapshot if window.data is snapshot.data else replace(snapshot, data=window.data)
         for key in [k for k in self._windows if k not in model.snapshots]:
             del self._windows[key]
         return LabModel(snapshots=snapshots)
 
-    def _window(self, data: Any) -> _Window:
+    def _window(self, data: Any, key: str = "") -> _Window:
         needle = self._needle
         if isinstance(data, LogFeed):
-            positions: Any = range(len(data.lines))
-            if needle:
-                positions = [i for i, e in enumerate(data.lines)
-                             if needle in f"{e.line.kind} {' '.join(e.line.text.split())}".lower()]
-            if len(positions) <= self.cap and not needle:
-                return _Window(data, data, 0, positions)
-            kept = positions[-self.cap:]
-            return _Window(data, replace(data, lines=tuple(data.lines[i] for i in kept)),
-                           len(positions) - len(kept),
-                           tuple(kept))
+            return self._log_window(data, key, needle)
         if isinstance(data, Table):
             items = data.items
             if needle:
                 items = tuple(i for i in items if needle in _item_text(i, data.key_names))
             if len(items) <= self.cap:
-                return _Window(data, data if items is data.items else replace(data, items=items), 0)
-            return _Window(data, replace(data, items=items[: self.cap]), len(items) - self.cap)
+                return _Window(data, data if items is data.items else replace(data, items=items), 0,
+                               total=len(data.items))
+            return _Window(data, replace(data, items=items[: self.cap]), len(items) - self.cap,
+                           total=len(data.items))
+        if isinstance(data, tuple) and len(data) > self.cap and not needle and key.startswith("executions:"):
+            # Newest first already: the first `cap` are the rows the panel would keep anyway.
+            return _Window(data, data[: self.cap], len(data) - self.cap, total=len(data))
         return _Window(data, data, 0)
+
+    def _log_window(self, data: LogFeed, key: str, needle: str) -> _Window:
+        """The newest lines. Unfiltered, the window's start stays put while it grows from `cap`
+        to twice that, then jumps: a table drops its oldest rows in one go now and then rather
+        than a few on every poll (each remove_row costs the whole table)."""
+        lines = data.lines
+        if needle:
+            positions = [i for i, e in enumerate(lines) if needle in f"{e.line.kind} {' '.join(e.line.text.split())}".lower()]
+            kept = positions[-self.cap:]
+            return _Window(data, replace(data, lines=tuple(lines[i] for i in kept)), len(positions) - len(kept),
+                           _line_keys(lines, kept), len(lines))
+        low = max(0, len(lines) - 2 * self.cap)
+        keys = _line_keys(lines, range(low, len(lines)))
+        anchor = self._anchors.get(key)
+        start = low + keys.index(anchor) if anchor in keys else max(0, len(lines) - self.cap)
+        self._anchors[key] = keys[start - low] if start < len(lines) else None
+        trimmed = data if start == 0 else replace(data, lines=lines[start:])
+        return _Window(data, trimmed, start, keys[start - low:], len(lines))
 
     # -- filter and cap --------------------------------------------------------------------
 
     def _finish(self, ident: str, panel: Panel, needle: str) -> ShownPanel:
         rows = list(panel.rows)
-        window = self._window_of(ident)
-        hidden = window.hidden if window else 0
-        if window is not None and window.positions is not None and panel.name == "logs":
-            rows = [_rekey(r, window.positions[i]) if i < len(window.positions) else r
-                    for i, r in enumerate(rows)]
-        total = len(rows) + hidden
+        windows = [w for k, w in self._windows.items()
+                   if (w.data is not w.source or w.line_keys is not None) and _panel_id_of_snapshot(k) == ident]
+        hidden = sum(w.hidden for w in windows)
+        keys = windows[0].line_keys if len(windows) == 1 and panel.name == "logs" else None
+        if keys is not None:
+            rows = [replace(r, key=keys[i]) if i < len(keys) else r for i, r in enumerate(rows)]
+        total = max(len(rows) + hidden, sum(w.total for w in windows))
         if needle:
             rows = [r for r in rows if matches(r.cells, needle)]
-        cut = max(0, len(rows) - self.cap)
+        cut = max(0, len(rows) - (2 * self.cap if panel.name == "logs" else self.cap))
         if cut:
-            rows = rows[-self.cap:] if panel.name in TAIL_PANELS else rows[: self.cap]
+            rows = rows[cut:] if panel.name in TAIL_PANELS else rows[: len(rows) - cut]
         return ShownPanel(ident, replace(panel, rows=tuple(rows)), more=hidden + cut, total=total)
 
-    def _window_of(self, ident: str) -> _Window | None:
-        for key, window in self._windows.items():
-            if window.hidden or window.positions is not None:
-                if _panel_id_of_snapshot(key) == ident:
-                    return window
-        return None
 
+def _line_keys(lines: tuple[Any, ...], kept: Any) -> tuple[str, ...]:
+    """A key per kept log line that survives the feed dropping old lines and gaining new ones.
 
-
-
-def _rekey(row: Row, position: int) -> Row:
-    """A log row's key uses the line's index in the whole feed, as `awsview dump` has it."""
-    event_id, sep, _ = row.key.rpartition("#")
-    return replace(row, key=f"{event_id}#{position}") if sep else row
+    render.logs keys a line by its index in the whole feed, which shifts for every line once the
+    feed is full. A line is instead its event's id and how many lines of that event follow it:
+    an event's lines arrive together and stay together, so neither end of the feed moves it.
+    """
+    keys = []
+    for position in kept:
+        event_id = lines[position].event_id
+        after = 0
+        while position + after + 1 < len(lines) and lines[position + after + 1].event_id == event_id:
+            after += 1
+        keys.append(f"{event_id}#-{after}")
+    return tuple(keys)
 
 
 def _item_text(item: dict[str, Any], keys: tuple[str, ...]) -> str:

@@ -21,11 +21,15 @@ from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowDoesNotExist
 
 from awsview.render import Row
-from awsview.ui.cells import attribute_spans, fit_widths, natural_widths, tone
+from rich.cells import cell_len
+
+from awsview.ui.cells import ColumnPlan, alive, attribute_spans, natural_widths, plain, plan_columns, still_fits, tone
 from awsview.ui.feed import MORE_KEY, ShownPanel
 
 HIGHLIGHT_S = 3.0
+SEED_AFTER_S = 3.0
 REBUILD_AT = 64  # removing more rows than this (and than half) rebuilds: remove_row is O(rows)
+
 
 class PanelTable(DataTable):
     """A DataTable whose Enter says what it does in the footer."""
@@ -59,10 +63,11 @@ class PanelView(Vertical):
             scrollbar-size-horizontal: 0;
         }
         & > .body { padding: 0 1; color: $foreground-muted; }
-        & > .note { padding: 0 1; color: $foreground-muted; text-style: italic; }
+        & > .caption, & > .note { padding: 0 1; color: $foreground-muted; text-style: italic;
+                                 text-wrap: nowrap; text-overflow: ellipsis; }
         &:focus-within { border: round $primary; border-title-color: $primary; }
         &.-stale { border: round $warning; border-subtitle-color: $warning; }
-        &.-error, &.-absent-error { border: round $error; border-subtitle-color: $error; }
+        &.-error { border: round $error; border-subtitle-color: $error; }
         &.-error > .body { color: $error; text-style: bold; }
         &.-stale > .body { color: $warning; }
         & > .panel--good { color: $success; }
@@ -91,21 +96,25 @@ class PanelView(Vertical):
         self.kind = kind
         self.shown: ShownPanel | None = None
         self.highlight_seconds = highlight_seconds
+        self.natural_width = 0  # what the rows need to show whole (borders included)
         self._clock = clock
-        self._cells: dict[str, tuple[str, ...]] = {}
+        self._cells: dict[str, tuple[str, ...]] = {}  # key → every cell, whole, in screen order
         self._columns: tuple[str, ...] | None = None
+        self._plan = ColumnPlan((), ())
+        self._fitted_to = 0  # the width the plan was made for
         self._lit: dict[str, tuple[float, frozenset[int] | None]] = {}  # key → until, cells (None: all)
         self._marks: dict[str, frozenset[str]] = {}
         self._styles: dict[str, Style] = {}
         self._seeded = False
+        self._since: float | None = None  # first shown with something polled
         self._fade_timer = None
         self._pending: tuple | None = None  # what to show once mounted
-        self._ready = False
-        self._limits: tuple[int | None, ...] = ()
         self._last: tuple | None = None  # the last show() arguments, to refit on resize
+        self._ready = False
 
     def compose(self):
         yield PanelBody(Content("waiting for the first poll…"), classes="body")
+        yield Static(classes="caption")
         table = PanelTable(cursor_type="row", zebra_stripes=False)
         table.display = False
         yield table
@@ -139,17 +148,25 @@ class PanelView(Vertical):
     # -- showing a panel -------------------------------------------------------------------
 
     def show(self, shown: ShownPanel, marks: dict[str, frozenset[str]] | None = None,
-             needle: str = "") -> None:
-        """Make the panel show ``shown``: title, freshness, health and rows (diffed by key)."""
+             needle: str = "", waiting: bool = False) -> None:
+        """Make the panel show ``shown``: title, freshness, health and rows (diffed by key).
+
+        ``waiting``: nothing has been polled yet, so an empty panel must not claim "none".
+        """
         if not self._ready:
-            self._pending = (shown, marks, needle)
+            self._pending = (shown, marks, needle, waiting)
             return
+        if not alive(self):
+            return  # removed (a lab switch, the app closing) while an update was on its way
         panel = shown.panel
         self.shown = shown
-        self._last = (shown, marks, needle)
-        self.border_title = Content(panel.title)
+        self._last = (shown, marks, needle, waiting)
+        self.border_title = plain(panel.title)
         count = f"{len(panel.rows)}{'+' if shown.more else ''} · " if panel.rows else ""
-        self.border_subtitle = Content(f"{count}{panel.freshness}")
+        freshness = panel.freshness
+        if not panel.rows and panel.body_text == freshness and " — " in freshness:
+            freshness = freshness.split(" — ", 1)[0]  # the body says the rest; say it once
+        self.border_subtitle = plain(f"{count}{freshness}")
         for health in ("ok", "stale", "error", "absent", "none"):
             self.set_class(panel.health == health, f"-{health}")
         rows = list(panel.rows)
@@ -161,52 +178,82 @@ class PanelView(Vertical):
         body = self.query_one(PanelBody)
         body.display = not rows
         if not rows:
-            body.update(Content(self._body_text(shown, needle)))
-        note = getattr(panel, "note", "")  # what evidence a panel stands on, said plainly
-        note_widget = self.query_one(".note", Static)
-        note_widget.display = bool(note)
-        if note:
-            note_widget.update(Content(note))
+            body.update(plain(self._body_text(shown, needle, waiting)))
+        self._set_line(".note", getattr(panel, "note", ""))  # which evidence the panel stands on
         cursor = self.cursor_key()
         at_end = table.row_count > 0 and table.cursor_row >= table.row_count - 1
-        natural = natural_widths(panel.columns, [r.cells for r in rows if r.key != MORE_KEY])
-        # In a wide grid a panel with more to show than one cell holds spans two cells.
-        self.set_class(sum(natural) + 2 * len(natural) + 3 > self.content_size.width, "-roomy")
-        limits = self._fit(panel.columns, natural)
-        rebuild = self._columns != panel.columns or limits != self._limits
-        if rebuild:
-            # Columns only ever widen as rows come; new limits need fresh columns to narrow.
-            self._columns, self._limits = panel.columns, limits
+        data = [r.cells for r in panel.rows]
+        natural = natural_widths(panel.columns, data)
+        width = sum(natural) + 2 * len(natural) + 3
+        if width != self.natural_width:
+            self.natural_width = width
+            arrange = getattr(self.parent, "arrange_grid", None)
+            if arrange is not None:
+                arrange()  # a wide grid gives a panel with more to show a whole row
+        available = self.content_size.width - 1  # the table's vertical scrollbar
+        if self._columns == panel.columns and available == self._fitted_to and \
+                still_fits(self._plan, panel.columns, data, available, natural):
+            plan = self._plan  # keep it: a new plan means rebuilding the table
+        elif available > 0:
+            plan = plan_columns(panel.columns, data, available, natural)
+        else:
+            plan = ColumnPlan(tuple(range(len(panel.columns))), tuple(None for _ in panel.columns))
+        self._fitted_to = available
+        self._set_line(".caption", plan.caption if rows else "")
+        rebuilt = self._columns != panel.columns or plan != self._plan
+        if rebuilt:
+            # Columns only ever widen as rows come; a new plan needs fresh columns to narrow.
+            self._columns, self._plan = panel.columns, plan
             table.clear(columns=True)
-            for i, label in enumerate(panel.columns):
-                table.add_column(Text(label), key=f"c{i}")
-        self._apply(rows, marks or {}, rebuild)
+            for i in plan.shown:
+                table.add_column(Text(panel.columns[i]), key=f"c{i}")
+        self._apply(rows, marks or {}, rebuilt)
         self._order(list(self._cells))
         self._keep_cursor(cursor, at_end)
         if self._lit and self._fade_timer is None:
             self._fade_timer = self.set_timer(self.highlight_seconds, self._fade)
-        if panel.health in ("ok", "stale") or rows:
-            self._seeded = True
+        self._seed(panel.health, waiting)
 
-    def _body_text(self, shown: ShownPanel, needle: str) -> str:
+    def _seed(self, health: str, waiting: bool) -> None:
+        """From now on, rows that appear are new (lit); before, they are the first sight of the
+        lab. A known state (rows, empty, absent, an error) seeds a panel; so does being shown for
+        a few seconds with nothing to read (executions before any state machine)."""
+        if self._seeded or waiting:
+            return
+        now = self._clock()
+        if self._since is None:
+            self._since = now
+        self._seeded = health != "none" or now - self._since >= SEED_AFTER_S
+
+    def defer(self, *args) -> None:
+        """Keep the newest ``show`` arguments for when the panel is seen again (zoomed away)."""
+        self._pending = args
+
+    def flush(self) -> None:
+        if self._ready and self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.show(*pending)
+
+    def _set_line(self, selector: str, text: str) -> None:
+        line = self.query_one(selector, Static)
+        line.display = bool(text)
+        if text:
+            line.update(plain(text))
+
+    def _body_text(self, shown: ShownPanel, needle: str, waiting: bool) -> str:
         panel = shown.panel
         if needle and shown.total:
             return f"no rows match “{needle}” ({shown.total} hidden)"
-        if panel.health == "none":
+        if waiting:
             return "waiting for the first poll…"
+        if panel.health == "none":
+            return "none yet"  # nothing this panel reads exists yet; not a claim that it is empty
         if panel.health == "stale" and not panel.rows:
             return f"{panel.empty_text} at the last good poll; now {panel.freshness}"
         return panel.body_text or panel.empty_text
 
-    def _fit(self, columns: tuple[str, ...], natural: list[int]) -> tuple[int | None, ...]:
-        """Column limits so a row fits the panel; the detail screen shows every cell whole."""
-        available = self.content_size.width - 1  # the table's vertical scrollbar
-        if available <= 0:
-            return ()
-        return fit_widths(natural, columns, available)
-
     def on_resize(self) -> None:
-        if self._last is not None and self._ready:
+        if self._last is not None and self._ready and alive(self):
             self.show(*self._last)
 
     def _apply(self, rows: list[Row], marks: dict[str, frozenset[str]], rebuilt: bool) -> None:
@@ -224,12 +271,6 @@ class PanelView(Vertical):
         if not rebuilt and len(removed) > REBUILD_AT and len(removed) > len(previous) // 2:
             table.clear()  # a filter change or a cleanup: cheaper than hundreds of remove_row
             rebuilt = True
-        elif not rebuilt:
-            for key in removed:
-                try:
-                    table.remove_row(key)
-                except RowDoesNotExist:
-                    pass
         self._lit = {k: v for k, v in self._lit.items() if k in new}
         remarked = {k for k in set(marks) | set(self._marks) if marks.get(k) != self._marks.get(k)}
         self._marks = dict(marks)
@@ -244,16 +285,29 @@ class PanelView(Vertical):
             if rebuilt or before is None:
                 table.add_row(*self._texts(key, cells), key=key)
             elif changed or key in remarked:
-                for i, text in enumerate(self._texts(key, cells)):
+                for i, text in zip(self._plan.shown, self._texts(key, cells)):
                     if i in changed or key in remarked:
-                        table.update_cell(key, f"c{i}", text, update_width=i in changed)
+                        # Only a wider cell widens its column: narrowing one re-measures the whole
+                        # column (Textual), which costs a 500-row table dearly on every tick.
+                        grew = i in changed and cell_len(cells[i]) > cell_len(before[i])
+                        table.update_cell(key, f"c{i}", text, update_width=grew)
+        if not rebuilt:
+            # Removed after the additions, so the cursor's row index stays valid meanwhile: a
+            # clamped cursor makes every remove_row re-measure the table (a log tail drops rows
+            # from its start on every poll).
+            for key in removed:
+                try:
+                    table.remove_row(key)
+                except RowDoesNotExist:
+                    pass
         self._cells = new
 
     def _order(self, wanted: list[str]) -> None:
         table = self.table
-        if self.keys == wanted:
+        if self.keys == wanted or not self._plan.shown:
             return
-        position = {id(table.get_cell(k, "c0")): i for i, k in enumerate(wanted)}
+        first = f"c{self._plan.shown[0]}"
+        position = {id(table.get_cell(k, first)): i for i, k in enumerate(wanted)}
         table.sort(key=lambda cells: position.get(id(cells[0]), len(position)))
 
     def _keep_cursor(self, key: str | None, at_end: bool) -> None:
@@ -275,22 +329,25 @@ class PanelView(Vertical):
         return self._styles[name]
 
     def _texts(self, key: str, cells: tuple[str, ...]) -> list[Text]:
+        """The shown cells of a row as styled, cut-to-fit `Text` (never markup)."""
+        plan = self._plan
         if key == MORE_KEY:  # its message may run across the columns it leaves empty
-            return [Text(c, style=self._style("more"), no_wrap=True) for c in cells]
+            return [Text(cells[i] if n == 0 else "", style=self._style("more"), no_wrap=True)
+                    for n, i in enumerate(plan.shown)]
         lit = self._lit.get(key)
         marks = self._marks.get(key)
         texts = []
-        for i, value in enumerate(cells):
+        for i, limit in zip(plan.shown, plan.limits):
+            value = cells[i] if i < len(cells) else ""
             text = Text(value, no_wrap=True, end="")
             meaning = tone(value)
             if meaning:
                 text.stylize(self._style(meaning))
             if lit is not None and (lit[1] is None or i in lit[1]):
                 text.stylize(self._style("new" if lit[1] is None else "changed"))
-            if marks and self._columns and i < len(self._columns) and self._columns[i] == "ATTRIBUTES":
+            if marks and self._columns and self._columns[i] == "ATTRIBUTES":
                 for start, end in attribute_spans(value, marks):
                     text.stylize(self._style("mark"), start, end)
-            limit = self._limits[i] if i < len(self._limits) else None
             if limit is not None:
                 text.truncate(limit, overflow="ellipsis")
             texts.append(text)
@@ -298,26 +355,31 @@ class PanelView(Vertical):
 
     def _fade(self) -> None:
         self._fade_timer = None
+        if not alive(self):
+            return
         now = self._clock()
         done = [k for k, (until, _) in self._lit.items() if until <= now]
         for key in done:
             del self._lit[key]
-            if key in self._cells:
-                for i, text in enumerate(self._texts(key, self._cells[key])):
-                    self.table.update_cell(key, f"c{i}", text)
+            self._repaint(key)
         if self._lit:
             wait = max(0.05, min(until for until, _ in self._lit.values()) - now)
             self._fade_timer = self.set_timer(wait, self._fade)
 
+    def _repaint(self, key: str) -> None:
+        if key in self._cells:
+            for i, text in zip(self._plan.shown, self._texts(key, self._cells[key])):
+                self.table.update_cell(key, f"c{i}", text)
+
     def _restyle(self, *_: object) -> None:
-        self._styles.clear()
         self.call_after_refresh(self._repaint_all)
 
     def _repaint_all(self) -> None:
+        if not alive(self):
+            return
         self._styles.clear()
-        for key, cells in self._cells.items():
-            for i, text in enumerate(self._texts(key, cells)):
-                self.table.update_cell(key, f"c{i}", text)
+        for key in self._cells:
+            self._repaint(key)
 
     def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
         event.stop()

@@ -14,6 +14,7 @@ from textual.highlight import highlight
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Markdown, Static
 
+from awsview.ui.cells import plain
 from awsview.ui.details import Detail
 
 MAX_SECTION_CHARS = 200_000  # a huge item or payload is cut, not allowed to stall the screen
@@ -29,7 +30,7 @@ class DetailScreen(Screen[None]):
         self.detail = detail
 
     def compose(self) -> ComposeResult:
-        yield Static(Content(self.detail.title), classes="detail-title")
+        yield Static(plain(self.detail.title), classes="detail-title")
         with VerticalScroll(classes="detail-body"):
             if self.detail.fields:
                 grid = RichTable.grid(padding=(0, 2))
@@ -39,7 +40,7 @@ class DetailScreen(Screen[None]):
                     grid.add_row(Text(name), Text(value))
                 yield Static(grid, classes="detail-fields")
             for section in self.detail.sections:
-                yield Static(Content(section.title), classes="section-title")
+                yield Static(plain(section.title), classes="section-title")
                 yield Static(_section_body(section.body, section.kind), classes=f"section -{section.kind}")
         yield Footer()
 

@@ -1,0 +1,73 @@
+"""Reading the running viewer back: what each panel holds and what the screen shows.
+
+For the Pilot tests and the benchmark; nothing here changes the app.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import App
+
+from awsview.ui.feed import MORE_KEY
+from awsview.ui.panel import PanelView
+
+
+def views(app: App) -> dict[str, PanelView]:
+    return dict(app.board.views)
+
+
+def view(app: App, ident: str) -> PanelView:
+    """The panel whose id is ``ident`` or starts with it ("executions", "tables:labex-q05-orders")."""
+    found = app.board.views.get(ident) or next((v for i, v in app.board.views.items() if i.startswith(ident)), None)
+    if found is None:
+        raise KeyError(f"no panel {ident!r}; panels: {', '.join(app.board.views)}")
+    return found
+
+
+def rows(app: App, ident: str) -> list[tuple[str, ...]]:
+    """The rows the panel's table holds, in screen order, as the plain text of each cell.
+
+    Every cell must be a `Text` (a str would be parsed as markup); this fails loudly if not.
+    """
+    panel = view(app, ident)
+    if not panel.table.display:
+        return []
+    found = []
+    for key in panel.keys:
+        if key == MORE_KEY:
+            continue
+        cells = panel.table.get_row(key)
+        assert all(isinstance(c, Text) for c in cells), f"{ident} row {key!r} has a non-Text cell"
+        found.append(tuple(c.plain for c in cells))
+    return found
+
+
+def full_rows(app: App, ident: str) -> list[tuple[str, ...]]:
+    """Like `rows`, but each cell whole (the table may show it cut to fit the panel)."""
+    panel = view(app, ident)
+    return [panel.cells(k) for k in panel.keys if k != MORE_KEY] if panel.table.display else []
+
+
+def body(app: App, ident: str) -> str:
+    """The one line a panel without rows shows ("no items", "error — …"), or ""."""
+    panel = view(app, ident)
+    widget = panel.query_one(".body")
+    return str(widget.render()) if widget.display else ""
+
+
+def screen_lines(app: App) -> list[str]:
+    """The text of every line on the screen, as the terminal would draw it."""
+    return [strip.text for strip in app.screen._compositor.render_strips()]
+
+
+def screen_styles(app: App) -> list[tuple[str, object]]:
+    """(text, rich style) of every segment on the screen."""
+    return [(segment.text, segment.style) for strip in app.screen._compositor.render_strips()
+            for segment in strip]
+
+
+
+async def settle(pilot, rounds: int = 3) -> None:
+    """Let the viewer handle what it was told (a model change is a message, then a render)."""
+    for _ in range(rounds):
+        await pilot.pause()
