@@ -62,7 +62,7 @@ async def test_ev05_attributes_each_decision_to_execution_and_attempt(emulator):
     player = LabPlayer("ev05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
     player.setup()
     player.play(until="executions")
-    built, _ = await _timeline(emulator.endpoint_url, "ev05")
+    built, model = await _timeline(emulator.endpoint_url, "ev05")
     protected = built.key("labex-ev05-orders", "protected-order")
     assert [(d.actor.execution_name, d.actor.state, d.actor.attempt, d.outcome) for d in protected.decisions] == [
         ("after-write-order", "StoreOrder", 1, "Accepted"),
@@ -72,6 +72,21 @@ async def test_ev05_attributes_each_decision_to_execution_and_attempt(emulator):
     assert "workflow: this attempt succeeded reporting duplicate: true" in protected.decisions[1].notes
     assert protected.verdict.text == "1 write · 2 duplicates · 0 overwrites ✓"
     assert built.key("labex-ev05-orders", "different-order").verdict.writes == 1
+
+    # The trace, both ways: from a decision to its attempt, log lines and item; from an execution
+    # to the decisions it made.
+    from awsview.explain import trace
+    from awsview.ui.details import _execution
+
+    found = trace(protected.decisions[0], model)
+    assert [e.type for e in found.execution_events][-1] == "TaskFailed"
+    assert any(e.line.kind == "RESULT" for e in found.log_lines) is False  # it failed after the write
+    assert any(e.line.kind == "START" for e in found.log_lines) and found.item_present
+    run = next(e for s in model.with_prefix("executions:") for e in s.data if e.name == "after-write-order")
+    detail = _execution(model, "executions", run.arn)
+    made = next(s for s in detail.sections if s.title == "Write decisions made by this execution")
+    assert "StoreOrder attempt 1: PutItem labex-ev05-orders protected-order → Accepted (create)" in made.body
+    assert "StoreOrder attempt 2: PutItem labex-ev05-orders protected-order → Rejected" in made.body
 
 
 async def test_unprotected_worker_given_the_same_key_twice_raises_the_overwrite_alarm(tmp_path):

@@ -129,6 +129,13 @@ def _execution(model: LabModel, ident: str, key: str) -> Detail | None:
         failures = [f"{e.state}: {e.type} {e.error or ''}".strip() for e in history.history.task_failures]
         sections.append(Section("Attempts per state", attempts))
         sections.append(Section("Task failures", "\n".join(failures) or "none", "text"))
+    built = model.data("timeline")
+    made = [d for k in (built.keys if built else ()) for d in k.decisions
+            if d.actor.execution_arn == execution.arn]
+    if made:  # the cross-service trace, from the execution's side
+        sections.append(Section("Write decisions made by this execution", "\n".join(
+            f"{d.actor.state} attempt {d.actor.attempt}: {d.operation} {d.table} {d.key} → "
+            f"{d.outcome}{': ' + d.reason if d.reason else ''} ({d.kind})" for d in made), "text"))
     return Detail(f"Execution {execution.name}",
                   _fields(("Status", execution.status), ("Started", execution.started),
                           ("Stopped", execution.stopped), ("ARN", execution.arn),
