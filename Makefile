@@ -26,6 +26,9 @@ test: $(STAMP) tools
 
 bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.bench_lambda
+	$(BIN)/python -m tests.benchmarks.bench_core
+	$(BIN)/python -m tests.benchmarks.bench_ui
+	$(BIN)/python -m tests.benchmarks.bench_class
 
 MINUTES ?= 30
 soak: $(STAMP)
