@@ -46,6 +46,12 @@ def build_parser() -> argparse.ArgumentParser:
     _add_target(dump)
     dump.add_argument("--json", action="store_true", help="machine-readable output")
 
+    shot = sub.add_parser("screenshot", help="save one screenshot of the viewer (SVG or PNG)")
+    _add_target(shot)
+    shot.add_argument("--size", default="120x40", help="columns x rows (default 120x40)")
+    shot.add_argument("--theme", default="docs", help="default: docs")
+    shot.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
+
     watch = sub.add_parser("watch", help="open the viewer (also what `awsview` alone does)")
     _add_target(watch)
     _add_theme(watch)
@@ -77,6 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_demo(args)
         if args.command == "dump":
             return run_dump(args)
+        if args.command == "screenshot":
+            return run_screenshot(args)
         return run_watch(args)
     except KeyboardInterrupt:
         return 130
@@ -164,6 +172,14 @@ def run_dump(args: argparse.Namespace) -> int:
 
     target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
     return run(target, args.lab, args.prefix, args.json)
+
+
+def run_screenshot(args: argparse.Namespace) -> int:
+    from awsview.aws.session import Target
+    from awsview.ui.shot import run
+
+    target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+    return run(target, args.lab, args.prefix, args.size, args.theme, args.output)
 
 
 def run_watch(args: argparse.Namespace) -> int:
