@@ -141,6 +141,9 @@ def _statement(words: list[str], model: LabModel, profile: LabProfile, memory: M
             raise Unknown(f"CodeSha256 {(fn.code_sha256 or '')[:12]}, no other version seen yet")
         return True, f"CodeSha256 {(first or '')[:12]} → {(fn.code_sha256 or '')[:12]}"
     if head == "decisions" and len(words) == 5:
+        journal = model.get("journal")
+        if journal is not None and journal.health in (Health.STALE, Health.ERROR):
+            raise Unknown(f"journal: {journal.error}")
         built = _fresh(model, "timeline")
         decisions = [d for k in (built.keys if built else ()) if k.key == words[1] for d in k.decisions]
         wanted = "Accepted" if words[2] == "accepted" else "Rejected"

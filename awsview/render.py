@@ -191,6 +191,15 @@ def _item_text(item: Any) -> str:
     return ", ".join(f"{k}={format_value(v, 40)}" for k, v in sorted(item.items()))
 
 
+def _timeline_sources(model: LabModel) -> list[Snapshot[Any]]:
+    """The timeline computes without calls of its own; a failing journal speaks for it."""
+    found = [s for s in (model.get("timeline"),) if s is not None]
+    journal = model.get("journal")
+    if journal is not None and journal.health in (Health.STALE, Health.ERROR):
+        found.append(journal)
+    return found
+
+
 def decisions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     snapshot = model.get("timeline")
     built = snapshot.data if snapshot else None
@@ -204,7 +213,7 @@ def decisions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
             cell(datetime.fromtimestamp(d.time).strftime("%H:%M:%S")), cell(d.table), cell(d.key),
             cell(d.operation), cell(d.condition or "none"), cell(outcome), cell(d.kind),
             cell(change, 200), cell(d.actor.text))))
-    panel = _panel("decisions", "Write decisions", [snapshot] if snapshot else [],
+    panel = _panel("decisions", "Write decisions", _timeline_sources(model),
                    ("TIME", "TABLE", "KEY", "OPERATION", "CONDITION", "OUTCOME", "KIND", "BEFORE → AFTER", "BY"),
                    rows, now, "no write decisions")
     return [dataclasses.replace(panel, note=_evidence_note(built))]
@@ -217,7 +226,7 @@ def verdicts(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
                                        "ALARM" if k.verdict.alarm else "ok",
                                        cell("; ".join(k.results), 200)))
             for k in (built.keys if built else ())]
-    panel = _panel("verdicts", "Idempotency per business key", [snapshot] if snapshot else [],
+    panel = _panel("verdicts", "Idempotency per business key", _timeline_sources(model),
                    ("TABLE", "KEY", "VERDICT", "", "CONSUMER RESULTS"), rows, now, "no business keys written")
     return [dataclasses.replace(panel, note=_evidence_note(built))]
 

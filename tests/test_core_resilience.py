@@ -209,3 +209,22 @@ def test_checkpoint_is_unknown_until_the_data_it_needs_was_read():
     model.apply([succeeded(None, "executions", "executions:labex-ev04-orders", ())])
     workflow = next(r for r in evaluate(profile, model) if r.checkpoint.step == "workflow")
     assert workflow.passed is True
+
+
+def test_an_unreachable_journal_is_an_error_on_the_decision_panels_not_empty():
+    from awsview.checkpoints import evaluate
+    from awsview.model.snapshot import failed, succeeded
+    from awsview.pollers.base import LabModel
+    from awsview.render import panels
+    from awsview.timeline import Timeline
+
+    profile = profiles.load("q05")
+    model = LabModel()
+    model.apply([failed(None, "journal", "journal", "connection refused — http://127.0.0.1:9/"),
+                 succeeded(None, "timeline", "timeline", Timeline(keys=(), sources=()))])
+    shown = {p.name: p for p in panels(model, profile)}
+    for name in ("decisions", "verdicts"):
+        assert shown[name].health == "error" and "connection refused" in shown[name].freshness
+        assert shown[name].body_text.startswith("error — connection refused")
+    deploy = next(r for r in evaluate(profile, model) if r.checkpoint.step == "deploy")
+    assert deploy.passed is None  # unknown, not failed

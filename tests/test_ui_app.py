@@ -244,7 +244,7 @@ async def test_errors_read_as_errors_never_as_empty():
                  Table("labex-q05-orders", "ACTIVE", ("id",), ({"id": "dedup-order", "quantity": 4},)),
                  fetched_at=now - 12, attempted_at=now, error="connection refused", error_since=now - 12),
     ])
-    app = AWSViewApp(model=model, profile=profile)
+    app = AWSViewApp(model=model, profile=profile, clock=lambda: now)
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(pilot)
         queues = view(app, "queues")
