@@ -30,7 +30,7 @@ def rows(app: App, ident: str) -> list[tuple[str, ...]]:
     Every cell must be a `Text` (a str would be parsed as markup); this fails loudly if not.
     """
     panel = view(app, ident)
-    if not panel.table.display:
+    if not _composed(panel) or not panel.table.display:
         return []
     found = []
     for key in panel.keys:
@@ -45,7 +45,20 @@ def rows(app: App, ident: str) -> list[tuple[str, ...]]:
 def full_rows(app: App, ident: str) -> list[tuple[str, ...]]:
     """Like `rows`, but each cell whole (the table may show it cut to fit the panel)."""
     panel = view(app, ident)
-    return [panel.cells(k) for k in panel.keys if k != MORE_KEY] if panel.table.display else []
+    if not _composed(panel) or not panel.table.display:
+        return []
+    return [panel.cells(k) for k in panel.keys if k != MORE_KEY]
+
+
+def _composed(panel: PanelView) -> bool:
+    """A panel just added to the board has no table until Textual has composed it."""
+    from textual.css.query import NoMatches
+
+    try:
+        panel.table
+    except NoMatches:
+        return False
+    return True
 
 
 def body(app: App, ident: str) -> str:
