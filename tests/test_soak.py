@@ -14,10 +14,13 @@ import pytest
 
 from soak import soak
 
-# Bugs the soak found and that are not fixed yet, each matching only its own lines; the two it
-# found first (generic log groups escaping poll(), reruns keyed by ARN) are fixed. Anything not
+# Bugs the soak found and that are not fixed yet, each matching only its own lines. Anything not
 # listed here fails the test.
-KNOWN: dict[str, re.Pattern[str]] = {}
+KNOWN: dict[str, re.Pattern[str]] = {
+    "a lab re-run under the same execution names can still show the earlier run's history for a "
+    "while (the rerun fix in awsview/pollers/stepfunctions.py is partial; reported in issue 7)":
+        re.compile(r"history shown \(\w+\) is an earlier run's"),
+}
 
 
 @pytest.mark.slow
