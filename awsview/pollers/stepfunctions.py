@@ -14,7 +14,7 @@ from awsview.aws.session import Connection
 from awsview.model.asl import DefinitionError, parse_definition
 from awsview.model.history import parse_history
 from awsview.model.resources import Execution, History, StateMachine
-from awsview.model.snapshot import Snapshot
+from awsview.model.snapshot import Health, Snapshot
 from awsview.pollers.base import LabModel, Poller
 
 MACHINES = "state_machines"
@@ -137,6 +137,13 @@ class HistoryPoller(Poller):
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         executions = [e for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ())]
         executions.sort(key=lambda e: (e.started is None, e.started), reverse=True)
+        machines = model.get(MACHINES)
+        listed = [machines] + model.with_prefix(f"{EXECUTIONS}:") if machines is not None else []
+        if listed and all(s.health is Health.OK for s in listed):
+            # Executions are known to be gone only after every listing succeeded: then their
+            # histories go too, so a rerun under the same names never shows the earlier run.
+            live = {e.arn for e in executions}
+            model.drop([s.key for s in model.with_prefix(f"{HISTORY}:") if s.key.split(":", 1)[1] not in live])
         snapshots = []
         for execution in executions[:MAX_HISTORIES]:
             key = f"{HISTORY}:{execution.arn}"
