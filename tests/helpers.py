@@ -87,3 +87,45 @@ def run_execution(sfn: Any, machine_arn: str, name: str, payload: Any, timeout: 
                               input=json.dumps(payload))["executionArn"]
     wait_for(lambda: sfn.describe_execution(executionArn=arn)["status"] != "RUNNING", timeout)
     return sfn.describe_execution(executionArn=arn)
+
+
+class LabViewer:
+    """A lab player beside one long-lived connection and scheduler, polled after each lab step
+    the way a running viewer would see it."""
+
+    def __init__(self, endpoint_url: str, lab: str):
+        from awsview import profiles
+        from awsview.aws.session import Connection, Target
+        from awsview.labs.player import LabPlayer
+
+        self.profile = profiles.load(lab)
+        self.conn = Connection(Target(endpoint_url=endpoint_url, region="us-east-1"))
+        self.player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
+        self.scheduler: Any = None
+
+    async def __aenter__(self) -> "LabViewer":
+        from awsview.pollers.scheduler import Scheduler
+
+        await self.conn.__aenter__()
+        self.scheduler = Scheduler(self.conn, self.profile)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.scheduler.stop()
+        await self.conn.__aexit__(*exc)
+
+    @property
+    def model(self) -> Any:
+        return self.scheduler.model
+
+    async def advance(self, name: str | None = None, rounds: int = 1) -> Any:
+        """Play one step ("setup" for the provided resources), then poll ``rounds`` times."""
+        import asyncio
+
+        if name == "setup":
+            await asyncio.to_thread(self.player.setup)
+        elif name:
+            await asyncio.to_thread(self.player.play, only=name)
+        for _ in range(rounds):
+            await self.scheduler.run_once()
+        return self.scheduler.model

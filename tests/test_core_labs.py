@@ -3,46 +3,22 @@ shows what the lab text says AWS View shows."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import subprocess
 import sys
 
 import pytest
 
-from awsview import profiles
-from awsview.aws.session import Connection, Target
-from awsview.labs.player import LabPlayer
 from awsview.model.snapshot import Health
-from awsview.pollers.scheduler import Scheduler
 from awsview.render import panels
+from helpers import LabViewer
 
 
-class Viewer:
-    """A long-lived connection and scheduler, polled once per lab step like a running viewer."""
-
-    def __init__(self, endpoint_url: str, lab: str):
-        self.profile = profiles.load(lab)
-        self.conn = Connection(Target(endpoint_url=endpoint_url, region="us-east-1"))
-        self.scheduler: Scheduler | None = None
-        self.player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
-
-    async def __aenter__(self) -> Viewer:
-        await self.conn.__aenter__()
-        self.scheduler = Scheduler(self.conn, self.profile)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.scheduler.stop()
-        await self.conn.__aexit__(*exc)
+class Viewer(LabViewer):
+    """The shared lab viewer, plus the rendered panels by title."""
 
     async def step(self, name: str | None = None):
-        if name == "setup":
-            await asyncio.to_thread(self.player.setup)
-        elif name:
-            await asyncio.to_thread(self.player.play, only=name)
-        await self.scheduler.run_once()
-        return self.scheduler.model
+        return await self.advance(name)
 
     def panel(self, title_start: str):
         return [p for p in panels(self.scheduler.model, self.profile) if p.title.startswith(title_start)]

@@ -3,49 +3,21 @@ the panels show what the lab text says AWS View shows."""
 
 from __future__ import annotations
 
-import asyncio
 
 import pytest
 
-from awsview import profiles
-from awsview.aws.session import Connection, Target
-from awsview.labs.player import LabPlayer
-from awsview.pollers.scheduler import Scheduler
 from awsview.ui.app import AWSViewApp
+from helpers import LabViewer
 from awsview.ui.testing import settle, body, full_rows, rows, screen_lines, view
 
 pytestmark = pytest.mark.slow
 
 
-class LabRun:
-    """A lab player and a scheduler polled once per step, like test_core_labs' viewer."""
-
-    def __init__(self, endpoint_url: str, lab: str):
-        self.profile = profiles.load(lab)
-        self.conn = Connection(Target(endpoint_url=endpoint_url, region="us-east-1"))
-        self.player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
-        self.scheduler: Scheduler | None = None
-
-    async def __aenter__(self) -> LabRun:
-        await self.conn.__aenter__()
-        self.scheduler = Scheduler(self.conn, self.profile)
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.scheduler.stop()
-        await self.conn.__aexit__(*exc)
-
-    @property
-    def model(self):
-        return self.scheduler.model
+class LabRun(LabViewer):
+    """The shared lab viewer; after a step the app settles before the panels are read."""
 
     async def step(self, pilot, name: str) -> None:
-        if name == "setup":
-            await asyncio.to_thread(self.player.setup)
-        else:
-            await asyncio.to_thread(self.player.play, only=name)
-        await self.scheduler.run_once()
-        await self.scheduler.run_once()  # the timeline and checkpoints read what the first round fetched
+        await self.advance(name, rounds=2)  # the timeline and checkpoints read the first round
         await settle(pilot)
 
 
