@@ -52,9 +52,33 @@ def build_parser() -> argparse.ArgumentParser:
     shot.add_argument("--theme", default="docs", help="default: docs")
     shot.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
 
+    docs = sub.add_parser("docs", help="play a lab on a fresh emulator, one screenshot per step")
+    docs.add_argument("lab", help="ev04, ev05 or q05")
+    docs.add_argument("-o", "--output", type=Path, required=True, help="directory for the images and index.md")
+    docs.add_argument("--size", default="120x40", help="columns x rows (default 120x40)")
+    docs.add_argument("--theme", default="docs", help="default: docs")
+    docs.add_argument("--format", choices=["svg", "png"], default="svg", help="image format (default svg)")
+
+    serve = sub.add_parser("serve", help="the viewer in a browser, as a read-only presenter screen")
+    _add_target(serve)
+    _add_theme(serve)
+    serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback)")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.add_argument("--token", help="required by every browser; mandatory off loopback (12+ characters)")
+    serve.add_argument("--class", dest="roster", type=Path, metavar="FILE",
+                       help="serve the class view of the learners listed in FILE instead")
+    serve.add_argument("--font-size", type=int, default=18, help="browser font size (default 18)")
+
+    klass = sub.add_parser("class", help="the class view in the terminal: every learner's progress")
+    klass.add_argument("roster", type=Path, metavar="FILE", help="TOML file of [[learner]] tables")
+    klass.add_argument("--presenter", action="store_true", help=argparse.SUPPRESS)
+    _add_theme(klass)
+
     watch = sub.add_parser("watch", help="open the viewer (also what `awsview` alone does)")
     _add_target(watch)
     _add_theme(watch)
+    watch.add_argument("--presenter", action="store_true",
+                       help="read-only kiosk: navigation only, follows the newest execution and decision")
     # `awsview` with no command is `awsview watch`, with the same options.
     _add_target(parser)
     _add_theme(parser)
@@ -85,6 +109,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_dump(args)
         if args.command == "screenshot":
             return run_screenshot(args)
+        if args.command == "docs":
+            return run_docs(args)
+        if args.command == "serve":
+            return run_serve(args)
+        if args.command == "class":
+            return run_class(args)
         return run_watch(args)
     except KeyboardInterrupt:
         return 130
@@ -182,6 +212,24 @@ def run_screenshot(args: argparse.Namespace) -> int:
     return run(target, args.lab, args.prefix, args.size, args.theme, args.output)
 
 
+def run_docs(args: argparse.Namespace) -> int:
+    from awsview.docs import run
+
+    return run(args.lab, args.output, args.size, args.theme, args.format)
+
+
+def run_serve(args: argparse.Namespace) -> int:
+    from awsview.serve import run
+
+    return run(args)
+
+
+def run_class(args: argparse.Namespace) -> int:
+    from awsview.ui.classview import run
+
+    return run(args.roster, theme=args.theme, presenter=args.presenter)
+
+
 def run_watch(args: argparse.Namespace) -> int:
     """The viewer. A failed preflight still opens it: the panels show the error, never "empty"."""
     from awsview import profiles
@@ -196,14 +244,17 @@ def run_watch(args: argparse.Namespace) -> int:
 
     if args.theme and themes.resolve(args.theme, themes.known_names()) is None:
         return _fail(f"unknown theme {args.theme!r}; try dark, light, high-contrast or docs", EXIT_USAGE)
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+    presenter = getattr(args, "presenter", False)
+    # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
+    if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE)
     from awsview.ui.app import AWSViewApp
     from awsview.ui.themes import ThemeError
 
     target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
     try:
-        app = AWSViewApp(target=target, lab=args.lab, prefix=args.prefix, theme=args.theme)
+        app = AWSViewApp(target=target, lab=args.lab, prefix=args.prefix, theme=args.theme,
+                         presenter=presenter)
     except ThemeError as exc:
         return _fail(str(exc), EXIT_USAGE)
     app.run()

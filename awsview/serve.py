@@ -2,19 +2,26 @@
 
 textual-serve has no authentication of its own. Here a token guards every route: required on
 any address other than loopback, optional on loopback. The token arrives once as ``?token=``
-and is then kept in an HttpOnly, SameSite=Strict cookie.
+and is then kept in an HttpOnly, SameSite=Strict cookie. Whatever the token, the websocket that
+carries the screen only accepts a page of this server (its Origin must be this host), and a
+server on loopback only answers to a loopback Host name, so no other web page a browser has
+open can read the screen.
 """
 
 from __future__ import annotations
 
+import argparse
 import hmac
 import ipaddress
 import secrets
 import shlex
 import sys
+from pathlib import Path
 from typing import Any, Sequence
+from urllib.parse import urlsplit
 
 COOKIE = "awsview_token"
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
 class ServeError(Exception):
@@ -40,36 +47,128 @@ def check_token(host: str, token: str | None) -> str | None:
     return token
 
 
-def token_middleware(token: str) -> Any:
+def _hostname(netloc: str) -> str:
+    return (urlsplit(f"//{netloc}").hostname or "").lower()
+
+
+def same_origin(origin: str | None, host: str | None) -> bool:
+    """A websocket opened by a page of this server: its Origin names this server's Host."""
+    if not origin or not host:
+        return False
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
+
+
+def guard_middleware(bind_host: str, token: str | None) -> Any:
     from aiohttp import web
+
+    loopback = is_loopback(bind_host)
 
     @web.middleware
     async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
-        offered = request.query.get("token") or request.cookies.get(COOKIE) or ""
-        if not hmac.compare_digest(offered.encode(), token.encode()):
-            return web.Response(status=401, text="AWS View: a valid ?token= is required.\n")
+        if loopback and not is_loopback(_hostname(request.host)):
+            return web.Response(status=421, text="AWS View: this server only answers to a loopback host name.\n")
+        if token is not None:
+            offered = request.query.get("token") or request.cookies.get(COOKIE) or ""
+            if not hmac.compare_digest(offered.encode(), token.encode()):
+                return web.Response(status=401, text="AWS View: a valid ?token= is required.\n")
+        if request.path == "/ws" and not same_origin(request.headers.get("Origin"), request.host):
+            return web.Response(status=403, text="AWS View: the screen is only for pages of this server.\n")
         response = await handler(request)
-        if request.query.get("token") and isinstance(response, web.StreamResponse) and not response.prepared:
+        if token is not None and request.query.get("token") and \
+                isinstance(response, web.StreamResponse) and not response.prepared:
             response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
         return response
 
     return middleware
 
 
-def app_command(watch_args: Sequence[str]) -> str:
+def app_command(watch_args: Sequence[str], command: str = "watch") -> str:
     """The command textual-serve runs per browser session: the viewer in presenter mode."""
-    return shlex.join([sys.executable, "-m", "awsview", "watch", "--presenter", *watch_args])
+    return shlex.join([sys.executable, "-m", "awsview", command, "--presenter", *watch_args])
 
 
-def make_server(host: str, port: int, token: str | None, watch_args: Sequence[str],
+def make_server(host: str, port: int, token: str | None, command: str, font_size: int = 18,
                 title: str = "AWS View") -> Any:
+    from aiohttp import web
     from textual_serve.server import Server
 
     class GuardedServer(Server):
-        async def _make_app(self) -> Any:
+        async def _make_app(self) -> web.Application:
             app = await super()._make_app()
-            if token is not None:
-                app.middlewares.append(token_middleware(token))
+            app.middlewares.append(guard_middleware(host, token))
             return app
 
-    return GuardedServer(app_command(watch_args), host=host, port=port, title=title)
+        async def handle_index(self, request: web.Request) -> Any:
+            # The page's websocket URL: the address the browser used (a bind address such as
+            # 0.0.0.0 is not one a browser can reach).
+            self.public_url = f"{request.scheme}://{request.host}"
+            if "fontsize" not in request.query:
+                request = request.clone(rel_url=request.rel_url.update_query(fontsize=font_size))
+            return await super().handle_index(request)
+
+        async def on_startup(self, app: web.Application) -> None:
+            pass  # run() says where to look, without textual-serve's banner
+
+        def initialize_logging(self) -> None:
+            import logging
+
+            # Problems only: one line per browser request would bury what the terminal says.
+            logging.basicConfig(level=logging.WARNING, format="awsview serve: %(message)s")
+            logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+    return GuardedServer(command, host=host, port=port, title=title)
+
+
+def watch_args(args: argparse.Namespace) -> list[str]:
+    """The viewer options `awsview serve` passes on to each session."""
+    out: list[str] = []
+    for option in ("lab", "prefix", "profile", "endpoint_url", "region", "theme"):
+        value = getattr(args, option, None)
+        if value:
+            out += [f"--{option.replace('_', '-')}", str(value)]
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    """`awsview serve`: check everything that can be checked before binding, then serve."""
+    from awsview import profiles
+
+    try:
+        token = check_token(args.host, args.token)
+        if not 1 <= args.port <= 65535:
+            raise ServeError(f"--port must be between 1 and 65535, not {args.port}")
+        if not 8 <= args.font_size <= 64:
+            raise ServeError(f"--font-size must be between 8 and 64, not {args.font_size}")
+        if args.roster is not None:
+            command = _class_command(args.roster, args.theme)
+        else:
+            if args.lab:
+                profiles.load(args.lab)
+            command = app_command(watch_args(args))
+    except (ServeError, profiles.UnknownProfile, profiles.ProfileError) as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
+        return 2
+    server = make_server(args.host, args.port, token, command, args.font_size,
+                         title="AWS View · class" if args.roster else "AWS View")
+    where = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else where}:{args.port}/"
+    print(f"AWS View presenter screen on {url}{'?token=' + token if token else ''}", flush=True)
+    print("  read-only: the browser can look around, never change anything · Ctrl+C stops", flush=True)
+    try:
+        server.serve()
+    except OSError as exc:
+        print(f"awsview: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _class_command(roster: Path, theme: str | None) -> str:
+    from awsview.classroom import RosterError, load_roster
+
+    try:
+        load_roster(roster)
+    except RosterError as exc:
+        raise ServeError(str(exc)) from None
+    extra = ["--theme", theme] if theme else []
+    return shlex.join([sys.executable, "-m", "awsview", "class", str(Path(roster).resolve()), "--presenter", *extra])

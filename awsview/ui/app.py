@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gc
 import time
+from dataclasses import replace
 from typing import Any, Callable
 
 from textual import on, work
@@ -33,6 +34,23 @@ from awsview.ui.screens import DetailScreen, HelpScreen
 
 FILTER_DELAY_S = 0.15
 FULL_GC_EVERY_S = 60.0
+# What a presenter screen (`awsview serve`, `watch --presenter`) still does: look around.
+NAVIGATION = frozenset({
+    "cycle", "zoom", "back", "help", "close", "focus_next", "focus_previous", "select_cursor",
+    "cursor_up", "cursor_down", "cursor_left", "cursor_right", "page_up", "page_down",
+    "page_left", "page_right", "scroll_top", "scroll_bottom", "scroll_home", "scroll_end",
+    "scroll_up", "scroll_down", "scroll_left", "scroll_right",
+})
+
+
+def newest_execution_key(model: LabModel | None) -> str | None:
+    """The ARN of the execution started last, across every state machine."""
+    newest = None
+    for snapshot in model.with_prefix("executions:") if model is not None else ():
+        for execution in snapshot.data or ():
+            if execution.started is not None and (newest is None or execution.started > newest.started):
+                newest = execution
+    return newest.arn if newest is not None else None
 
 
 class ModelChanged(Message):
@@ -65,7 +83,8 @@ class AWSViewApp(App[int]):
                  theme: str | None = None, clock: Callable[[], float] = time.time,
                  demo: Any = None, cap: int = DEFAULT_CAP, highlight_seconds: float = HIGHLIGHT_S,
                  tick_seconds: float = 1.0, poll_speed: float = 1.0,
-                 monotonic: Callable[[], float] = time.monotonic):
+                 monotonic: Callable[[], float] = time.monotonic, freezer: Any = None,
+                 presenter: bool = False):
         super().__init__()
         self.awsview_themes = []
         for loaded in themes.load_all():
@@ -87,6 +106,9 @@ class AWSViewApp(App[int]):
         self.poll_speed = poll_speed
         self.highlight_seconds = highlight_seconds
         self.monotonic = monotonic  # when highlights fade
+        self.freezer = freezer  # awsview.freeze.Freezer: what is shown is the same on every run
+        self.presenter = presenter
+        self._followed: dict[str, str] = {}  # presenter: the newest row each panel was moved to
         self.feed = PanelFeed(cap)
         self.changes = ItemChanges()
         self.needle = ""
@@ -161,8 +183,45 @@ class AWSViewApp(App[int]):
             return  # not composed yet, or closing
         self.changes.update(self.model)
         shown = self.feed.panels(self.model, self.profile, self.clock(), self.needle)
+        if self.freezer is not None:
+            shown = [replace(s, panel=self.freezer.panel(s.panel)) for s in shown]
         with self.batch_update():
             self.board.sync(shown, self.changes.for_panel, self.needle, waiting=not self.model.snapshots)
+            if self.presenter:
+                self._follow_newest()
+
+    def _follow_newest(self) -> None:
+        """Presenter screens keep the newest execution and the newest decision in sight.
+
+        Only when there is a newer one: in between, whoever watches may look elsewhere.
+        """
+        newest = {}
+        for view in self.board.ordered:
+            if view.shown is None or not view.shown.rows:
+                continue
+            name = view.shown.panel.name
+            if name == "executions":
+                newest[view] = newest_execution_key(self.model)
+            elif name == "decisions":
+                newest[view] = view.shown.rows[-1].key
+        for view, key in newest.items():
+            if key is None or self._followed.get(view.ident) == key or key not in view.keys:
+                continue
+            self._followed[view.ident] = key
+            view.table.move_cursor(row=view.keys.index(key), scroll=True)
+            if view.shown.panel.name == "executions":
+                self._bring_history_into_view(key)
+            elif self.board.zoomed is None:
+                self.board.scroll_to_widget(view, animate=False)
+
+    def _bring_history_into_view(self, execution_arn: str) -> None:
+        for view in self.board.ordered:
+            rows = view.shown.rows if view.shown is not None else ()
+            if view.shown is not None and view.shown.panel.name == "history" and rows \
+                    and rows[0].key.startswith(f"{execution_arn}#"):
+                if self.board.zoomed is None:
+                    self.board.scroll_to_widget(view, animate=False)
+                return
 
     @work(exclusive=True, group="poll", exit_on_error=False)
     async def _poll(self) -> None:
@@ -210,11 +269,14 @@ class AWSViewApp(App[int]):
             return  # not composed yet, or closing
         level, text = self.status
         lab = f"{self.profile.name}: {self.profile.title}" if self.profile else "detecting the lab…"
-        parts = ["AWS View", lab, text]
+        parts = ["AWS View" + (" · presenter (read-only)" if self.presenter else ""), lab, text]
         if self.needle:
             parts.append(f"filter “{self.needle}”")
+        line = " · ".join(p for p in parts if p)
+        if self.freezer is not None:
+            line = self.freezer.text(line)
         status = self.query_one("#status", Static)
-        status.update(plain(" · ".join(p for p in parts if p)))
+        status.update(plain(line))
         status.set_class(level == "error", "-error")
 
     def set_banner(self, text: str, level: str = "ok") -> None:
@@ -231,7 +293,18 @@ class AWSViewApp(App[int]):
 
     # -- actions ---------------------------------------------------------------------------
 
+    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
+        """Every key, click and footer action passes here: a presenter screen only navigates."""
+        if self.presenter:
+            _, name, _ = self._parse_action(action, self if default_namespace is None else default_namespace,
+                                            namespaces)
+            if name not in NAVIGATION:
+                return False
+        return await super().run_action(action, default_namespace, namespaces)
+
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.presenter and action not in NAVIGATION:
+            return False  # hidden from the footer too
         if action in ("demo_pause", "demo_next"):
             return self.demo is not None and not self.demo.finished
         if action in ("filter", "zoom", "cycle") and self.screen is not self.screen_stack[0]:
@@ -239,7 +312,7 @@ class AWSViewApp(App[int]):
         return True
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen())
+        self.push_screen(HelpScreen(self.presenter))
 
     def _show_filter(self, shown: bool) -> None:
         field = self.query_one("#filter", Input)

@@ -100,12 +100,25 @@ The mouse works too: click a panel or row, scroll with the wheel.
 """
 
 
+PRESENTER_NOTE = """
+## Presenter screen
+
+This screen is read-only: it follows the newest execution and the newest write decision, and
+only the keys that look around work here (`tab`, `]` / `[`, `z`, `enter`, `escape`, arrows,
+page up/down, `?`). Filtering, themes, the command palette and quitting are off.
+"""
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
+    def __init__(self, presenter: bool = False) -> None:
+        super().__init__()
+        self.presenter = presenter
+
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="help-body"):
-            yield Markdown(HELP)
+            yield Markdown(PRESENTER_NOTE + HELP if self.presenter else HELP)
         yield Footer()
 
     def action_close(self) -> None:
