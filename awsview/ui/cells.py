@@ -15,9 +15,9 @@ from textual.content import Content
 from awsview.model.loglines import clean_text
 
 GOOD = frozenset({"SUCCEEDED", "Accepted", "Enabled", "ACTIVE", "RESULT", "TaskSucceeded",
-                  "ExecutionSucceeded", "unchanged", "ok"})
+                  "ExecutionSucceeded", "unchanged", "ok", "✓"})
 BAD = frozenset({"FAILED", "TIMED_OUT", "ABORTED", "ERROR", "TaskFailed", "ExecutionFailed",
-                 "LambdaFunctionFailed", "TaskTimedOut", "FailStateEntered", "Disabled", "ALARM"})
+                 "LambdaFunctionFailed", "TaskTimedOut", "FailStateEntered", "Disabled", "ALARM", "✗"})
 BUSY = frozenset({"RUNNING", "Creating", "Enabling", "Disabling", "Updating", "Deleting"})
 MIN_WIDTH = 4  # a column is never cut narrower than this (or its label, if shorter)
 KEY_WIDTH = 42  # a key column is cut no narrower than this: "Rejected: ConditionalCheckFailedException"
