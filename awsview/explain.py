@@ -12,6 +12,8 @@ from typing import Any, Iterable
 
 from awsview.model.asl import Catcher, Definition, Retrier
 
+LISTED_WAITS = 5  # retries whose wait a summary spells out; the rest are counted
+
 
 @dataclass(frozen=True)
 class Attempt:
@@ -36,9 +38,11 @@ class TaskExplanation:
         used = (f"{count} of {self.allowed} attempt{'s' if self.allowed != 1 else ''}" if self.allowed
                 else f"{count} attempt{'s' if count != 1 else ''}")
         parts = [f"{self.state}: {used}"]
-        for a in self.attempts[1:]:
-            if a.expected_wait is not None and a.actual_wait is not None:
-                parts.append(f"retry {a.number - 1} waited {a.actual_wait:.1f} s (expected {a.expected_wait:g} s)")
+        waits = [a for a in self.attempts[1:] if a.expected_wait is not None and a.actual_wait is not None]
+        for a in waits[:LISTED_WAITS]:
+            parts.append(f"retry {a.number - 1} waited {a.actual_wait:.1f} s (expected {a.expected_wait:g} s)")
+        if len(waits) > LISTED_WAITS:
+            parts.append(f"{len(waits) - LISTED_WAITS} more retries")
         failed = [a for a in self.attempts if a.outcome not in ("succeeded", "running")]
         if failed and self.retry is None:
             parts.append(f"no Retry covers {failed[-1].outcome}")
@@ -66,28 +70,38 @@ def _catcher(catchers: Iterable[Catcher], error: str | None) -> Catcher | None:
 
 
 def explain(definition: Definition, history: Any) -> tuple[TaskExplanation, ...]:
-    """One explanation per Task state the execution reached, in order of first entry."""
-    explanations = []
-    order = []
+    """One explanation per Task state the execution reached, in order of first entry.
+
+    Linear in the history's length: a history of tens of thousands of events (a long retry
+    loop) is explained on every render.
+    """
+    by_state: dict[str | None, list[Any]] = {}
+    order: dict[str, None] = {}  # the states entered, in order, once each
     for event in history.events:
-        if event.type == "TaskStateEntered" and event.state not in order:
-            order.append(event.state)
+        by_state.setdefault(event.state, []).append(event)
+        if event.type == "TaskStateEntered":
+            order.setdefault(event.state)
+    reached = set(by_state)
+    explanations = []
     for name in order:
         state = definition.state(name)
         if state is None:
             continue
-        events = [e for e in history.events if e.state == name]
+        events = by_state[name]
         scheduled = [e for e in events if e.type in ("TaskScheduled", "LambdaFunctionScheduled")]
         failures = [e for e in events if e.is_task_failure]
+        failure_of: dict[int, Any] = {}
+        for failure in failures:
+            failure_of.setdefault(failure.attempt, failure)
+        succeeded = {e.attempt for e in events if e.type == "TaskSucceeded"}
         attempts, retry_used = [], None
         for index, event in enumerate(scheduled):
             number = index + 1
-            failure = next((f for f in failures if f.attempt == number), None)
-            outcome = failure.error or "failed" if failure else (
-                "succeeded" if any(e.type == "TaskSucceeded" and e.attempt == number for e in events) else "running")
+            failure = failure_of.get(number)
+            outcome = failure.error or "failed" if failure else ("succeeded" if number in succeeded else "running")
             actual = expected = None
             if index > 0:
-                previous = next((f for f in failures if f.attempt == number - 1), None)
+                previous = failure_of.get(number - 1)
                 retrier = _retrier(state.retry, previous.error if previous else None)
                 if previous is not None and previous.timestamp and event.timestamp:
                     try:
@@ -102,7 +116,7 @@ def explain(definition: Definition, history: Any) -> tuple[TaskExplanation, ...]
         matched = retry_used or _retrier(state.retry, last_error)
         catcher = _catcher(state.catch, last_error) if last_error else None
         caught = None
-        if catcher is not None and any(e.state == catcher.next for e in history.events):
+        if catcher is not None and catcher.next in reached:
             caught = f"{last_error} → {catcher.next}" + (f" ({catcher.result_path})" if catcher.result_path else "")
         outcome = attempts[-1].outcome if attempts else "not scheduled"
         if last_error and not caught:
@@ -159,13 +173,13 @@ def trace(decision: Any, model: Any) -> Trace:
 def explanations_for(model: Any) -> list[tuple[str, tuple[TaskExplanation, ...]]]:
     """(execution name, explanations) for every execution whose machine and history are known."""
     machines = {m.arn: m for m in model.data("state_machines", ())}
+    machine_of = {e.arn: e.machine_arn for s in model.with_prefix("executions:") for e in (s.data or ())}
     found = []
     for snapshot in model.with_prefix("history:"):
         item = snapshot.data
         if item is None:
             continue
-        runs = [e for s in model.with_prefix("executions:") for e in (s.data or ()) if e.arn == item.execution_arn]
-        machine = machines.get(runs[0].machine_arn) if runs else None
+        machine = machines.get(machine_of.get(item.execution_arn, ""))
         if machine is not None and machine.definition is not None:
             found.append((item.execution_name, explain(machine.definition, item.history)))
     return found

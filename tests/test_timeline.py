@@ -227,3 +227,26 @@ def test_dump_json_includes_timeline_and_verdicts(emulator):
     assert "decisions" in names and "verdicts" in names
     keys = dumped["snapshots"]["timeline"]["data"]["keys"]
     assert any(k["key"] == "dedup-order" and k["verdict"]["duplicates"] == 2 for k in keys)
+
+
+def test_explain_is_linear_and_its_summary_stays_short():
+    """A retry loop thousands of attempts long: explained in one pass, summarized in one line."""
+    from datetime import datetime, timedelta, timezone
+
+    from awsview.explain import explain
+    from awsview.labs.workflow import workflow_definition
+    from awsview.model.asl import parse_definition
+    from awsview.model.history import parse_history
+
+    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    raw = [{"id": 1, "timestamp": start, "type": "TaskStateEntered", "stateEnteredEventDetails": {"name": "StoreOrder"}}]
+    for _ in range(3000):
+        for kind, details in (("TaskScheduled", {"resource": "invoke", "resourceType": "lambda"}),
+                              ("TaskFailed", {"error": "TransientOrderError", "cause": "x"})):
+            field = "taskScheduledEventDetails" if kind == "TaskScheduled" else "taskFailedEventDetails"
+            raw.append({"id": len(raw) + 1, "timestamp": start + timedelta(seconds=len(raw)), "type": kind,
+                        field: details})
+    (explained,) = explain(parse_definition(workflow_definition("w")), parse_history(raw))
+    assert len(explained.attempts) == 3000
+    assert [a.outcome for a in explained.attempts[:2]] == ["TransientOrderError"] * 2
+    assert "2994 more retries" in explained.summary and len(explained.summary) < 600
