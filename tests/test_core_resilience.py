@@ -228,3 +228,23 @@ def test_an_unreachable_journal_is_an_error_on_the_decision_panels_not_empty():
         assert shown[name].body_text.startswith("error — connection refused")
     deploy = next(r for r in evaluate(profile, model) if r.checkpoint.step == "deploy")
     assert deploy.passed is None  # unknown, not failed
+
+
+async def test_generic_mode_drops_tables_and_log_groups_that_are_gone(emulator):
+    """With no lab profile, a table or log group deleted since the last listing leaves the model
+    (a deleted resource is not shown as if it were still there)."""
+    ddb, logs = emulator.client("dynamodb"), emulator.client("logs")
+    create_table(ddb, "gen-orders")
+    create_table(ddb, "gen-kept")
+    logs.create_log_group(logGroupName="/aws/lambda/gen-worker")
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        scheduler = Scheduler(conn, profiles.generic_profile("gen-"))
+        model = await scheduler.run_once()
+        assert {"table:gen-orders", "table:gen-kept", "logs:/aws/lambda/gen-worker"} <= set(model.snapshots)
+        ddb.delete_table(TableName="gen-orders")
+        logs.delete_log_group(logGroupName="/aws/lambda/gen-worker")
+        model = await scheduler.run_once()
+        assert "table:gen-orders" not in model.snapshots
+        assert "logs:/aws/lambda/gen-worker" not in model.snapshots
+        assert model.get("table:gen-kept").health is Health.OK
+        await scheduler.stop()

@@ -36,13 +36,23 @@ class TablePoller(Poller):
         if self.profile.generic:
             listing = await self.fetch(model, TABLES, lambda: self._list(conn))
             snapshots.append(listing)
-            names = list((listing.data or ())) if listing.data is not None else \
-                [s.key.split(":", 1)[1] for s in model.with_prefix(f"{TABLE}:")]
+            if listing.data is None:  # could not list: keep reading what we read
+                names = [s.key.split(":", 1)[1] for s in model.with_prefix(f"{TABLE}:")]
+            else:
+                names = list(listing.data)
+                gone = [s.key for s in model.with_prefix(f"{TABLE}:") if s.key.split(":", 1)[1] not in names]
+                model.drop(gone)  # listed successfully without them: deleted, not just unread
+                for key in gone:
+                    self._forget(key.split(":", 1)[1])
         reference = set(self.profile.tables("reference"))
         for name in names:
             snapshots.append(await self.fetch(
                 model, f"{TABLE}:{name}", lambda n=name: self._table(conn, n, n in reference)))
         return snapshots
+
+    def _forget(self, name: str) -> None:
+        for known in (self._baselines, self._keys, self._streams):
+            known.pop(name, None)
 
     async def _list(self, conn: Connection) -> tuple[str, ...]:
         names = await conn.pages("dynamodb", "list_tables", "TableNames",

@@ -65,6 +65,10 @@ class LogPoller(Poller):
                 groups = [s.key.split(":", 1)[1] for s in model.with_prefix(f"{LOGS}:")]
             else:
                 groups = list(listing.data)
+                gone = [s.key for s in model.with_prefix(f"{LOGS}:") if s.key.split(":", 1)[1] not in groups]
+                model.drop(gone)  # listed successfully without them: deleted, not just unread
+                for key in gone:
+                    self._follows.pop(key.split(":", 1)[1], None)
         return snapshots + [await self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
                             for group in groups]
 
