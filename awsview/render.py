@@ -165,12 +165,26 @@ def logs(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     for snapshot in model.with_prefix("logs:"):
         group = snapshot.key.split(":", 1)[1]
         entries = snapshot.data.lines if snapshot.data is not None else ()
-        rows = [Row(f"{e.event_id}#{i}", (time.strftime("%H:%M:%S", time.localtime(e.timestamp_ms / 1000)),
-                                          e.line.kind, cell(e.line.text, 400)))
-                for i, e in enumerate(entries)]
+        rows = [Row(key, (time.strftime("%H:%M:%S", time.localtime(e.timestamp_ms / 1000)),
+                          e.line.kind, cell(e.line.text, 400)))
+                for key, e in zip(line_keys(entries), entries)]
         panels.append(_panel("logs", f"Logs · {cell(group)}", [snapshot], ("TIME", "KIND", "LINE"), rows,
                              now, "no log lines"))
     return panels
+
+
+def line_keys(entries: Any) -> list[str]:
+    """A key per log line that stays the same while the feed drops old lines and gains new ones:
+    its event's id and how many lines of that event follow it (an event's lines arrive together
+    and stay together, so neither end of the feed moves it)."""
+    keys: list[str] = []
+    after, following = 0, None
+    for entry in reversed(entries):
+        after = after + 1 if entry.event_id == following else 0
+        following = entry.event_id
+        keys.append(f"{entry.event_id}#-{after}")
+    keys.reverse()
+    return keys
 
 
 def roles(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:

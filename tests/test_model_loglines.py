@@ -217,3 +217,30 @@ def test_huge_lines_are_capped():
 def test_deeply_nested_json_does_not_raise():
     assert classify("RESULT " + "[" * 100_000).data is None
     assert classify("RESULT 1" + "0" * 5000).data is None  # beyond int parsing limits
+
+
+def test_log_row_keys_survive_the_feed_dropping_its_oldest_lines():
+    """Once the 100,000-line buffer is full every poll drops lines at the front; a line's row key
+    (UI diffing, `dump --json`) must not change because of that."""
+    from awsview import profiles, render
+    from awsview.model.loglines import classify
+    from awsview.model.resources import LogEntry, LogFeed
+    from awsview.model.snapshot import succeeded
+    from awsview.pollers.base import LabModel
+
+    def entries(events):
+        return tuple(LogEntry(1000 * n, "s", f"e{n}", classify(f"line {n}.{k}")) for n in events for k in range(3))
+
+    def keys(lines):
+        model = LabModel()
+        model.apply([succeeded(None, "logs", "logs:/g", LogFeed("/g", lines, len(lines)))])
+        (panel,) = render.logs(model, profiles.load("q05"), 0.0)
+        return {row.cells[2]: row.key for row in panel.rows}
+
+    full = entries(range(10))
+    dropped = full[4:] + entries(range(10, 12))  # cut in the middle of event e1, two events more
+    before, after = keys(full), keys(dropped)
+    common = set(before) & set(after)
+    assert len(common) == len(full) - 4
+    assert all(before[text] == after[text] for text in common)
+    assert len(set(after.values())) == len(after)  # still unique

@@ -178,20 +178,13 @@ class PanelFeed:
 
 
 def _line_keys(lines: tuple[Any, ...], kept: Any) -> tuple[str, ...]:
-    """A key per kept log line that survives the feed dropping old lines and gaining new ones.
-
-    render.logs keys a line by its index in the whole feed, which shifts for every line once the
-    feed is full. A line is instead its event's id and how many lines of that event follow it:
-    an event's lines arrive together and stay together, so neither end of the feed moves it.
-    """
-    keys = []
-    for position in kept:
-        event_id = lines[position].event_id
-        after = 0
-        while position + after + 1 < len(lines) and lines[position + after + 1].event_id == event_id:
-            after += 1
-        keys.append(f"{event_id}#-{after}")
-    return tuple(keys)
+    """render.line_keys for the kept lines (ascending positions) without keying the whole feed:
+    a line's key depends only on the lines after it."""
+    kept = list(kept)
+    if not kept:
+        return ()
+    keys = render.line_keys(lines[kept[0]:])
+    return tuple(keys[position - kept[0]] for position in kept)
 
 
 def _item_text(item: dict[str, Any], keys: tuple[str, ...]) -> str:
