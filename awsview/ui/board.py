@@ -76,6 +76,8 @@ class PanelBoard(VerticalScroll):
                     self.mount(view, before=0)
                 else:
                     self.mount(view)
+            elif view not in self.children or (previous is not None and previous not in self.children):
+                pass  # mid-mount or mid-removal (Textual finishes both later): order it next time
             elif previous is not None and self._index(view) != self._index(previous) + 1:
                 self.move_child(view, after=previous)
             elif previous is None and self._index(view) != 0:
@@ -107,6 +109,7 @@ class PanelBoard(VerticalScroll):
             for view, span in row:
                 if (view.styles.column_span or 1) != span:
                     view.styles.column_span = span
+
     def _index(self, view: Widget) -> int:
         return self.children.index(view)
 
