@@ -248,3 +248,44 @@ async def test_generic_mode_drops_tables_and_log_groups_that_are_gone(emulator):
         assert "logs:/aws/lambda/gen-worker" not in model.snapshots
         assert model.get("table:gen-kept").health is Health.OK
         await scheduler.stop()
+
+
+class _Outage(Poller):
+    """Fails like an unreachable endpoint while ``state["down"]``."""
+
+    def __init__(self, kind: str, fast: float, state: dict):
+        super().__init__(profiles.generic_profile())
+        self.kind, self.fast_interval, self.slow_interval = kind, fast, 30.0
+        self.state = state
+        self.recovered_at = None
+
+    async def poll(self, conn, model):
+        from awsview.aws.errors import Failure
+        from awsview.model.snapshot import failed, succeeded
+
+        loop = asyncio.get_running_loop()
+        if self.state["down"]:
+            self.last_failure = Failure("network", "connection refused")
+            return [failed(model.get(self.kind), self.kind, self.kind, "connection refused")]
+        if self.recovered_at is None:
+            self.recovered_at = loop.time()
+        return [succeeded(model.get(self.kind), self.kind, self.kind, loop.time())]
+
+
+async def test_after_an_outage_the_first_poll_through_brings_the_others_back():
+    """Backoffs grow during an outage (up to a minute); once one poller gets through, the others
+    try again at once instead of each waiting out its own backoff."""
+    state = {"down": True}
+    quick, slow = _Outage("quick", 0.01, state), _Outage("slow", 1.0, state)
+    scheduler = Scheduler(conn=None, profile=quick.profile, pollers=[quick, slow])
+    scheduler.start()
+    loop = asyncio.get_running_loop()
+    await asyncio.sleep(2.5)  # slow's backoff: 2 s, then 4 s
+    assert scheduler._backoff["slow"] >= 4.0
+    state["down"] = False
+    up = loop.time()
+    while slow.recovered_at is None and loop.time() - up < 10:
+        await asyncio.sleep(0.05)
+    await scheduler.stop()
+    assert quick.recovered_at is not None and slow.recovered_at is not None
+    assert slow.recovered_at - quick.recovered_at < 2.0  # one fast interval, not the 4 s backoff

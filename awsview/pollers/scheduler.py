@@ -45,6 +45,7 @@ class Scheduler:
         self._backoff: dict[str, float] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._wake = asyncio.Event()
+        self._reachable = asyncio.Event()  # set when a poll succeeds while others back off
         self.model.listeners.append(self._on_change)
 
     def _on_change(self, changed: list[Snapshot[Any]]) -> None:
@@ -75,7 +76,8 @@ class Scheduler:
             previous = self._backoff.get(poller.kind, base / 2)
             self._backoff[poller.kind] = min(MAX_BACKOFF_S, max(base, previous * 2))
             return self._backoff[poller.kind] * self.speed
-        self._backoff.pop(poller.kind, None)
+        if self._backoff.pop(poller.kind, None) is not None and self._backoff:
+            self._reachable.set()  # this one recovered: the others need not wait out their backoff
         return (poller.fast_interval if self.active() else poller.slow_interval) * self.speed
 
     async def _loop(self, poller: Poller) -> None:
@@ -89,7 +91,7 @@ class Scheduler:
                 snapshots = []  # turned every AWS failure into a snapshot
             wait = self.interval(poller, snapshots)
             if self._backoff.get(poller.kind):
-                await asyncio.sleep(wait)  # failing: back off, whatever else happens
+                await self._back_off(poller, wait)
                 continue
             wake = self._wake
             try:
@@ -100,6 +102,21 @@ class Scheduler:
                 self._wake = asyncio.Event()  # later changes need a new event
             floor = poller.fast_interval * self.speed - (time.monotonic() - started)
             await asyncio.sleep(max(0.05, floor))
+
+    async def _back_off(self, poller: Poller, wait: float) -> None:
+        """Failing: wait out the backoff. A network or credentials failure is the connection's, not
+        this API's: when another poll gets through, try again at once rather than up to a minute
+        later. Throttling is per API, so a throttled poller always waits its full backoff."""
+        failure = poller.last_failure
+        if failure is None or failure.kind not in ("network", "auth"):
+            await asyncio.sleep(wait)
+            return
+        self._reachable.clear()
+        try:
+            await asyncio.wait_for(self._reachable.wait(), timeout=wait)
+        except asyncio.TimeoutError:
+            return
+        await asyncio.sleep(poller.fast_interval * self.speed)  # not all at the same instant
 
     def start(self) -> None:
         self._tasks = [asyncio.create_task(self._loop(p), name=f"poll-{p.kind}") for p in self.pollers]
