@@ -24,7 +24,9 @@ from awsview import profiles
 from awsview.aws.errors import classify
 from awsview.aws.session import Connection, Target
 from awsview.checkpoints import CheckResult
+from awsview.pollers.base import LabModel
 from awsview.pollers.scheduler import Scheduler
+from awsview.profiles import LabProfile
 
 
 class RosterError(ValueError):
@@ -49,6 +51,7 @@ class LearnerStatus:
     error: str | None = None
     updated_at: float | None = None
     round_seconds: float | None = None
+    stale: bool = False  # the last poll failed: step and checkpoints are the last known ones
 
     @property
     def passed(self) -> int:
@@ -105,6 +108,13 @@ class ClassMonitor:
     def statuses(self) -> list[LearnerStatus]:
         return [f.status or LearnerStatus(f.learner) for f in self._follows.values()]
 
+    def lab(self, name: str) -> tuple[LabProfile, LabModel] | None:
+        """The learner's lab profile and full model (what its panels show); None until connected."""
+        follow = self._follows.get(name)
+        if follow is None or follow.scheduler is None:
+            return None
+        return follow.scheduler.profile, follow.scheduler.model
+
     async def round(self) -> list[LearnerStatus]:
         semaphore = asyncio.Semaphore(self.concurrency)
 
@@ -156,7 +166,8 @@ class ClassMonitor:
                                    error=_worst_error(model), updated_at=time.time())
         except Exception as exc:  # one learner's trouble is shown on its card, never raised
             previous = follow.status or LearnerStatus(learner)
-            status = replace(previous, error=str(exc) if type(exc).__name__ == "DumpError" else classify(exc).text)
+            status = replace(previous, error=str(exc) if type(exc).__name__ == "DumpError" else classify(exc).text,
+                             stale=True)
             follow.failures += 1
             follow.retry_at = time.monotonic() + min(30.0, 2.0 ** follow.failures)
         status = replace(status, round_seconds=time.monotonic() - started)
