@@ -222,3 +222,27 @@ def _check_screenshot(png: bytes, blank: bytes) -> None:
     green = sum(1 for x in range(0, width, 2) for y in range(0, height // 2, 2)
                 if (lambda p: p[1] > 140 and p[1] > p[0] + 40 and p[1] > p[2] + 20)(pixels[x, y]))
     assert green > 20, f"no green checkpoint marks ({green})"
+
+
+@pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed (make test installs it)")
+def test_class_view_served_in_headless_chromium(emulator, tmp_path):
+    roster = tmp_path / "class.toml"
+    roster.write_text(f'[[learner]]\nname = "Ada"\nendpoint_url = "{emulator.endpoint_url}"\nlab = "q05"\n\n'
+                      '[[learner]]\nname = "Cy"\nendpoint_url = "http://127.0.0.1:9"\nlab = "q05"\n')
+    served = Served("--class", str(roster))
+    try:
+        text = asyncio.run(_look_at_class(served.url))
+    finally:
+        served.stop()
+    assert "2 learners" in text and "connection refused" in text
+
+
+async def _look_at_class(url: str) -> str:
+    async with Browser(1400, 1000) as page:
+        await page.open(url)
+        text = await page.wait_for_text("AWS View · class", "Ada", "Cy", "connection refused")
+        await page.press("q", "KeyQ", "q", modifiers=2)  # ctrl+q: refused
+        await page.type("q")
+        await asyncio.sleep(1.5)
+        assert not await page.evaluate("document.body.classList.contains('-closed')"), "the session ended"
+        return await page.screen_text()

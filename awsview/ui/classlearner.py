@@ -29,7 +29,7 @@ from awsview.ui.screens import DetailScreen
 
 # What a presenter screen may do: look around, open a learner, go back. Nothing else.
 NAVIGATION = frozenset({"focus_next", "focus_previous", "move", "page", "edge", "open", "back", "cycle",
-                        "close"})
+                        "close", "help"})
 
 
 class LearnerScreen(Screen[None]):
