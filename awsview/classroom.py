@@ -127,12 +127,23 @@ class ClassMonitor:
         return list(await asyncio.gather(*(one(f) for f in self._follows.values())))
 
     async def run(self, rounds: int | None = None) -> None:
-        done = 0
-        while rounds is None or done < rounds:
-            started = time.monotonic()
-            await self.round()
-            done += 1
-            await asyncio.sleep(max(0.0, self.refresh - (time.monotonic() - started)))
+        """Follow every learner on its own clock: one ``refresh`` per learner, at most
+        ``concurrency`` polls at once, so a learner whose endpoint answers slowly (up to the
+        read timeout) delays only its own card."""
+        semaphore = asyncio.Semaphore(self.concurrency)
+
+        async def follow_forever(follow: _Follow) -> None:
+            done = 0
+            while rounds is None or done < rounds:
+                started = time.monotonic()
+                async with semaphore:
+                    await self._poll(follow)
+                done += 1
+                await asyncio.sleep(max(0.0, self.refresh - (time.monotonic() - started)))
+
+        for learner in self.learners:
+            self._follows.setdefault(learner.name, _Follow(learner))
+        await asyncio.gather(*(follow_forever(f) for f in self._follows.values()))
 
     async def close(self) -> None:
         for follow in self._follows.values():

@@ -57,3 +57,28 @@ async def test_monitor_follows_learners_and_a_dead_one_shows_its_error(emulator)
         assert statuses[name].step == "deploy"
         assert statuses[name].passed >= 2
     assert statuses["cy"].lab is None and "connection refused" in statuses["cy"].error
+
+
+async def test_a_slow_learner_delays_only_its_own_card():
+    """run() follows each learner on its own clock: one endpoint that takes seconds to answer
+    must not hold the others to its pace."""
+    import asyncio
+    import time
+
+    from awsview.classroom import ClassMonitor, Learner, LearnerStatus
+
+    monitor = ClassMonitor((Learner("fast", None), Learner("slow", None)), refresh=0.1)
+    seen: dict[str, int] = {"fast": 0, "slow": 0}
+
+    async def fake_poll(follow):
+        if follow.learner.name == "slow":
+            await asyncio.sleep(1.0)
+        seen[follow.learner.name] += 1
+        return LearnerStatus(follow.learner, updated_at=time.time())
+
+    monitor._poll = fake_poll
+    task = asyncio.create_task(monitor.run())
+    await asyncio.sleep(1.5)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert seen["slow"] <= 2 and seen["fast"] >= 8
