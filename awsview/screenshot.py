@@ -34,8 +34,13 @@ def record(app: Any) -> Any:
     return console
 
 
-def svg(app: Any, title: str | None = None) -> str:
-    return app.export_screenshot(title=title)
+def svg(app: Any, title: str | None = None, unique_id: str | None = None) -> str:
+    """The screen as SVG. ``unique_id`` prefixes the SVG's ids and classes; by default it is a
+    hash of the screen, so every change of content renames all of them (noisy diffs) and two
+    pages of the same screen inlined in one HTML page would share them."""
+    if unique_id is None:
+        return app.export_screenshot(title=title)
+    return record(app).export_svg(title=title or app.title, unique_id=unique_id)
 
 
 def png(app: Any, font_size: int = 16) -> bytes:
@@ -100,12 +105,12 @@ def _colours(style: Any, fg: tuple[int, int, int], bg: tuple[int, int, int]) -> 
     return fg, bg
 
 
-def save(app: Any, path: Path) -> Path:
+def save(app: Any, path: Path, unique_id: str | None = None) -> Path:
     path = Path(path)
     if path.suffix.lower() == ".png":
         path.write_bytes(png(app))
     elif path.suffix.lower() == ".svg":
-        path.write_text(svg(app), encoding="utf-8")
+        path.write_text(svg(app, unique_id=unique_id), encoding="utf-8")
     else:
         raise ScreenshotError(f"{path.name}: the file name must end in .svg or .png")
     return path

@@ -93,8 +93,30 @@ class Emulator:
             self.journal.close()
 
 
-def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | None = None) -> Emulator:
-    """Bind the port, patch moto and start the SQS poller. Call serve_forever() or start_in_thread()."""
+class _Newest:
+    """Forwards to the newest emulator's runtime or journal. moto is patched once per process;
+    an emulator started after an earlier one stopped (`awsview docs` twice in one process) must
+    not run Lambdas in, or journal writes to, the stopped one."""
+
+    def __init__(self) -> None:
+        self.target: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.target, name)
+
+
+_RUNTIME, _JOURNAL = _Newest(), _Newest()
+_patched = False
+
+
+def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | None = None,
+          sqs_batches_in_flight: int | None = None) -> Emulator:
+    """Bind the port, patch moto and start the SQS poller. Call serve_forever() or start_in_thread().
+
+    ``sqs_batches_in_flight``: per event source mapping (default five, as AWS starts with); 1
+    delivers in queue order, so a replay processes messages in the same order every time.
+    """
+    global _patched
     from werkzeug.serving import make_server
 
     # Bind before importing moto: a busy port should fail fast with a clear message.
@@ -126,19 +148,26 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
     from awsview.emulator import dynamo_journal, moto_patches
     from awsview.emulator.journal import Journal
     from awsview.emulator.lambda_runtime import LambdaRuntime
-    from awsview.emulator.sqs_poller import SqsPoller
+    from awsview.emulator.sqs_poller import MAX_BATCHES_IN_FLIGHT, SqsPoller
 
     emulator = Emulator(host=host, port=bound_port, state_dir=state_dir)
     emulator.journal = Journal(state_dir / "journal.sqlite3")
     emulator._runtime = LambdaRuntime(state_dir, emulator.endpoint_url, emulator.journal, _write_logs)
-    moto_patches.install(emulator._runtime)
-    dynamo_journal.install(emulator.journal)
+    _RUNTIME.target, _JOURNAL.target = emulator._runtime, emulator.journal
+    if _patched:
+        from moto.moto_api._internal.models import moto_api_backend
+
+        moto_api_backend.reset()  # a fresh emulator: nothing left from the earlier one
+    else:
+        moto_patches.install(_RUNTIME)
+        dynamo_journal.install(_JOURNAL)
+        _patched = True
 
     moto_app = DomainDispatcherApplication(create_backend_app)
     server.app = _journal_api(moto_app, emulator)
     server.RequestHandlerClass = MotoRequestHandler
     emulator._server = server
-    emulator._poller = SqsPoller(emulator._runtime)
+    emulator._poller = SqsPoller(emulator._runtime, sqs_batches_in_flight or MAX_BATCHES_IN_FLIGHT)
     emulator._poller.start()
     return emulator
 

@@ -43,8 +43,9 @@ def sqs_event(message: Any, queue: Any, region: str) -> dict[str, Any]:
 
 
 class SqsPoller:
-    def __init__(self, runtime: LambdaRuntime):
+    def __init__(self, runtime: LambdaRuntime, batches_in_flight: int = MAX_BATCHES_IN_FLIGHT):
         self.runtime = runtime
+        self.batches_in_flight = batches_in_flight  # 1: one batch at a time, in queue order
         self._stop = threading.Event()
         self._pool = ThreadPoolExecutor(max_workers=16, thread_name_prefix="esm")
         self._in_flight: dict[str, int] = {}
@@ -85,7 +86,7 @@ class SqsPoller:
 
         while True:
             with self._lock:
-                if self._in_flight.get(esm.uuid, 0) >= MAX_BATCHES_IN_FLIGHT:
+                if self._in_flight.get(esm.uuid, 0) >= self.batches_in_flight:
                     return
             sqs = sqs_backends[esm.account_id][region]
             messages = sqs.receive_message(queue.name, esm.batch_size, 0,

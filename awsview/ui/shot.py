@@ -30,18 +30,27 @@ async def take(target: Target, lab: str | None, prefix: str, size: tuple[int, in
 
 def _complete(app) -> bool:
     """Every resource kind answered once, and the derived panels were computed after that."""
-    model, profile = app.model, app.profile
+    newest = answered(app.model, app.profile)
+    return newest is not None and derived_after(app.model, newest)
+
+
+def answered(model, profile, since: float = 0.0) -> float | None:
+    """When the last of the resource kinds answered, once each has answered after ``since``."""
     if model is None or profile is None:
-        return False
+        return None
     needed = ["state_machines", "queues", "functions", "roles", "journal"]
     needed += [f"table:{name}" for name in profile.tables()] + [f"logs:{g}" for g in profile.log_groups]
     needed += [f"executions:{m.name}" for m in model.data("state_machines", ())]
     snapshots = [model.get(key) for key in needed]
-    if any(s is None for s in snapshots):
-        return False
-    newest = max(s.attempted_at for s in snapshots)
+    if any(s is None or s.attempted_at <= since for s in snapshots):
+        return None
+    return max(s.attempted_at for s in snapshots)
+
+
+def derived_after(model, moment: float) -> bool:
+    """The timeline and the checkpoints were computed after ``moment``."""
     derived = [model.get("timeline"), model.get("checkpoints")]
-    return all(d is not None and d.attempted_at > newest for d in derived)
+    return all(d is not None and d.attempted_at > moment for d in derived)
 
 
 def run(target: Target, lab: str | None, prefix: str, size: str, theme: str, output: Path) -> int:

@@ -1,0 +1,132 @@
+"""`awsview docs`: a lab played on a fresh in-process emulator, one screenshot per step, the same
+bytes on every run — from the command line and from `generate` called twice in one process."""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from awsview.labs import get_lab
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+LAB = "q05"  # the quickest of the three to play
+# A real-looking account in the environment: the docs run must neither need it nor show it.
+FOREIGN = {"AWS_PROFILE": "awsview-docs-no-such-profile", "AWS_ACCESS_KEY_ID": "AKIADOCSFOREIGNKEY01",
+           "AWS_SECRET_ACCESS_KEY": "docs-foreign-secret-never-shown", "AWS_SESSION_TOKEN": "docs-foreign-token"}
+
+IN_PROCESS = textwrap.dedent("""
+    import json, os, sys
+    from pathlib import Path
+    from awsview.docs import generate
+
+    before = dict(os.environ)
+    runs = [[str(p) for p in generate(sys.argv[1], Path(d))] for d in sys.argv[2:]]
+    print(json.dumps({"runs": runs, "environment_restored": dict(os.environ) == before}))
+""")
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The lab's pages made three times: by the command line, and twice by `generate` in one
+    process (the second emulator in a process must start as fresh as the first). The two
+    processes run side by side, which also shows the pages do not depend on the machine's load."""
+    base = tmp_path_factory.mktemp("docs")
+    dirs = {name: base / name for name in ("cli", "api-1", "api-2")}
+    env = {**os.environ, **FOREIGN}
+    cli = subprocess.Popen([sys.executable, "-m", "awsview", "docs", LAB, "-o", str(dirs["cli"])],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    api = subprocess.Popen([sys.executable, "-c", IN_PROCESS, LAB, str(dirs["api-1"]), str(dirs["api-2"])],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    cli_out, cli_err = cli.communicate(timeout=240)
+    api_out, api_err = api.communicate(timeout=240)
+    assert cli.returncode == 0, cli_err
+    assert api.returncode == 0, api_err
+    lines = cli_out.splitlines()
+    assert re.fullmatch(rf"{LAB}: 5 screenshots in \d+\.\d s", lines[-1]), cli_out
+    assert [Path(line) for line in lines[:-1]] == sorted(dirs["cli"].iterdir()), "each file printed"
+    report = json.loads(api_out.splitlines()[-1])
+    assert report["environment_restored"], "generate() left os.environ changed"
+    assert [[Path(p).name for p in run] for run in report["runs"]] == [[p.name for p in sorted(dirs["cli"].iterdir())]] * 2
+    return dirs
+
+
+def screen_lines(svg: Path) -> list[str]:
+    """The text of an exported screen, line by line (the SVG has one <text> per styled run)."""
+    lines: dict[float, list[tuple[float, str]]] = defaultdict(list)
+    for x, y, text in re.findall(r'<text class="[^"]*" x="([\d.]+)" y="([\d.]+)"[^>]*>([^<]*)</text>', svg.read_text()):
+        lines[float(y)].append((float(x), html.unescape(text).replace("\xa0", " ")))
+    return ["".join(text for _, text in sorted(runs)) for _, runs in sorted(lines.items())]
+
+
+def test_every_run_writes_the_same_bytes(pages):
+    names = sorted(p.name for p in pages["cli"].iterdir())
+    for other in ("api-1", "api-2"):
+        assert sorted(p.name for p in pages[other].iterdir()) == names
+        for name in names:
+            assert (pages[other] / name).read_bytes() == (pages["cli"] / name).read_bytes(), f"{other}/{name} differs"
+
+
+def test_one_image_per_step_and_an_index_that_lists_them(pages):
+    lab = get_lab(LAB)
+    images = sorted(p.name for p in pages["cli"].glob("*.svg"))
+    assert images == ["00-setup.svg"] + [f"{n:02d}-{s.key}.svg" for n, s in enumerate(lab.steps, start=1)]
+    index = (pages["cli"] / "index.md").read_text()
+    assert index.startswith(f"# {LAB}: {lab.title}\n")
+    for number, step in enumerate(lab.steps, start=1):
+        assert f"## {number}. {step.title}\n\n![{LAB} {step.key}]({number:02d}-{step.key}.svg)" in index
+
+
+def test_the_last_shot_shows_the_cleanup_done_and_the_decisions_kept(pages):
+    screen = "\n".join(screen_lines(pages["cli"] / "04-cleanup.svg"))
+    assert re.search(r"✓ +cleanup +no queue, no mapping, no orders; past decisions kept", screen), screen
+    assert "no queues" in screen and "no items" in screen  # the queue and both orders are gone
+    assert "1 write · 2 duplicates · 0 overwrites · 1 delete ✓" in screen  # what happened stays shown
+    # Volatile values are frozen: the emulator's port, clock times, request ids.
+    assert "http://127.0.0.1:5000 (us-east-1)" in screen
+    assert re.search(r"held at 12:03:00", screen), screen
+
+
+def test_shots_in_between_show_their_own_step(pages):
+    screen = "\n".join(screen_lines(pages["cli"] / "03-repeats.svg"))
+    assert re.search(r"✓ +repeats +2 duplicates rejected", screen), screen
+    assert re.search(r"✗ +cleanup", screen), screen  # not yet: that is the next step
+    assert "1 write · 2 duplicates · 0 overwrites ✓" in screen
+
+
+def test_a_foreign_account_is_neither_needed_nor_shown(pages):
+    for page in pages["cli"].iterdir():
+        text = page.read_text()
+        assert not any(value in text for value in FOREIGN.values()), page.name
+
+
+def _docs(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "awsview", "docs", *args], capture_output=True,
+                          text=True, timeout=60)
+
+
+@pytest.mark.timeout(60)
+def test_an_unknown_lab_is_one_line_naming_the_labs(tmp_path):
+    result = _docs("q99", "-o", str(tmp_path / "out"))
+    assert result.returncode == 2
+    assert result.stderr == "awsview: unknown lab 'q99'; known labs: ev04, ev05, q05\n"
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.timeout(60)
+def test_an_output_that_cannot_be_a_directory_is_one_line(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for output, reason in ((blocker, "is a file"), (blocker / "sub", "Not a directory")):
+        result = _docs(LAB, "-o", str(output))
+        assert result.returncode == 1, result.stderr
+        assert reason in result.stderr and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
