@@ -21,6 +21,7 @@ from typing import Any, Sequence
 from urllib.parse import urlsplit
 
 COOKIE = "awsview_token"
+STOP_GRACE_S = 5.0  # a session's viewer gets this long to quit when its browser goes, then is killed
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
@@ -85,13 +86,34 @@ def guard_middleware(bind_host: str, token: str | None) -> Any:
 
 def app_command(watch_args: Sequence[str], command: str = "watch") -> str:
     """The command textual-serve runs per browser session: the viewer in presenter mode."""
-    return shlex.join([sys.executable, "-m", "awsview", command, "--presenter", *watch_args])
+    # `exec`: textual-serve starts it through a shell; the viewer must be the process it stops.
+    return "exec " + shlex.join([sys.executable, "-m", "awsview", command, "--presenter", *watch_args])
 
 
 def make_server(host: str, port: int, token: str | None, command: str, font_size: int = 18,
                 title: str = "AWS View") -> Any:
+    import asyncio
+
     from aiohttp import web
+    from textual_serve.app_service import AppService
     from textual_serve.server import Server
+
+    class Session(AppService):
+        """One browser tab's viewer process. textual-serve asks it to quit when the tab goes and
+        then waits for it forever; a viewer that does not quit in time is killed, so a session
+        never outlives its browser."""
+
+        async def stop(self) -> None:
+            task, process = self._task, self._process
+            if task is None:
+                return
+            try:
+                await asyncio.wait_for(asyncio.shield(super().stop()), STOP_GRACE_S)
+            except asyncio.TimeoutError:
+                if process is not None and process.returncode is None:
+                    process.kill()
+                await asyncio.wait_for(asyncio.shield(task), STOP_GRACE_S)
+                self._task = None
 
     class GuardedServer(Server):
         async def _make_app(self) -> web.Application:
@@ -107,6 +129,30 @@ def make_server(host: str, port: int, token: str | None, command: str, font_size
                 request = request.clone(rel_url=request.rel_url.update_query(fontsize=font_size))
             return await super().handle_index(request)
 
+        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+            # textual-serve's own handler, with Session (stop with a deadline) as the app service.
+            websocket = web.WebSocketResponse(heartbeat=15)
+            width = _int(request.query.get("width"), 80)
+            height = _int(request.query.get("height"), 24)
+            session: Session | None = None
+            try:
+                await websocket.prepare(request)
+                session = Session(self.command, write_bytes=websocket.send_bytes,
+                                  write_str=websocket.send_str, close=websocket.close,
+                                  download_manager=self.download_manager, debug=self.debug)
+                await session.start(width, height)
+                await self._process_messages(websocket, session)
+            except asyncio.CancelledError:
+                await websocket.close()
+            except Exception as exc:  # one broken session must not take the server down
+                import logging
+
+                logging.getLogger("awsview.serve").warning("session ended: %s", exc)
+            finally:
+                if session is not None:
+                    await session.stop()
+            return websocket
+
         async def on_startup(self, app: web.Application) -> None:
             pass  # run() says where to look, without textual-serve's banner
 
@@ -118,6 +164,13 @@ def make_server(host: str, port: int, token: str | None, command: str, font_size
             logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
 
     return GuardedServer(command, host=host, port=port, title=title)
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return max(1, min(1000, int(value or default)))
+    except ValueError:
+        return default
 
 
 def watch_args(args: argparse.Namespace) -> list[str]:
@@ -171,4 +224,5 @@ def _class_command(roster: Path, theme: str | None) -> str:
     except RosterError as exc:
         raise ServeError(str(exc)) from None
     extra = ["--theme", theme] if theme else []
-    return shlex.join([sys.executable, "-m", "awsview", "class", str(Path(roster).resolve()), "--presenter", *extra])
+    return "exec " + shlex.join([sys.executable, "-m", "awsview", "class", str(Path(roster).resolve()),
+                                 "--presenter", *extra])

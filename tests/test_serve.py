@@ -246,3 +246,45 @@ async def _look_at_class(url: str) -> str:
         await asyncio.sleep(1.5)
         assert not await page.evaluate("document.body.classList.contains('-closed')"), "the session ended"
         return await page.screen_text()
+
+
+async def test_a_viewer_that_does_not_quit_is_killed_when_its_browser_goes(tmp_path):
+    """textual-serve asks a session's process to quit when the tab closes and then waits for it
+    forever: a stuck viewer would keep running (and polling) with nobody watching."""
+    import aiohttp
+    from aiohttp import web
+
+    from awsview import serve
+
+    stuck = tmp_path / "stuck.py"
+    pid_file = tmp_path / "pid"
+    stuck.write_text("import os, sys, time\n"
+                     f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+                     "sys.stdout.write('__GANGLION__\\n'); sys.stdout.flush()\n"
+                     "time.sleep(600)\n")
+    port = free_port()
+    server = serve.make_server("127.0.0.1", port, None, f"exec {sys.executable} {stuck}")
+    runner = web.AppRunner(await server._make_app())
+    await runner.setup()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.ws_connect(f"http://127.0.0.1:{port}/ws?width=80&height=24",
+                                       headers={"Origin": f"http://127.0.0.1:{port}"}):
+                for _ in range(100):
+                    if pid_file.exists() and pid_file.read_text():
+                        break
+                    await asyncio.sleep(0.1)
+                pid = int(pid_file.read_text())
+            # The browser is gone: within the grace period (5 s) and a little, the process is too.
+            for _ in range(100):
+                await asyncio.sleep(0.1)
+                try:
+                    os.kill(pid, 0)
+                except ProcessLookupError:
+                    break
+            else:
+                os.kill(pid, 9)
+                raise AssertionError("the stuck viewer outlived its browser session")
+    finally:
+        await runner.cleanup()
