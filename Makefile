@@ -24,10 +24,11 @@ tools:
 test: $(STAMP) tools
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
+# bench_all: AWS View against two baselines on one emulator, scale, first paint, docs (BENCH_ARGS=--quick
+# for a shorter run); bench_core and bench_ui still run on their own.
 bench: $(STAMP)
+	$(BIN)/python -m tests.benchmarks.bench_all $(BENCH_ARGS)
 	$(BIN)/python -m tests.benchmarks.bench_lambda
-	$(BIN)/python -m tests.benchmarks.bench_core
-	$(BIN)/python -m tests.benchmarks.bench_ui
 	$(BIN)/python -m tests.benchmarks.bench_class
 
 MINUTES ?= 30

@@ -3,17 +3,22 @@ core, against a naive viewer that polls every resource every 2 s, on one embedde
 Prints figures; asserts nothing.
 
     python -m tests.benchmarks.bench_core [idle_seconds] [samples]
+
+The lab fixture, the naive viewer and the four timed changes live here so that bench_all can
+run them too.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import re
 import statistics
 import sys
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -28,22 +33,41 @@ from awsview.pollers.scheduler import Scheduler, make_pollers
 
 NAIVE_INTERVAL = 2.0
 UNLIMITED = {("logs", "FilterLogEvents"): 1000.0}
+LAB = "ev04"
+ORDERS = "labex-ev04-orders"  # the business table, and the state machine's name
+WORKER_LOG = "/aws/lambda/labex-ev04-worker"
+BENCH_QUEUE = "labex-ev04-bench"  # no consumer: its count only grows
+SEED_ITEM = "bench-seed"  # the order the log-line invocations summarise
+KINDS = ("item write", "log line", "execution status", "queue count")
+# How change n shows: an item's key, a marker in the worker's log line, an execution's name.
+ITEM, LOG_MARK, RUN = re.compile(r"bench-item-(\d+)"), re.compile(r'"bench-log-(\d+)"'), re.compile(r"bench-run-(\d+)")
 
 
 class NaiveViewer:
-    """Every resource, every 2 s, nothing cached: new pollers each round."""
+    """Every resource, every 2 s, nothing cached: new pollers each round. ``on_round`` gets
+    each round's finished model (what such a viewer would print)."""
 
-    def __init__(self, conn: Connection, profile: profiles.LabProfile):
+    def __init__(self, conn: Connection, profile: profiles.LabProfile,
+                 on_round: Callable[[LabModel], None] | None = None):
         self.conn, self.profile, self.model = conn, profile, LabModel()
+        self.on_round = on_round
         self._task: asyncio.Task | None = None
 
     async def _run(self) -> None:
         while True:
             started = time.monotonic()
             model = LabModel()
-            for poller in make_pollers(self.profile):
-                model.apply(await poller.poll(self.conn, model))
+            pollers = make_pollers(self.profile)
+            try:
+                for poller in pollers:
+                    model.apply(await poller.poll(self.conn, model))
+            finally:
+                for poller in pollers:  # the journal poller's HTTP session
+                    if hasattr(poller, "close"):
+                        await poller.close()
             self.model = model
+            if self.on_round is not None:
+                self.on_round(model)
             await asyncio.sleep(max(0.0, NAIVE_INTERVAL - (time.monotonic() - started)))
 
     def start(self) -> None:
@@ -54,9 +78,112 @@ class NaiveViewer:
         await asyncio.gather(self._task, return_exceptions=True)
 
 
-def _pct(values: list[float], q: float) -> float:
+def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else float("nan")
+
+
+def start_emulator() -> Any:
+    """One embedded emulator in this process, on a free port, with a fresh state directory."""
+    from awsview.emulator.server import start
+
+    emulator = start("127.0.0.1", 0, Path(tempfile.mkdtemp(prefix="awsview-bench-")))
+    emulator.start_in_thread()
+    return emulator
+
+
+@dataclass
+class Fixture:
+    """ev04 up to its workflow (q05 connected beside it), plus what the timed changes need."""
+
+    url: str
+    ddb: Any
+    sqs: Any
+    lam: Any
+    sfn: Any
+    machine: str
+    queue_url: str
+
+
+def prepare(url: str) -> Fixture:
+    """The labs' set-up, ev04 up to its workflow, q05 connected, an empty bench queue and the
+    seed order (its first summary also creates the worker's log group)."""
+    quiet = {"endpoint_url": url, "log": lambda line: None}
+    for lab in ("ev04", "q05"):
+        LabPlayer(lab, **quiet).setup()
+    LabPlayer("ev04", **quiet).play(until="workflow")
+    LabPlayer("q05", **quiet).play(only="connect")
+    kw = {"endpoint_url": url, "region_name": "us-east-1", "aws_access_key_id": "testing",
+          "aws_secret_access_key": "testing"}
+    ddb, sqs, lam, sfn = (boto3.client(s, **kw) for s in ("dynamodb", "sqs", "lambda", "stepfunctions"))
+    queue_url = sqs.create_queue(QueueName=BENCH_QUEUE)["QueueUrl"]
+    ddb.put_item(TableName=ORDERS, Item={"id": {"S": SEED_ITEM}, "quantity": {"N": "1"},
+                                         "total_cents": {"N": "350"}})
+    lam.invoke(FunctionName="labex-ev04-worker", Payload=json.dumps({"stage": "summary", "id": SEED_ITEM}))
+    machine = sfn.list_state_machines()["stateMachines"][0]["stateMachineArn"]
+    return Fixture(url, ddb, sqs, lam, sfn, machine, queue_url)
+
+
+def play_lab(url: str) -> None:
+    """The learner's part of the benchmark lab: ev04's executions, then q05's deploy and repeats."""
+    quiet = {"endpoint_url": url, "log": lambda line: None}
+    LabPlayer("ev04", **quiet).play(only="executions")
+    LabPlayer("q05", **quiet).play(only="deploy")
+    LabPlayer("q05", **quiet).play(only="repeats")
+
+
+class Changes:
+    """The four changes the latency figures time, numbered n, and how to recognise each in a
+    model or (log lines only) in a raw log message. Queue counts assume the n-th message sent
+    is the n-th one ever (the bench queue has no consumer)."""
+
+    def __init__(self, fixture: Fixture):
+        self.fx = fixture
+
+    def make(self, kind: str, n: int) -> float:
+        """Make change n (blocking, boto3); returns when it happened, as time.time()."""
+        fx, made = self.fx, time.time()
+        if kind == "item write":
+            fx.ddb.put_item(TableName=ORDERS, Item={"id": {"S": f"bench-item-{n}"}})
+        elif kind == "log line":
+            fx.lam.invoke(FunctionName="labex-ev04-worker",
+                          Payload=json.dumps({"stage": "summary", "id": SEED_ITEM, "bench": f"bench-log-{n}"}))
+        elif kind == "execution status":
+            arn = fx.sfn.start_execution(stateMachineArn=fx.machine, name=f"bench-run-{n}",
+                                         input=json.dumps({"id": f"bench-x{n}", "quantity": 0}))["executionArn"]
+            while (described := fx.sfn.describe_execution(executionArn=arn))["status"] == "RUNNING":
+                time.sleep(0.01)
+            made = described["stopDate"].timestamp()  # the status changed when it stopped
+        elif kind == "queue count":
+            fx.sqs.send_message(QueueUrl=fx.queue_url, MessageBody=f"bench-{n}")
+        else:
+            raise ValueError(kind)
+        return made
+
+    @staticmethod
+    def shown(kind: str, model: LabModel) -> set[int]:
+        """The numbers of the changes of this kind that the model holds."""
+        if kind == "item write":
+            table = model.data(f"table:{ORDERS}")
+            return {int(m[1]) for i in (table.items if table else ()) if (m := ITEM.fullmatch(str(i.get("id"))))}
+        if kind == "log line":
+            feed = model.data(f"logs:{WORKER_LOG}")
+            return {int(n) for e in (feed.lines if feed else ()) for n in LOG_MARK.findall(e.line.text)}
+        if kind == "execution status":
+            return {int(m[1]) for e in model.data(f"executions:{ORDERS}") or ()
+                    if not e.running and (m := RUN.fullmatch(e.name))}
+        if kind == "queue count":  # a count of c shows the first c messages
+            return set(range(max((q.visible for q in model.data("queues") or () if q.name == BENCH_QUEUE), default=0)))
+        raise ValueError(kind)
+
+    @staticmethod
+    def in_model(kind: str, model: LabModel, n: int) -> bool:
+        return n in Changes.shown(kind, model)
+
+    @staticmethod
+    def in_log(message: str) -> set[int]:
+        """The numbers of the log-line changes in one raw log message."""
+        return {int(n) for n in LOG_MARK.findall(message)}
 
 
 async def _calls_per_minute(conn: Connection, seconds: float) -> float:
@@ -65,37 +192,24 @@ async def _calls_per_minute(conn: Connection, seconds: float) -> float:
     return (conn.limiter.total_calls - before) * 60 / seconds
 
 
-async def _latency(model_of: Callable[[], LabModel], change: Callable[[int], None],
-                   seen: Callable[[LabModel, int], bool], samples: int, gap: float) -> list[float]:
+async def _latency(model_of: Callable[[], LabModel], changes: Changes, kind: str, numbers: range,
+                   gap: float) -> list[float]:
     results = []
-    for n in range(samples):
-        await asyncio.sleep(gap * (0.3 + 0.7 * ((n * 7919) % 10) / 10))  # vary the phase
-        started = time.monotonic()
-        await asyncio.to_thread(change, n)
-        while not seen(model_of(), n):
+    for i, n in enumerate(numbers):
+        await asyncio.sleep(gap * (0.3 + 0.7 * ((i * 7919) % 10) / 10))  # vary the phase
+        made = await asyncio.to_thread(changes.make, kind, n)
+        while not changes.in_model(kind, model_of(), n) and time.time() - made < 30:
             await asyncio.sleep(0.01)
-            if time.monotonic() - started > 30:
-                break
-        results.append(time.monotonic() - started)
+        results.append(time.time() - made)
     return results
 
 
 async def main(idle_seconds: float = 30.0, samples: int = 10) -> None:
-    from awsview.emulator.server import start
-
-    emulator = start("127.0.0.1", 0, Path(tempfile.mkdtemp(prefix="awsview-bench-")))
-    emulator.start_in_thread()
+    emulator = start_emulator()
     url = emulator.endpoint_url
-    for lab in ("ev04", "q05"):
-        LabPlayer(lab, endpoint_url=url, log=lambda line: None).setup()
-    LabPlayer("ev04", endpoint_url=url, log=lambda line: None).play(until="workflow")
-    LabPlayer("q05", endpoint_url=url, log=lambda line: None).play(only="connect")
-    kw = {"endpoint_url": url, "region_name": "us-east-1", "aws_access_key_id": "testing",
-          "aws_secret_access_key": "testing"}
-    ddb, sqs, lam, sfn = (boto3.client(s, **kw) for s in ("dynamodb", "sqs", "lambda", "stepfunctions"))
-    sqs.create_queue(QueueName="labex-ev04-bench")  # no consumer: its count only grows
-    machine = sfn.list_state_machines()["stateMachines"][0]["stateMachineArn"]
-    profile = profiles.load("ev04")
+    fixture = prepare(url)
+    changes = Changes(fixture)
+    profile = profiles.load(LAB)
     rows: list[tuple[str, float, float]] = []
     try:
         async with Connection(Target(endpoint_url=url)) as ours, \
@@ -109,12 +223,7 @@ async def main(idle_seconds: float = 30.0, samples: int = 10) -> None:
                                         _calls_per_minute(theirs, idle_seconds))
             rows.append(("API calls/min, idle", *idle))
 
-            def play() -> None:
-                LabPlayer("ev04", endpoint_url=url, log=lambda line: None).play(only="executions")
-                LabPlayer("q05", endpoint_url=url, log=lambda line: None).play(only="deploy")
-                LabPlayer("q05", endpoint_url=url, log=lambda line: None).play(only="repeats")
-
-            lab = threading.Thread(target=play)
+            lab = threading.Thread(target=play_lab, args=(url,))
             t0 = time.monotonic()
             before = (ours.limiter.total_calls, theirs.limiter.total_calls)
             lab.start()
@@ -124,58 +233,11 @@ async def main(idle_seconds: float = 30.0, samples: int = 10) -> None:
                          (ours.limiter.total_calls - before[0]) * 60 / span,
                          (theirs.limiter.total_calls - before[1]) * 60 / span))
 
-            def item_write(n: int) -> None:
-                ddb.put_item(TableName="labex-ev04-orders", Item={"id": {"S": f"bench-{n}"}})
-
-            def item_seen(model: LabModel, n: int) -> bool:
-                table = model.data("table:labex-ev04-orders")
-                return table is not None and any(i.get("id") == f"bench-{n}" for i in table.items)
-
-            def log_line(n: int) -> None:
-                lam.invoke(FunctionName="labex-ev04-worker",
-                           Payload=json.dumps({"stage": "summary", "id": "retry-order", "n": n}))
-
-            def log_seen(model: LabModel, n: int) -> bool:
-                feed = model.data("logs:/aws/lambda/labex-ev04-worker")
-                return feed is not None and sum(e.line.kind == "START" for e in feed.lines) >= base_starts + n + 1
-
-            def execution(n: int) -> None:
-                sfn.start_execution(stateMachineArn=machine, name=f"bench-{n}",
-                                    input=json.dumps({"id": f"bench-x{n}", "quantity": 0}))
-
-            def execution_seen(model: LabModel, n: int) -> bool:
-                runs = model.data("executions:labex-ev04-orders") or ()
-                return any(e.name == f"bench-{n}" and e.status == "FAILED" for e in runs)
-
-            def queue_count(n: int) -> None:
-                sqs.send_message(QueueUrl=sqs.get_queue_url(QueueName="labex-ev04-bench")["QueueUrl"], MessageBody="x")
-
-            def queue_seen(model: LabModel, n: int) -> bool:
-                return any(q.name == "labex-ev04-bench" and q.visible >= n + 1 for q in model.data("queues") or ())
-
-            feed = viewer.model.data("logs:/aws/lambda/labex-ev04-worker")
-            base_starts = sum(e.line.kind == "START" for e in feed.lines) if feed else 0
-            for name, change, seen in (("item write", item_write, item_seen), ("log line", log_line, log_seen),
-                                       ("execution status", execution, execution_seen),
-                                       ("queue count", queue_count, queue_seen)):
-                ours_ms = await _latency(lambda: viewer.model, change, seen, samples, 0.7)
-                if name == "log line":
-                    feed = naive.model.data("logs:/aws/lambda/labex-ev04-worker")
-                    base_starts = sum(e.line.kind == "START" for e in feed.lines) if feed else 0
-                if name == "item write":
-                    change_naive = lambda n: item_write(n + 1000)  # noqa: E731
-                    seen_naive = lambda m, n: item_seen(m, n + 1000)  # noqa: E731
-                elif name == "execution status":
-                    change_naive = lambda n: execution(n + 1000)  # noqa: E731
-                    seen_naive = lambda m, n: execution_seen(m, n + 1000)  # noqa: E731
-                elif name == "queue count":
-                    change_naive = lambda n: queue_count(n + samples)  # noqa: E731
-                    seen_naive = lambda m, n: queue_seen(m, n + samples)  # noqa: E731
-                else:
-                    change_naive, seen_naive = change, seen
-                theirs_ms = await _latency(lambda: naive.model, change_naive, seen_naive, samples, 0.7)
-                rows.append((f"{name} → snapshot p50 s", statistics.median(ours_ms), statistics.median(theirs_ms)))
-                rows.append((f"{name} → snapshot p95 s", _pct(ours_ms, .95), _pct(theirs_ms, .95)))
+            for kind in KINDS:
+                ours_s = await _latency(lambda: viewer.model, changes, kind, range(samples), 0.7)
+                theirs_s = await _latency(lambda: naive.model, changes, kind, range(samples, 2 * samples), 0.7)
+                rows.append((f"{kind} → snapshot p50 s", statistics.median(ours_s), statistics.median(theirs_s)))
+                rows.append((f"{kind} → snapshot p95 s", pct(ours_s, .95), pct(theirs_s, .95)))
             await viewer.stop()
             await naive.stop()
     finally:

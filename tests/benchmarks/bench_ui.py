@@ -26,6 +26,7 @@ import time
 
 KEYS = 200
 UPDATE_EVERY_S = 0.25
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -72,7 +73,7 @@ async def _polling(model, stop: asyncio.Event) -> int:
     return rounds
 
 
-async def keypresses(profile, model) -> dict[str, float]:
+async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
     from awsview.ui.app import AWSViewApp
 
     app = AWSViewApp(model=model, profile=profile)
@@ -94,7 +95,7 @@ async def keypresses(profile, model) -> dict[str, float]:
         await pilot.pause()
         stop = asyncio.Event()
         poller = asyncio.create_task(_polling(model, stop))
-        for n in range(KEYS):
+        for n in range(keys):
             seen = len(frames)
             started = time.perf_counter()
             await pilot.press("down" if n % 40 < 20 else "up")
@@ -137,8 +138,30 @@ def first_paint_child(which: str, spawned: float) -> None:
 def first_paint(which: str) -> dict[str, float]:
     spawned = time.time()
     out = subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_ui", "--first-paint", which, str(spawned)],
-                         capture_output=True, text=True, timeout=120, cwd=os.path.dirname(os.path.dirname(
-                             os.path.dirname(os.path.abspath(__file__)))))
+                         capture_output=True, text=True, timeout=120, cwd=_ROOT)
+    line = [x for x in out.stdout.splitlines() if x.startswith("{")]
+    if not line:
+        raise RuntimeError(out.stderr[-2000:])
+    return json.loads(line[-1])
+
+
+def scale(keys: int = KEYS) -> dict[str, float]:
+    """The big model in this process: how long it takes to build, keypress → repaint while it
+    changes, and RSS before and after."""
+    from awsview.ui import sample
+
+    started = time.perf_counter()
+    profile, model = sample.big()
+    figures = {"model_build_s": time.perf_counter() - started, "rss_built_mb": _rss_mb()}
+    figures.update(asyncio.run(keypresses(profile, model, keys)))
+    figures["rss_mb"] = _rss_mb()
+    return figures
+
+
+def scale_in_child(keys: int = KEYS) -> dict[str, float]:
+    """scale() in a fresh process, so its RSS counts the viewer and nothing else."""
+    out = subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_ui", "--scale", str(keys)],
+                         capture_output=True, text=True, timeout=600, cwd=_ROOT)
     line = [x for x in out.stdout.splitlines() if x.startswith("{")]
     if not line:
         raise RuntimeError(out.stderr[-2000:])
@@ -146,8 +169,6 @@ def first_paint(which: str) -> dict[str, float]:
 
 
 def main() -> None:
-    from awsview.ui import sample
-
     print("AWS View viewer benchmark (10,000 items, 1,000 executions, 100,000 log lines)")
     for which in ("small", "big"):
         times = first_paint(which)
@@ -158,18 +179,18 @@ def main() -> None:
               f"{times['imported'] - times['python_up']:.2f} s, model {times['model_built'] - times['imported']:.2f} s, "
               f"app {times['painted'] - times['model_built']:.2f} s; {without_model:.2f} s without building the model; "
               f"{times['panels']} panels)")
-    started = time.perf_counter()
-    profile, model = sample.big()
-    print(f"  big model built in {time.perf_counter() - started:.2f} s; RSS {_rss_mb():.0f} MB")
-    figures = asyncio.run(keypresses(profile, model))
+    figures = scale()
+    print(f"  big model built in {figures['model_build_s']:.2f} s; RSS {figures['rss_built_mb']:.0f} MB")
     print(f"  keypress → repaint while polling ({figures['keys']} keys, {figures['update_rounds']} update rounds): "
           f"p50 {figures['p50_ms']:.1f} ms, p95 {figures['p95_ms']:.1f} ms, max {figures['max_ms']:.1f} ms")
-    print(f"  RSS after the run: {_rss_mb():.0f} MB")
+    print(f"  RSS after the run: {figures['rss_mb']:.0f} MB")
     print("  targets: p95 < 100 ms, RSS < 300 MB, first paint ≤ 1.0 s")
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--first-paint":
         first_paint_child(sys.argv[2], float(sys.argv[3]))
+    elif len(sys.argv) > 1 and sys.argv[1] == "--scale":
+        print(json.dumps(scale(int(sys.argv[2]) if len(sys.argv) > 2 else KEYS)))
     else:
         main()
