@@ -3,6 +3,7 @@ first sighting (their baseline)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from awsview.aws.session import Connection
@@ -45,9 +46,11 @@ class TablePoller(Poller):
                 for key in gone:
                     self._forget(key.split(":", 1)[1])
         reference = set(self.profile.tables("reference"))
-        for name in names:
-            snapshots.append(await self.fetch(
-                model, f"{TABLE}:{name}", lambda n=name: self._table(conn, n, n in reference)))
+        # The tables are read at the same time: an item write shows after one scan, not after
+        # every table's scan in turn.
+        snapshots += await asyncio.gather(*(
+            self.fetch(model, f"{TABLE}:{name}", lambda n=name: self._table(conn, n, n in reference))
+            for name in names))
         return snapshots
 
     def _forget(self, name: str) -> None:

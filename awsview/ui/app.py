@@ -249,13 +249,17 @@ class AWSViewApp(App[int]):
         and the pollers' fresh tuples trigger one every few seconds: a visible stall. Freezing
         moves what exists now out of the collector's sight (refcounting still frees replaced
         snapshots); a full collection once a minute picks up any cyclic garbage frozen
-        meanwhile.
+        meanwhile. Collecting the young generations before each freeze keeps what is frozen to
+        what is alive: during a lab a minute of polls otherwise froze ~175k garbage objects, and
+        that minute's full collection took up to a second.
         """
         now = time.monotonic()
         if now - self._last_full_gc > FULL_GC_EVERY_S:
             self._last_full_gc = now
             gc.unfreeze()
             gc.collect()
+        else:
+            gc.collect(1)  # the last second's cyclic garbage, before it is frozen (a few ms)
         gc.freeze()
 
     # -- status and banner -----------------------------------------------------------------
