@@ -289,3 +289,35 @@ async def test_after_an_outage_the_first_poll_through_brings_the_others_back():
     await scheduler.stop()
     assert quick.recovered_at is not None and slow.recovered_at is not None
     assert slow.recovered_at - quick.recovered_at < 2.0  # one fast interval, not the 4 s backoff
+
+
+async def test_a_policy_deleted_mid_poll_does_not_hide_its_role(emulator):
+    """Found by the soak: ev04 removes its workflow's inline policy while the viewer reads it; the
+    role must stay listed (without that policy), not vanish for a poll."""
+    import json as _json
+
+    from awsview.pollers.iam import RolePoller
+
+    iam = emulator.client("iam")
+    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
+                                                     "Principal": {"Service": "states.amazonaws.com"}}]}
+    iam.create_role(RoleName="labex-ev04-race-role", AssumeRolePolicyDocument=_json.dumps(trust))
+    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "lambda:InvokeFunction",
+                                                      "Resource": "*"}]}
+    iam.put_role_policy(RoleName="labex-ev04-race-role", PolicyName="InvokeWorker",
+                        PolicyDocument=_json.dumps(policy))
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        real_call = conn.call
+
+        async def call(service, operation, **params):
+            if operation == "get_role_policy":  # the lab deletes it between the list and the read
+                iam.delete_role_policy(RoleName=params["RoleName"], PolicyName=params["PolicyName"])
+            return await real_call(service, operation, **params)
+
+        conn.call = call
+        poller, model = RolePoller(profiles.load("ev04")), LabModel()
+        (snapshot,) = await poller.poll(conn, model)
+    assert snapshot.health is Health.OK
+    (role,) = [r for r in snapshot.data if r.name == "labex-ev04-race-role"]
+    assert role.grants == ()
+    iam.delete_role(RoleName="labex-ev04-race-role")

@@ -67,7 +67,7 @@ class Poller:
     """One resource kind. ``poll`` makes its API calls and returns fresh snapshots."""
 
     kind = "resource"
-    fast_interval = 0.4
+    fast_interval = 0.3
     slow_interval = 8.0
 
     def __init__(self, profile: LabProfile):

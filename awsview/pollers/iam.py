@@ -83,7 +83,12 @@ class RolePoller(Poller):
         inline = await conn.pages("iam", "list_role_policies", "PolicyNames", token_in="Marker",
                                   token_out="Marker", RoleName=name)
         for policy in inline:
-            got = await conn.call("iam", "get_role_policy", RoleName=name, PolicyName=policy)
+            try:
+                got = await conn.call("iam", "get_role_policy", RoleName=name, PolicyName=policy)
+            except Exception as exc:
+                if classify(exc).is_not_found:
+                    continue  # the policy was deleted while we looked; the role is still there
+                raise
             found += grants(policy, _document(got.get("PolicyDocument")))
         attached = await conn.pages("iam", "list_attached_role_policies", "AttachedPolicies",
                                     token_in="Marker", token_out="Marker", RoleName=name)

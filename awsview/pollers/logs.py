@@ -48,7 +48,7 @@ class _Follow:
 
 class LogPoller(Poller):
     kind = LOGS
-    fast_interval = 0.4  # the token bucket still holds FilterLogEvents to 1 TPS on AWS
+    fast_interval = 0.3  # the token bucket still holds FilterLogEvents to 1 TPS on AWS
     slow_interval = 6.0
 
     def __init__(self, profile):

@@ -128,7 +128,7 @@ class HistoryPoller(Poller):
     """Histories of the newest executions, fetched incrementally (newest events first on AWS)."""
 
     kind = HISTORY
-    fast_interval = 0.4
+    fast_interval = 0.3
     slow_interval = 8.0
 
     def is_busy(self, model: LabModel) -> bool:

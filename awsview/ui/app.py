@@ -33,7 +33,9 @@ from awsview.ui.panel import HIGHLIGHT_S, PanelView
 from awsview.ui.screens import DetailScreen, HelpScreen
 
 FILTER_DELAY_S = 0.15
-FULL_GC_EVERY_S = 60.0
+FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …
+FULL_GC_QUIET_S = 5.0  # … (nothing changed for this long, so no change waits behind it)
+FULL_GC_AT_LEAST_S = 600.0  # … and at least every ten minutes, quiet or not
 # What a presenter screen (`awsview serve`, `watch --presenter`) still does: look around.
 NAVIGATION = frozenset({
     "cycle", "zoom", "back", "help", "close", "focus_next", "focus_previous", "select_cursor",
@@ -251,10 +253,13 @@ class AWSViewApp(App[int]):
         snapshots); a full collection once a minute picks up any cyclic garbage frozen
         meanwhile. Collecting the young generations before each freeze keeps what is frozen to
         what is alive: during a lab a minute of polls otherwise froze ~175k garbage objects, and
-        that minute's full collection took up to a second.
+        that minute's full collection took up to a second. The full collection waits for a quiet
+        moment, so it never delays a change the learner is waiting to see.
         """
         now = time.monotonic()
-        if now - self._last_full_gc > FULL_GC_EVERY_S:
+        due = now - self._last_full_gc > FULL_GC_EVERY_S
+        busy = self.model is not None and self.model.recently_changed(window=FULL_GC_QUIET_S)
+        if due and (not busy or now - self._last_full_gc > FULL_GC_AT_LEAST_S):
             self._last_full_gc = now
             gc.unfreeze()
             gc.collect()
