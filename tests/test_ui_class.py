@@ -33,6 +33,12 @@ def halfway(emulator):
     player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
     player.setup()
     player.play(until="deploy")
+    # The step sends its message and returns; the worker writes the order a moment later.
+    deadline = time.monotonic() + 20
+    while "Item" not in emulator.client("dynamodb").get_item(
+            TableName="labex-q05-orders", Key={"id": {"S": "dedup-order"}}, ConsistentRead=True):
+        assert time.monotonic() < deadline, "the q05 worker never wrote dedup-order"
+        time.sleep(0.1)
     return emulator
 
 
