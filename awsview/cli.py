@@ -242,8 +242,10 @@ def run_watch(args: argparse.Namespace) -> int:
             return _fail(str(exc), EXIT_USAGE)
     from awsview.ui import themes
 
-    if args.theme and themes.resolve(args.theme, themes.known_names()) is None:
-        return _fail(f"unknown theme {args.theme!r}; try dark, light, high-contrast or docs", EXIT_USAGE)
+    try:
+        themes.check(args.theme)
+    except themes.ThemeError as exc:
+        return _fail(str(exc), EXIT_USAGE)
     presenter = getattr(args, "presenter", False)
     # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
     if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):

@@ -113,12 +113,10 @@ def _lab_environment(scratch: Path) -> Iterator[None]:
 
 
 def _check_theme(theme: str) -> None:
-    from awsview.ui.themes import ThemeError
+    from awsview.ui.themes import ThemeError, check
 
     try:
-        from awsview.ui.app import AWSViewApp
-
-        AWSViewApp(theme=theme)
+        check(theme)
     except ThemeError as exc:
         raise ValueError(str(exc)) from None
 

@@ -83,3 +83,13 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningEmulat
     running = RunningEmulator(state_dir=tmp_path_factory.mktemp("emulator")).start()
     yield running
     running.stop()
+
+
+@pytest.fixture
+def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Local time is UTC for the test: rendered clock times do not depend on the machine."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()

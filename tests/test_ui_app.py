@@ -20,13 +20,7 @@ from awsview.ui.testing import settle, body, full_rows, rows, screen_lines, view
 from awsview.ui.themes import ThemeError
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc")  # times on screen read the same everywhere
 
 
 

@@ -4,7 +4,6 @@ tests/__snapshots__/ before accepting changes with ``pytest --snapshot-update``.
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
@@ -13,13 +12,7 @@ from awsview.ui.app import AWSViewApp
 from awsview.ui.testing import settle
 
 
-@pytest.fixture(autouse=True)
-def utc(monkeypatch):
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
+pytestmark = pytest.mark.usefixtures("utc")  # times on screen read the same everywhere
 
 
 def frozen_app(lab: str, theme: str) -> AWSViewApp:

@@ -101,5 +101,20 @@ class Poller:
         return succeeded(previous, self.kind, key, data, note=note)
 
 
+def listed(model: LabModel, kind: str, listing: Snapshot[Any]) -> tuple[list[str], list[str]]:
+    """Generic mode: the names to read under ``kind:``, and those that are gone.
+
+    A failed listing keeps reading what was read. A successful one is the truth: what it no
+    longer lists was deleted, not just unread, and leaves the model.
+    """
+    known = [s.key.split(":", 1)[1] for s in model.with_prefix(f"{kind}:")]
+    if listing.data is None:
+        return known, []
+    names = list(listing.data)
+    gone = [n for n in known if n not in names]
+    model.drop([f"{kind}:{n}" for n in gone])
+    return names, gone
+
+
 def healthy(snapshot: Snapshot[Any] | None) -> bool:
     return snapshot is not None and snapshot.health is Health.OK

@@ -10,7 +10,7 @@ from awsview.aws.session import Connection
 from awsview.model.items import diff_items, item_to_plain
 from awsview.model.resources import Table
 from awsview.model.snapshot import Snapshot
-from awsview.pollers.base import LabModel, Poller
+from awsview.pollers.base import LabModel, Poller, listed
 
 TABLE = "table"  # key: table:<name>
 TABLES = "tables"  # the list of table names, for generic profiles
@@ -37,14 +37,9 @@ class TablePoller(Poller):
         if self.profile.generic:
             listing = await self.fetch(model, TABLES, lambda: self._list(conn))
             snapshots.append(listing)
-            if listing.data is None:  # could not list: keep reading what we read
-                names = [s.key.split(":", 1)[1] for s in model.with_prefix(f"{TABLE}:")]
-            else:
-                names = list(listing.data)
-                gone = [s.key for s in model.with_prefix(f"{TABLE}:") if s.key.split(":", 1)[1] not in names]
-                model.drop(gone)  # listed successfully without them: deleted, not just unread
-                for key in gone:
-                    self._forget(key.split(":", 1)[1])
+            names, gone = listed(model, TABLE, listing)
+            for name in gone:
+                self._forget(name)
         reference = set(self.profile.tables("reference"))
         # The tables are read at the same time: an item write shows after one scan, not after
         # every table's scan in turn.

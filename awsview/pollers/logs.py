@@ -11,7 +11,7 @@ from awsview.aws.session import Connection
 from awsview.model.loglines import classify, split_event
 from awsview.model.resources import LogEntry, LogFeed
 from awsview.model.snapshot import Snapshot
-from awsview.pollers.base import Absent, LabModel, Poller
+from awsview.pollers.base import Absent, LabModel, Poller, listed
 
 LOGS = "logs"  # key: logs:<group>
 OVERLAP_MS = 0  # like `aws logs tail --follow`: from the last timestamp, deduplicated by event id
@@ -61,14 +61,9 @@ class LogPoller(Poller):
         if self.profile.generic:
             listing = await self.fetch(model, "log_groups", lambda: self._groups(conn))
             snapshots.append(listing)
-            if listing.data is None:  # could not list: keep following what we followed
-                groups = [s.key.split(":", 1)[1] for s in model.with_prefix(f"{LOGS}:")]
-            else:
-                groups = list(listing.data)
-                gone = [s.key for s in model.with_prefix(f"{LOGS}:") if s.key.split(":", 1)[1] not in groups]
-                model.drop(gone)  # listed successfully without them: deleted, not just unread
-                for key in gone:
-                    self._follows.pop(key.split(":", 1)[1], None)
+            groups, gone = listed(model, LOGS, listing)
+            for group in gone:
+                self._follows.pop(group, None)
         return snapshots + [await self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
                             for group in groups]
 

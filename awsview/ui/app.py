@@ -88,15 +88,7 @@ class AWSViewApp(App[int]):
                  monotonic: Callable[[], float] = time.monotonic, freezer: Any = None,
                  presenter: bool = False):
         super().__init__()
-        self.awsview_themes = []
-        for loaded in themes.load_all():
-            self.register_theme(loaded)
-            self.awsview_themes.append(loaded.name)
-        chosen = themes.resolve(theme or themes.DEFAULT_THEME, list(self.available_themes))
-        if chosen is None:
-            known = ", ".join(n.removeprefix("awsview-") for n in self.awsview_themes)
-            raise themes.ThemeError(f"unknown theme {theme!r}; AWS View themes: {known}")
-        self.theme = chosen
+        self.awsview_themes = themes.install(self, theme)
         self.target = target
         self.lab = lab
         self.prefix = prefix
@@ -382,9 +374,7 @@ class AWSViewApp(App[int]):
         self.board.cycle(step)
 
     def action_next_theme(self) -> None:
-        names = self.awsview_themes
-        index = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(index + 1) % len(names)]
+        self.theme = themes.following(self.awsview_themes, self.theme)
         self.notify(f"theme {self.theme}", timeout=2)
 
     def action_demo_pause(self) -> None:

@@ -215,15 +215,7 @@ class ClassApp(App[int]):
         # Before App.__init__, which adds the palette's key when this is true.
         self.ENABLE_COMMAND_PALETTE = not presenter
         super().__init__()
-        self.awsview_themes = []
-        for loaded in themes.load_all():
-            self.register_theme(loaded)
-            self.awsview_themes.append(loaded.name)
-        chosen = themes.resolve(theme or themes.DEFAULT_THEME, list(self.available_themes))
-        if chosen is None:
-            known = ", ".join(n.removeprefix("awsview-") for n in self.awsview_themes)
-            raise themes.ThemeError(f"unknown theme {theme!r}; AWS View themes: {known}")
-        self.theme = chosen
+        self.awsview_themes = themes.install(self, theme)
         self.learners = learners
         self.presenter = presenter
         self.clock = clock
@@ -294,9 +286,7 @@ class ClassApp(App[int]):
             self.push_screen(ClassHelpScreen())
 
     def action_next_theme(self) -> None:
-        names = self.awsview_themes
-        index = names.index(self.theme) if self.theme in names else -1
-        self.theme = names[(index + 1) % len(names)]
+        self.theme = themes.following(self.awsview_themes, self.theme)
         self.notify(f"theme {self.theme}", timeout=2)
 
 
@@ -306,8 +296,10 @@ def run(roster: Path, theme: str | None = None, presenter: bool = False) -> int:
         learners = load_roster(roster)
     except RosterError as exc:
         return _fail(str(exc))
-    if theme and themes.resolve(theme, themes.known_names()) is None:
-        return _fail(f"unknown theme {theme!r}; try dark, light, high-contrast or docs")
+    try:
+        themes.check(theme)
+    except themes.ThemeError as exc:
+        return _fail(str(exc))
     if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the class view needs a terminal")
     try:

@@ -6,6 +6,7 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
+from textual.app import App
 from textual.theme import Theme
 
 DEFAULT_THEME = "awsview-dark"
@@ -51,9 +52,39 @@ def known_names() -> list[str]:
     return [t.name for t in load_all()] + list(BUILTIN_THEMES)
 
 
+def check(name: str | None) -> None:
+    """Before building an app: ThemeError (one line) for a theme neither AWS View's nor Textual's."""
+    if name and resolve(name, known_names()) is None:
+        raise ThemeError(f"unknown theme {name!r}; try dark, light, high-contrast or docs")
+
+
 def resolve(name: str, known: list[str]) -> str | None:
     """The registered name for ``name``: ``dark`` finds ``awsview-dark``; None if unknown."""
     for candidate in (name, f"awsview-{name}"):
         if candidate in known:
             return candidate
     return None
+
+
+def install(app: App, theme: str | None) -> list[str]:
+    """Register AWS View's themes on ``app`` and switch it to ``theme`` (default: dark).
+
+    Returns the AWS View theme names, in order (``t`` cycles through them); raises ThemeError
+    naming the known ones when ``theme`` is neither theirs nor a Textual theme.
+    """
+    names = []
+    for loaded in load_all():
+        app.register_theme(loaded)
+        names.append(loaded.name)
+    chosen = resolve(theme or DEFAULT_THEME, list(app.available_themes))
+    if chosen is None:
+        known = ", ".join(n.removeprefix("awsview-") for n in names)
+        raise ThemeError(f"unknown theme {theme!r}; AWS View themes: {known}")
+    app.theme = chosen
+    return names
+
+
+def following(names: list[str], current: str) -> str:
+    """The AWS View theme after ``current`` (the first one after a non-AWS View theme)."""
+    index = names.index(current) if current in names else -1
+    return names[(index + 1) % len(names)]
