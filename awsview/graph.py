@@ -265,7 +265,7 @@ def _title(canvas: Canvas, row: int, state: State, box: int, status: StateRun | 
     if room < 6:  # a narrow box keeps the name, not the type
         badge, room = "", inner - cells(icon) - cells(suffix)
     name = cut(clean(state.name) or "(no name)", max(room, 1))
-    kind = status.status if status is not None else "name"
+    kind = "name" if status is None else "muted" if status.status == "not run" else status.status
     col = canvas.put(row, GUTTER + 2, icon + name + suffix, kind)
     if badge:
         canvas.put(row, max(col + 1, GUTTER + 2 + inner - cells(badge)), badge, "muted")
@@ -442,7 +442,8 @@ def _names_only(definition: Definition, width: int, run: Run | None) -> tuple[Gr
         status = run.state(state.name).status if run is not None else None
         icon = ICONS.get(status, "") + " " if status else ""
         value = cut(icon + clean(state.name), width)
-        lines.append(GraphLine(value, (Span(0, len(value), status),) if status else ()))
+        kind = "muted" if status == "not run" else status
+        lines.append(GraphLine(value, (Span(0, len(value), kind),) if kind else ()))
     return tuple(lines)
 
 
