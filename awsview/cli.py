@@ -77,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     klass.add_argument("--presenter", action="store_true", help=argparse.SUPPRESS)
     _add_theme(klass)
 
+    # `awsview split …` is parsed by awsview.split itself (see main): listed here for the help.
+    sub.add_parser("split", help="open the viewer in a pane beside this shell (tmux, zellij, WezTerm, kitty)")
+
     watch = sub.add_parser("watch", help="open the viewer (also what `awsview` alone does)")
     _add_target(watch)
     _add_theme(watch)
@@ -100,6 +103,11 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["split"]:  # the rest of its line goes to the viewer, options included
+        from awsview.split import main as split
+
+        return split(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         if args.command == "emulator":
