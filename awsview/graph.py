@@ -468,7 +468,11 @@ class Drawing:
         return f"{clean(self.machine)} · {clean(self.execution)} ({clean(status)})"
 
     def lines(self, width: int) -> tuple[GraphLine, ...]:
-        return draw(self.definition, width, self.run, self.problem)
+        drawn = draw(self.definition, width, self.run, self.problem)
+        if self.execution is not None and self.run is None and self.definition is not None:
+            note = cut("history not read yet: no state is marked", max(width, 1))
+            return (GraphLine(note, (Span(0, len(note), "muted"),)),) + drawn
+        return drawn
 
 
 def machine_drawing(model: LabModel, arn: str) -> Drawing | None:

@@ -270,3 +270,14 @@ def test_the_canvas_keeps_every_row_exactly_as_wide_as_asked():
     (line,) = canvas.lines()
     assert cells(line.text) <= 6 and cell_len(line.text) <= 6
     assert line.text == " │文x"
+
+
+def test_an_execution_whose_history_is_not_read_yet_says_so():
+    from awsview.graph import Drawing
+
+    definition = parse_definition((Path(__file__).parent / "corpus" / "asl" / "pass.json").read_text())
+    drawing = Drawing("machine", definition, execution="run-1")
+    assert drawing.title == "machine · run-1 (history not read yet)"
+    lines = drawing.lines(40)
+    assert lines[0].text == "history not read yet: no state is marked" and "✓" not in text(lines)
+    assert_fits(lines, 40)

@@ -107,7 +107,7 @@ def _machine(model: LabModel, ident: str, key: str) -> Detail | None:
         sections.append(Section("Retry / Catch", "\n".join(summary) or "none", "text"))
     elif machine.definition_error:
         sections.append(Section("Definition problem", clean_text(machine.definition_error), "text"))
-    sections.append(Section("Graph", machine_drawing(model, key), "graph"))
+    sections += [Section("Graph", d, "graph") for d in (machine_drawing(model, key),) if d is not None]
     if machine.definition_text:
         sections.append(_json_or_text("Definition", machine.definition_text))
     return Detail(f"State machine {machine.name}",
@@ -125,7 +125,8 @@ def _execution(model: LabModel, ident: str, key: str) -> Detail | None:
     if execution.error or execution.cause:
         sections.append(Section("Error", execution.error or "", "text"))
         sections.append(_json_or_text("Cause", execution.cause))
-    sections.append(Section("Graph of this execution", execution_drawing(model, key), "graph"))
+    sections += [Section("Graph of this execution", d, "graph") for d in (execution_drawing(model, key),)
+                 if d is not None]
     history = model.data(f"history:{execution.arn}")
     if history is not None:
         attempts = dict(history.history.attempts)
