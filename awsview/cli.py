@@ -45,6 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     dump = sub.add_parser("dump", help="poll once and print what the panels show")
     _add_target(dump)
     dump.add_argument("--json", action="store_true", help="machine-readable output")
+    dump.add_argument("--graph", action="store_true",
+                      help="draw each state machine and each execution on it instead of the panels")
+    dump.add_argument("--width", type=int, default=60, help="graph width in columns (default 60)")
 
     shot = sub.add_parser("screenshot", help="save one screenshot of the viewer (SVG or PNG)")
     _add_target(shot)
@@ -74,6 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     klass.add_argument("--presenter", action="store_true", help=argparse.SUPPRESS)
     _add_theme(klass)
 
+    # `awsview split …` is parsed by awsview.split itself (see main): listed here for the help.
+    sub.add_parser("split", help="open the viewer in a pane beside this shell (tmux, zellij, WezTerm, kitty)")
+
     watch = sub.add_parser("watch", help="open the viewer (also what `awsview` alone does)")
     _add_target(watch)
     _add_theme(watch)
@@ -97,6 +103,11 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["split"]:  # the rest of its line goes to the viewer, options included
+        from awsview.split import main as split
+
+        return split(argv[1:])
     args = build_parser().parse_args(argv)
     try:
         if args.command == "emulator":
@@ -200,8 +211,10 @@ def run_dump(args: argparse.Namespace) -> int:
     from awsview.aws.session import Target
     from awsview.dump import run
 
+    if args.graph and args.width < 20:
+        return _fail(f"--width {args.width}: a graph needs at least 20 columns", EXIT_USAGE)
     target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
-    return run(target, args.lab, args.prefix, args.json)
+    return run(target, args.lab, args.prefix, args.json, graph_width=args.width if args.graph else None)
 
 
 def run_screenshot(args: argparse.Namespace) -> int:

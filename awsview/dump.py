@@ -118,7 +118,28 @@ def _table(panel: Panel) -> list[str]:
     return [line(panel.columns)] + [line(row.cells) for row in panel.rows]
 
 
-def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out: TextIO = sys.stdout) -> int:
+def graphs_text(model: LabModel, width: int) -> str:
+    """`dump --graph`: each state machine drawn, then each of its executions drawn on it."""
+    from awsview.graph import drawings, text
+
+    out = []
+    for drawing in drawings(model):
+        out += ["", f"== Graph · {drawing.title}", text(drawing.lines(width))]
+    return "\n".join(out or ["", "(no state machines)"]) + "\n"
+
+
+def graphs_json(model: LabModel, width: int) -> list[dict[str, Any]]:
+    from awsview.graph import drawings
+
+    return [{"machine": d.machine, "execution": d.execution,
+             "status": d.run.status if d.run is not None else None,
+             "states": {name: to_jsonable(s) for name, s in d.run.states.items()} if d.run else {},
+             "lines": [line.text for line in d.lines(width)]} for d in drawings(model)]
+
+
+def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out: TextIO = sys.stdout,
+        graph_width: int | None = None) -> int:
+    """Prints the panels once; with `graph_width`, the state machine graphs at that width instead."""
     import asyncio
 
     try:
@@ -130,7 +151,15 @@ def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out:
         print(f"awsview: {exc}", file=sys.stderr)
         return 2
     now = time.time()
-    if as_json_output:
+    if graph_width is not None and as_json_output:
+        json.dump({"lab": profile.name, "target": target.describe(), "account": account,
+                   "width": graph_width, "graphs": graphs_json(model, graph_width)},
+                  out, indent=2, sort_keys=True)
+        out.write("\n")
+    elif graph_width is not None:
+        out.write(f"AWS View — {profile.name}: {profile.title}\n{target.describe()} · account {account}\n")
+        out.write(graphs_text(model, graph_width))
+    elif as_json_output:
         json.dump(as_json(profile, model, target, account, now), out, indent=2, sort_keys=True)
         out.write("\n")
     else:

@@ -278,3 +278,18 @@ def test_non_text_and_deep_input_raise_definition_error():
                                                   "Branches": [branch]}}}
     with pytest.raises(DefinitionError, match="nested deeper"):
         parse_definition(json.dumps(branch))
+
+
+def test_wait_states_say_how_long_they_wait():
+    states = {
+        "S": {"Type": "Wait", "Seconds": 10, "Next": "T"},
+        "T": {"Type": "Wait", "Timestamp": "2026-03-14T01:59:00Z", "Next": "SP"},
+        "SP": {"Type": "Wait", "SecondsPath": "$.wait", "Next": "TP"},
+        "TP": {"Type": "Wait", "TimestampPath": "$.until", "Next": "J"},
+        "J": {"Type": "Wait", "Seconds": "{% $states.input.wait %}", "Next": "N"},
+        "N": {"Type": "Wait", "End": True},
+    }
+    definition = parse_definition(json.dumps({"StartAt": "S", "States": states}))
+    assert [s.wait for s in definition.states] == [
+        "10 s", "until 2026-03-14T01:59:00Z", "seconds from $.wait", "until $.until",
+        "seconds: {% $states.input.wait %}", None]

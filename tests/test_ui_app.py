@@ -297,3 +297,34 @@ async def test_rows_seen_at_start_are_not_lit_but_later_ones_are():
         await settle(pilot)
         lines = view(app, "logs")
         assert lines._lit and all(cells is None for _, cells in lines._lit.values())
+
+
+async def test_the_execution_graph_colours_each_state_by_what_happened():
+    app, _ = app_for("ev04")
+    async with app.run_test(size=(80, 120)) as pilot:
+        await settle(pilot)
+        executions = view(app, "executions")
+        executions.table.focus()
+        executions.table.move_cursor(row=[k.rsplit(":", 1)[-1] for k in executions.keys].index("permanent-order"))
+        await pilot.press("enter")
+        await settle(pilot)
+        colours = {}
+        for text, style in screen_lines_styles(app):
+            for name in ("↪ StoreOrder", "✗ Rejected", "· ReadSummary"):
+                if text.startswith(name):
+                    colours[name] = style.color
+        theme = app.current_theme
+        assert near(colours["↪ StoreOrder"], theme.warning) and near(colours["✗ Rejected"], theme.error)
+        assert not any(near(colours["· ReadSummary"], c) for c in (theme.error, theme.warning, theme.success))
+
+
+def near(color, hex_colour: str) -> bool:
+    """The same theme colour, give or take the rounding of blending."""
+    wanted = tuple(int(hex_colour.lstrip("#")[i:i + 2], 16) for i in (0, 2, 4))
+    return all(abs(a - b) <= 2 for a, b in zip(color.triplet, wanted))
+
+
+def screen_lines_styles(app):
+    from awsview.ui.testing import screen_styles
+
+    return [(text.strip(), style) for text, style in screen_styles(app) if text.strip() and style is not None]

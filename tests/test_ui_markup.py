@@ -103,3 +103,33 @@ async def test_the_detail_screen_shows_the_literal_json(running):
     text = "\n".join(screen_lines(app))
     assert '"note": "[link=https://evil.example]click[/link]"' in text
     assert not [t for t, style in screen_styles(app) if style is not None and style.link]
+
+
+async def test_state_names_in_the_graph_show_the_literal_text():
+    """The state machine detail draws the graph from untrusted names: as written, no link, no escape."""
+    import json
+
+    from awsview.model.asl import parse_definition
+
+    profile, model = sample.ev04()
+    machine = model.data("state_machines")[0]
+    names = [raw for raw, _ in HOSTILE]
+    states = {raw: {"Type": "Pass", **({"Next": names[n + 1]} if n + 1 < len(names) else {"End": True})}
+              for n, raw in enumerate(names)}
+    text = json.dumps({"StartAt": names[0], "States": states})
+    hostile = dataclasses.replace(machine, definition=parse_definition(text), definition_text=text)
+    model.apply([sample.ok("state_machines", (hostile,))])
+    app = AWSViewApp(model=model, profile=profile, clock=lambda: sample.NOW)
+    async with app.run_test(size=(120, 80)) as pilot:
+        await settle(pilot)
+        machines = view(app, "state_machines")
+        machines.table.focus()
+        machines.table.move_cursor(row=0)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert isinstance(app.screen, DetailScreen)
+        shown = "\n".join(screen_lines(app))
+        for _, literal in HOSTILE:
+            assert f"│ {literal} " in shown  # a box title, as written
+        assert "\x1b" not in shown and "\x07" not in shown
+        assert not [t for t, style in screen_styles(app) if style is not None and style.link]

@@ -131,6 +131,7 @@ class State:
     query_language: str = "JSONPath"
     branches: tuple[Definition, ...] = ()  # Parallel branches, or a Map's item processor
     parent: str | None = None  # the Parallel/Map state this one runs inside
+    wait: str | None = None  # a Wait state's time, readable: "10 s", "until $.expiry"
 
     def retry_catch_text(self) -> str | None:
         """Its Retry and Catch in one line, or None when it has neither."""
@@ -223,7 +224,21 @@ def _state(name: str, body: Any, where: str, parent: str | None, language: str,
         query_language=language,
         branches=_branches(name, body, where, language, depth),
         parent=parent,
+        wait=_wait(body) if kind == "Wait" else None,
     )
+
+
+def _wait(body: dict) -> str | None:
+    """Seconds, SecondsPath, Timestamp or TimestampPath, as one line; JSONata as written."""
+    for key, text in (("Seconds", "{} s"), ("SecondsPath", "seconds from {}"),
+                      ("Timestamp", "until {}"), ("TimestampPath", "until {}")):
+        value = body.get(key)
+        if value is None or isinstance(value, bool):
+            continue
+        if key == "Seconds" and isinstance(value, str):  # a JSONata expression
+            text = "seconds: {}"
+        return text.format(value if isinstance(value, (str, int, float)) else _compact(value))
+    return None
 
 
 def _branches(name: str, body: dict, where: str, language: str,

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from awsview.graph import execution_drawing, machine_drawing
 from awsview.model.items import diff_items, format_value, plain_to_json
 from awsview.model.loglines import clean_text
 from awsview.model.resources import Execution, Function, LogFeed, Role, StateMachine, Table
@@ -23,8 +24,8 @@ from awsview.render import Panel
 @dataclass(frozen=True)
 class Section:
     title: str
-    body: Any  # JSON-able data when kind is "json", else text
-    kind: str = "json"  # "json" or "text"
+    body: Any  # JSON-able data when kind is "json", an awsview.graph.Drawing for "graph", else text
+    kind: str = "json"  # "json", "text" or "graph"
 
 
 @dataclass(frozen=True)
@@ -83,7 +84,7 @@ def describe(model: LabModel, panel: Panel, panel_ident: str, key: str) -> Detai
 
 def _cleaned(detail: Detail) -> Detail:
     """Text sections cleaned once here, so finders need not remember to."""
-    sections = tuple(s if s.kind == "json" else Section(s.title, clean_text(str(s.body), keep_newlines=True), s.kind)
+    sections = tuple(s if s.kind != "text" else Section(s.title, clean_text(str(s.body), keep_newlines=True), s.kind)
                      for s in detail.sections)
     return Detail(clean_text(detail.title), detail.fields, sections)
 
@@ -106,6 +107,7 @@ def _machine(model: LabModel, ident: str, key: str) -> Detail | None:
         sections.append(Section("Retry / Catch", "\n".join(summary) or "none", "text"))
     elif machine.definition_error:
         sections.append(Section("Definition problem", clean_text(machine.definition_error), "text"))
+    sections += [Section("Graph", d, "graph") for d in (machine_drawing(model, key),) if d is not None]
     if machine.definition_text:
         sections.append(_json_or_text("Definition", machine.definition_text))
     return Detail(f"State machine {machine.name}",
@@ -123,6 +125,8 @@ def _execution(model: LabModel, ident: str, key: str) -> Detail | None:
     if execution.error or execution.cause:
         sections.append(Section("Error", execution.error or "", "text"))
         sections.append(_json_or_text("Cause", execution.cause))
+    sections += [Section("Graph of this execution", d, "graph") for d in (execution_drawing(model, key),)
+                 if d is not None]
     history = model.data(f"history:{execution.arn}")
     if history is not None:
         attempts = dict(history.history.attempts)

@@ -16,6 +16,7 @@ from textual.widgets import Footer, Markdown, Static
 
 from awsview.ui.cells import plain
 from awsview.ui.details import Detail
+from awsview.ui.graphview import GraphView
 
 MAX_SECTION_CHARS = 200_000  # a huge item or payload is cut, not allowed to stall the screen
 
@@ -41,7 +42,10 @@ class DetailScreen(Screen[None]):
                 yield Static(grid, classes="detail-fields")
             for section in self.detail.sections:
                 yield Static(plain(section.title), classes="section-title")
-                yield Static(_section_body(section.body, section.kind), classes=f"section -{section.kind}")
+                if section.kind == "graph":
+                    yield GraphView(section.body, classes="section -graph")
+                else:
+                    yield Static(_section_body(section.body, section.kind), classes=f"section -{section.kind}")
         yield Footer()
 
     def action_close(self) -> None:
