@@ -86,7 +86,7 @@ class AWSViewApp(App[int]):
                  demo: Any = None, cap: int = DEFAULT_CAP, highlight_seconds: float = HIGHLIGHT_S,
                  tick_seconds: float = 1.0, poll_speed: float = 1.0,
                  monotonic: Callable[[], float] = time.monotonic, freezer: Any = None,
-                 presenter: bool = False):
+                 presenter: bool = False, recorder: Any = None):
         super().__init__()
         self.awsview_themes = themes.install(self, theme)
         self.target = target
@@ -102,6 +102,7 @@ class AWSViewApp(App[int]):
         self.monotonic = monotonic  # when highlights fade
         self.freezer = freezer  # awsview.freeze.Freezer: what is shown is the same on every run
         self.presenter = presenter
+        self.recorder = recorder  # awsview.recorder.Recorder: every model change into a recording
         self._followed: dict[str, str] = {}  # presenter: the newest row each panel was moved to
         self.feed = PanelFeed(cap)
         self.changes = ItemChanges()
@@ -146,6 +147,8 @@ class AWSViewApp(App[int]):
             self.board.set_layout(self.size.width)
 
     def on_unmount(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
         gc.unfreeze()  # leave the process's collector as it was (tests run many apps in one)
 
     # -- the model -------------------------------------------------------------------------
@@ -157,6 +160,8 @@ class AWSViewApp(App[int]):
             self.board.clear_panels()
             self.changes = ItemChanges()
         self.profile, self.model = profile, model
+        if self.recorder is not None:
+            self.recorder.attach(profile, model)
         model.listeners.append(self._on_model_change)
         self._show_status()
         self.refresh_panels()
@@ -263,6 +268,10 @@ class AWSViewApp(App[int]):
 
     def set_status(self, level: str, text: str) -> None:
         self.status = (level, text)
+        if self.recorder is not None:
+            if self.live is not None:  # first: the status line names the account
+                self.recorder.meta(account=self.live.account, region=self.live.region)
+            self.recorder.status(level, text)
         self._show_status()
 
     def _show_status(self) -> None:
@@ -273,6 +282,8 @@ class AWSViewApp(App[int]):
         parts = ["AWS View" + (" · presenter (read-only)" if self.presenter else ""), lab, text]
         if self.needle:
             parts.append(f"filter “{self.needle}”")
+        if self.recorder is not None:
+            parts.append(self.recorder.stopped or f"● recording {self.recorder.channel.writer.path.name}")
         line = " · ".join(p for p in parts if p)
         if self.freezer is not None:
             line = self.freezer.text(line)
