@@ -326,6 +326,9 @@ def run_watch(args: argparse.Namespace) -> int:
     except themes.ThemeError as exc:
         return _fail(str(exc), EXIT_USAGE)
     presenter = getattr(args, "presenter", False)
+    record = getattr(args, "record", None)
+    if record is not None and (record.exists() or record.is_symlink()):
+        return _fail(f"{record} already exists; record into a new file", EXIT_USAGE)
     # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
     if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE)
@@ -334,12 +337,12 @@ def run_watch(args: argparse.Namespace) -> int:
 
     target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
     writer = recorder = None
-    if getattr(args, "record", None) is not None:
+    if record is not None:
         from awsview.recorder import Recorder, open_recording, target_info
         from awsview.recording import RecordingError
 
         try:
-            writer = open_recording(args.record, "watch")
+            writer = open_recording(record, "watch")
         except RecordingError as exc:
             return _fail(str(exc), EXIT_USAGE)
         import time

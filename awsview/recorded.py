@@ -121,6 +121,8 @@ def dump_from(path: Path, at: str | None, learner: str | None, as_json_output: b
         out.write("\n")
     else:
         out.write(f"{describe(recording, player)}\n")
-        out.write(f"at {datetime.fromtimestamp(moment):%H:%M:%S} (frame {index + 1})\n")
+        level, status = state.status
+        said = f" · {'error: ' if level == 'error' else ''}{status}" if status else ""
+        out.write(f"at {datetime.fromtimestamp(moment):%H:%M:%S} (frame {index + 1}){said}\n")
         out.write(as_text(state.profile, model, target, account, moment))
     return 0

@@ -176,6 +176,64 @@ def _flags(key: str, before: Any, after: Any) -> int:
     return 0
 
 
+class ClassRecorder:
+    """A class recording: one channel per learner, opened when the learner's model exists."""
+
+    def __init__(self, writer: RecordingWriter, on_stop: Callable[[str], None] | None = None):
+        self.writer = writer
+        self.on_stop = on_stop
+        self.recorders: dict[str, Recorder] = {}
+        self.targets: dict[str, str] = {}
+
+    def model(self, learner: Any, profile: Any, model: Any) -> None:
+        recorder = self.recorders.get(learner.name)
+        if recorder is None:
+            target = Target(profile=learner.profile, region=learner.region, endpoint_url=learner.endpoint_url)
+            try:
+                channel = self.writer.channel(learner.name, target_info(target), time.time())
+            except Exception as exc:
+                if self.on_stop is not None:
+                    self.on_stop(f"recording stopped: {getattr(exc, 'strerror', None) or exc}")
+                return
+            recorder = self.recorders[learner.name] = Recorder(channel, on_stop=self.on_stop)
+            self.targets[learner.name] = target.describe()
+        recorder.attach(profile, model)
+
+    def status(self, status: Any) -> None:
+        recorder = self.recorders.get(status.learner.name)
+        if recorder is None:
+            return
+        recorder.meta(account=status.account)
+        if status.error:
+            recorder.status("error", status.error)
+        elif status.account:  # as the live viewer says it
+            recorder.status("ok", f"{self.targets[status.learner.name]} · account {status.account}")
+
+    def close(self) -> None:
+        for recorder in self.recorders.values():
+            recorder.close()
+        self.writer.close()
+
+
+async def record_headless(target: Target, lab: str | None, prefix: str, writer: RecordingWriter) -> None:
+    """Follow one target into ``writer`` with no screen (``serve --record``), until cancelled."""
+    from awsview.ui.live import LivePolling
+
+    recorder = Recorder(writer.channel("", target_info(target), time.time()))
+    live: Any = None
+
+    def status(level: str, text: str) -> None:
+        recorder.meta(account=live.account, region=live.region)
+        recorder.status(level, text)
+
+    live = LivePolling(target, lab, prefix, recorder.attach, status)
+    try:
+        await live.run()
+    finally:
+        recorder.close()
+        writer.close()
+
+
 def open_recording(path: Path, command: str) -> RecordingWriter:
     """A new recording file (RecordingError if it exists or cannot be written)."""
     return RecordingWriter(path, command, time.time())
