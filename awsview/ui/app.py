@@ -36,6 +36,7 @@ FILTER_DELAY_S = 0.15
 FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …
 FULL_GC_QUIET_S = 5.0  # … (nothing changed for this long, so no change waits behind it)
 FULL_GC_AT_LEAST_S = 600.0  # … and at least every ten minutes, quiet or not
+DIAGNOSE_RETRY_S = 15.0  # the doctor's probe waits for an endpoint that does not answer yet
 # What a presenter screen (`awsview serve`, `watch --presenter`) still does: look around.
 NAVIGATION = frozenset({
     "cycle", "zoom", "back", "help", "close", "focus_next", "focus_previous", "select_cursor",
@@ -103,6 +104,7 @@ class AWSViewApp(App[int]):
         self.freezer = freezer  # awsview.freeze.Freezer: what is shown is the same on every run
         self.presenter = presenter
         self.recorder = recorder  # awsview.recorder.Recorder: every model change into a recording
+        self.diagnosis: Any = None  # awsview.doctor.Diagnosis: what this endpoint can tell
         self._followed: dict[str, str] = {}  # presenter: the newest row each panel was moved to
         self.feed = PanelFeed(cap)
         self.changes = ItemChanges()
@@ -135,6 +137,7 @@ class AWSViewApp(App[int]):
             self._attach(self.profile, self.model)
         if self.target is not None:
             self._poll()
+            self._diagnose()
         if self.demo is not None:
             self.demo.attach(self)
             self._play_demo()
@@ -234,6 +237,26 @@ class AWSViewApp(App[int]):
             self.set_status("error", f"polling stopped: {type(exc).__name__}: {exc}")
             raise
 
+    @work(exclusive=True, group="doctor", exit_on_error=False)
+    async def _diagnose(self) -> None:
+        """`awsview doctor`'s probe, once the endpoint answers: a line in the status bar, the
+        per-panel table in the help screen. Read calls only, a dozen, through its own connection."""
+        import asyncio
+
+        from awsview.doctor import diagnose
+        from awsview.dump import DumpError
+
+        while True:
+            try:
+                self.diagnosis = await diagnose(self.target, self.lab, self.prefix)
+            except DumpError:
+                await asyncio.sleep(DIAGNOSE_RETRY_S)  # the status line says why already
+                continue
+            except Exception:  # a probe that breaks must not break the viewer
+                return
+            self._show_status()
+            return
+
     def switch_lab(self, lab: str) -> None:
         """Show another lab's panels (the palette's "Lab: …"); polling goes on, same endpoint."""
         if self.live is not None:
@@ -280,6 +303,8 @@ class AWSViewApp(App[int]):
         level, text = self.status
         lab = f"{self.profile.name}: {self.profile.title}" if self.profile else "detecting the lab…"
         parts = ["AWS View" + (" · presenter (read-only)" if self.presenter else ""), lab, text]
+        if self.diagnosis is not None:
+            parts.append(self.diagnosis.summary)
         if self.needle:
             parts.append(f"filter “{self.needle}”")
         if self.recorder is not None:
@@ -324,7 +349,7 @@ class AWSViewApp(App[int]):
         return True
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.presenter))
+        self.push_screen(HelpScreen(self.presenter, self.diagnosis.markdown() if self.diagnosis else None))
 
     def _show_filter(self, shown: bool) -> None:
         field = self.query_one("#filter", Input)
