@@ -371,7 +371,7 @@ async def test_replay_controls(tmp_path):
             if not app.playing:
                 break
         assert app.index == last and not app.playing and queue_counts() == expected(last)
-        assert "⏸ 32×" in str(timeline.render())
+        assert "‖ 32×" in str(timeline.render())
         # Ages are the recording's: the queue panel's freshness reads as it did then.
         view = app.board.views["queues"]
         assert view.shown.panel.freshness == render.queues(LabModel(snapshots=states[last]), None, times[last])[0].freshness

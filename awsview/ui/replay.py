@@ -199,7 +199,7 @@ class ReplayApp(AWSViewApp):
         line = self.query_one(TimeLine)
         marks = self.player.marks
         first, last = marks[0].time, marks[self.player.last].time
-        state = "▶" if self.playing else "⏸"
+        state = "▶" if self.playing else "‖"
         head = (f"{state} {self.speed:g}×  {clock_text(self.moment)}  +{span_text(self.moment - first)} of "
                 f"{span_text(last - first)}  frame {self.index + 1}/{self.player.last + 1}")
         keys = "space play · , . step · - + speed · n N marks · g G ends"
