@@ -169,3 +169,32 @@ async def test_a_class_recording_keeps_each_learner(emulator: RunningEmulator, t
         assert dump_from(path, None, "Bob", False, stream) == 0
     assert "connection refused" in out.read_text() or "error" in out.read_text()
     assert dump_from(path, None, "Eve", False, out.open("w")) == 2
+
+
+def test_serve_records_once_whatever_the_tabs(emulator: RunningEmulator, tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    path = tmp_path / "serve.rec"
+    server = subprocess.Popen([sys.executable, "-m", "awsview", "serve", "--lab", "q05", "--endpoint-url",
+                               emulator.endpoint_url, "--port", str(port), "--record", str(path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=emulator.env, cwd=ROOT)
+    try:
+        assert "recording to" in server.stdout.readline()
+
+        def recorded() -> bool:
+            try:
+                player = Recording(path).player(0)
+                return player.state(player.last).meta.get("account") == "123456789012"
+            except Exception:
+                return False
+        wait_for(recorded, timeout=60, interval=0.2)
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert Recording(path).header["command"] == "serve"
+    again = subprocess.run([sys.executable, "-m", "awsview", "serve", "--port", str(port), "--record", str(path)],
+                           capture_output=True, text=True, timeout=60)
+    assert again.returncode == 2 and "already exists" in again.stderr
