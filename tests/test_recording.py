@@ -379,3 +379,16 @@ async def test_replay_controls(tmp_path):
         await pilot.pause()
         await pilot.press("g")  # under the help screen the time line does not move
         assert app.index == last
+
+
+async def test_replay_help_says_the_keys(tmp_path):
+    from awsview.ui.replay import ReplayApp, open_player
+    from awsview.ui.screens import HelpScreen
+
+    path = tmp_path / "q05.rec"
+    _record(path, steps=2)
+    app = ReplayApp(open_player(path))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen) and "one frame forward" in app.screen.backend

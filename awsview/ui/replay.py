@@ -40,6 +40,24 @@ def span_text(seconds: float) -> str:
     return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60:02d}:{rest % 60:02d}"
 
 
+REPLAY_HELP = """
+## Replay
+
+This screen replays a recording: what the viewer showed, frame by frame, on the recording's own
+clock (ages and durations read as they did then). Nothing is polled.
+
+| key | what it does |
+| --- | --- |
+| `space` | play / pause |
+| `.` / `,` | one frame forward / back |
+| `+` / `-` | faster / slower |
+| `n` / `N` | next / previous checkpoint change or write decision |
+| `g` / `G` | start / end |
+
+On the time line, ◆ marks a checkpoint change and • a write decision.
+"""
+
+
 class TimeLine(Static):
     """Two lines: where the replay is, and the recording as a bar with its marks."""
 
@@ -173,6 +191,11 @@ class ReplayApp(AWSViewApp):
     def action_replay_edge(self, end: int) -> None:
         self.playing = False
         self.go(self.player.last if end else 0)
+
+    def action_help(self) -> None:
+        from awsview.ui.screens import HelpScreen
+
+        self.push_screen(HelpScreen(backend=REPLAY_HELP))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action.startswith("replay_") and self.screen is not self.screen_stack[0]:
