@@ -96,22 +96,26 @@ class Recorder:
         flags = 0
         current = self.model.snapshots
         last = self._last
-        for key, snapshot in current.items():
-            before = last.get(key)
-            if snapshot is before:
-                continue
-            if before is None:
-                ops.append(("+", key, snapshot))
-            else:
-                op = diff(before, snapshot)
-                if op is None:
+        try:  # called from inside the model's apply: nothing here may reach the pollers
+            for key, snapshot in list(current.items()):
+                before = last.get(key)
+                if snapshot is before:
                     continue
-                ops.append(("s", key, op))
-            flags |= _flags(key, before, snapshot)
-            last[key] = snapshot
-        for key in [k for k in last if k not in current]:  # dropped by a poller
-            ops.append(("x", key))
-            del last[key]
+                if before is None:
+                    ops.append(("+", key, snapshot))
+                else:
+                    op = diff(before, snapshot)
+                    if op is None:
+                        continue
+                    ops.append(("s", key, op))
+                flags |= _flags(key, before, snapshot)
+                last[key] = snapshot
+            for key in [k for k in last if k not in current]:  # dropped by a poller
+                ops.append(("x", key))
+                del last[key]
+        except Exception as exc:
+            self._stop(exc)
+            return
         if ops:
             self._write(ops, flags)
 

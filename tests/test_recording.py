@@ -392,3 +392,18 @@ async def test_replay_help_says_the_keys(tmp_path):
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen) and "one frame forward" in app.screen.backend
+
+
+def test_a_recorder_that_cannot_write_stops_and_says_so_once(tmp_path):
+    path = tmp_path / "gone.rec"
+    writer = open_recording(path, "test")
+    said = []
+    recorder = Recorder(writer.channel("", target_info(Target()), 0.0), on_stop=said.append)
+    profile, full = sample.sample("q05")
+    model = LabModel()
+    recorder.attach(profile, model)
+    writer.close()  # the file descriptor is gone: every later write fails
+    model.apply([full.get("queues")])
+    model.apply([full.get("functions")])
+    assert len(said) == 1 and said[0].startswith("recording stopped:")
+    assert recorder.stopped == said[0]
