@@ -54,7 +54,7 @@ def test_a_recording_killed_mid_lab_replays_what_was_shown(tmp_path):
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None)
         player.setup()
         player.play(until="deploy")
-        wait_for(lambda: any("dedup-order" in e["text"] for e in _shown(shown)), timeout=60)
+        wait_for(lambda: any("Accepted" in e["text"] for e in _shown(shown)), timeout=90)  # a decision shown
         # Kill it while the repeats are being played and polled: frames are being written.
         before = len(_shown(shown))
         repeats = threading.Thread(target=lambda: player.play(only="repeats"), daemon=True)
