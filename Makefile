@@ -30,6 +30,7 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.bench_all $(BENCH_ARGS)
 	$(BIN)/python -m tests.benchmarks.bench_lambda
 	$(BIN)/python -m tests.benchmarks.bench_class
+	$(BIN)/python -m tests.benchmarks.bench_recording
 
 MINUTES ?= 30
 soak: $(STAMP)

@@ -52,6 +52,7 @@ class LearnerStatus:
     updated_at: float | None = None
     round_seconds: float | None = None
     stale: bool = False  # the last poll failed: step and checkpoints are the last known ones
+    account: str | None = None
 
     @property
     def passed(self) -> int:
@@ -103,6 +104,8 @@ class ClassMonitor:
     refresh: float = 1.0
     concurrency: int = 16
     on_update: Callable[[LearnerStatus], None] | None = None
+    # A learner's lab profile and model, once connected (a class recording follows each model).
+    on_model: Callable[[Learner, LabProfile, LabModel], None] | None = None
     _follows: dict[str, _Follow] = field(default_factory=dict)
 
     def statuses(self) -> list[LearnerStatus]:
@@ -166,15 +169,17 @@ class ClassMonitor:
 
                 profile = profiles.load(learner.lab) if learner.lab else await detect_profile(follow.conn)
                 follow.scheduler = Scheduler(follow.conn, profile)
+                if self.on_model is not None:
+                    self.on_model(learner, profile, follow.scheduler.model)
             from awsview.dump import preflight
 
-            await preflight(follow.conn)  # one quick call tells a dead endpoint from a live one
+            account = await preflight(follow.conn)  # one quick call tells a dead endpoint from a live one
             model = await follow.scheduler.run_once()
             results = model.data("checkpoints", ())
             step = current_step(results)
             follow.failures = 0
             status = LearnerStatus(learner, follow.scheduler.profile.name, step, tuple(results),
-                                   error=_worst_error(model), updated_at=time.time())
+                                   error=_worst_error(model), updated_at=time.time(), account=account)
         except Exception as exc:  # one learner's trouble is shown on its card, never raised
             previous = follow.status or LearnerStatus(learner)
             status = replace(previous, error=str(exc) if type(exc).__name__ == "DumpError" else classify(exc).text,

@@ -48,6 +48,10 @@ def build_parser() -> argparse.ArgumentParser:
     dump.add_argument("--graph", action="store_true",
                       help="draw each state machine and each execution on it instead of the panels")
     dump.add_argument("--width", type=int, default=60, help="graph width in columns (default 60)")
+    dump.add_argument("--from", dest="source", type=Path, metavar="FILE",
+                      help="print what a recording showed instead of polling")
+    dump.add_argument("--at", metavar="TIME", help="with --from: end (default), start, HH:MM:SS, +MM:SS, -MM:SS")
+    dump.add_argument("--learner", help="with --from on a class recording: whose viewer")
 
     shot = sub.add_parser("screenshot", help="save one screenshot of the viewer (SVG or PNG)")
     _add_target(shot)
@@ -56,7 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     shot.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
 
     docs = sub.add_parser("docs", help="play a lab on a fresh emulator, one screenshot per step")
-    docs.add_argument("lab", help="ev04, ev05 or q05")
+    docs.add_argument("lab", nargs="?", help="ev04, ev05 or q05")
+    docs.add_argument("--from", dest="source", type=Path, metavar="FILE",
+                      help="draw the screenshots from a recording instead (one per checkpoint change)")
+    docs.add_argument("--learner", help="with --from on a class recording: whose viewer")
     docs.add_argument("-o", "--output", type=Path, required=True, help="directory for the images and index.md")
     docs.add_argument("--size", default="120x40", help="columns x rows (default 120x40)")
     docs.add_argument("--theme", default="docs", help="default: docs")
@@ -71,11 +78,23 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--class", dest="roster", type=Path, metavar="FILE",
                        help="serve the class view of the learners listed in FILE instead")
     serve.add_argument("--font-size", type=int, default=18, help="browser font size (default 18)")
+    _add_record(serve)
 
     klass = sub.add_parser("class", help="the class view in the terminal: every learner's progress")
     klass.add_argument("roster", type=Path, metavar="FILE", help="TOML file of [[learner]] tables")
     klass.add_argument("--presenter", action="store_true", help=argparse.SUPPRESS)
     _add_theme(klass)
+    _add_record(klass)
+
+    replay = sub.add_parser("replay", help="open the viewer on a recording, with a time line")
+    replay.add_argument("source", type=Path, metavar="FILE", help="made by --record")
+    replay.add_argument("--at", metavar="TIME", help="start here: start (default), end, HH:MM:SS, +MM:SS")
+    replay.add_argument("--learner", help="a class recording: whose viewer")
+    _add_theme(replay)
+
+    doctor = sub.add_parser("doctor", help="probe the endpoint once: what each panel can show exactly")
+    _add_target(doctor)
+    doctor.add_argument("--json", action="store_true", help="machine-readable output")
 
     # `awsview split …` is parsed by awsview.split itself (see main): listed here for the help.
     sub.add_parser("split", help="open the viewer in a pane beside this shell (tmux, zellij, WezTerm, kitty)")
@@ -85,10 +104,17 @@ def build_parser() -> argparse.ArgumentParser:
     _add_theme(watch)
     watch.add_argument("--presenter", action="store_true",
                        help="read-only kiosk: navigation only, follows the newest execution and decision")
+    _add_record(watch)
     # `awsview` with no command is `awsview watch`, with the same options.
     _add_target(parser)
     _add_theme(parser)
+    _add_record(parser)
     return parser
+
+
+def _add_record(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--record", type=Path, metavar="FILE",
+                        help="append every change of what is shown to FILE (a new file), for replay")
 
 
 def _add_theme(parser: argparse.ArgumentParser) -> None:
@@ -126,6 +152,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_serve(args)
         if args.command == "class":
             return run_class(args)
+        if args.command == "replay":
+            return run_replay(args)
+        if args.command == "doctor":
+            return run_doctor(args)
         return run_watch(args)
     except KeyboardInterrupt:
         return 130
@@ -211,6 +241,15 @@ def run_dump(args: argparse.Namespace) -> int:
     from awsview.aws.session import Target
     from awsview.dump import run
 
+    if args.source is not None:
+        from awsview.recorded import dump_from
+
+        if args.graph:
+            return _fail("--graph draws live state machines; it does not go with --from FILE", EXIT_USAGE)
+
+        return dump_from(args.source, args.at, args.learner, args.json)
+    if args.at or args.learner:
+        return _fail("--at and --learner go with --from FILE", EXIT_USAGE)
     if args.graph and args.width < 20:
         return _fail(f"--width {args.width}: a graph needs at least 20 columns", EXIT_USAGE)
     target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
@@ -226,6 +265,14 @@ def run_screenshot(args: argparse.Namespace) -> int:
 
 
 def run_docs(args: argparse.Namespace) -> int:
+    if args.source is not None:
+        if args.lab:
+            return _fail("docs: give a lab or --from FILE, not both", EXIT_USAGE)
+        from awsview.ui.docsfrom import run as run_from
+
+        return run_from(args.source, args.output, args.size, args.theme, args.format, args.learner)
+    if not args.lab:
+        return _fail("docs: which lab? (ev04, ev05, q05), or --from FILE", EXIT_USAGE)
     from awsview.docs import run
 
     return run(args.lab, args.output, args.size, args.theme, args.format)
@@ -240,7 +287,41 @@ def run_serve(args: argparse.Namespace) -> int:
 def run_class(args: argparse.Namespace) -> int:
     from awsview.ui.classview import run
 
-    return run(args.roster, theme=args.theme, presenter=args.presenter)
+    return run(args.roster, theme=args.theme, presenter=args.presenter, record=args.record)
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    """The viewer on a recording. Needs a terminal, like the live one."""
+    from awsview.recorded import MomentError, parse_moment
+    from awsview.recording import RecordingError
+    from awsview.ui import themes
+
+    try:
+        themes.check(args.theme)
+    except themes.ThemeError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    from awsview.ui.replay import ReplayApp, open_player
+
+    try:
+        player = open_player(args.source, args.learner)
+        first, last = player.marks[0].time, player.marks[player.last].time
+        moment = parse_moment(args.at or "start", first, last)
+    except (RecordingError, MomentError) as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return _fail("replay needs a terminal; `awsview dump --from FILE --at TIME` prints a moment", EXIT_USAGE)
+    index = player.index_at(moment)
+    app = ReplayApp(player, start=index, moment=max(moment, player.marks[index].time), theme=args.theme)
+    app.run()
+    return app.return_code or 0
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    from awsview.aws.session import Target
+    from awsview.doctor import run
+
+    target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+    return run(target, args.lab, args.prefix, args.json)
 
 
 def run_watch(args: argparse.Namespace) -> int:
@@ -260,6 +341,9 @@ def run_watch(args: argparse.Namespace) -> int:
     except themes.ThemeError as exc:
         return _fail(str(exc), EXIT_USAGE)
     presenter = getattr(args, "presenter", False)
+    record = getattr(args, "record", None)
+    if record is not None and (record.exists() or record.is_symlink()):
+        return _fail(f"{record} already exists; record into a new file", EXIT_USAGE)
     # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
     if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE)
@@ -267,10 +351,28 @@ def run_watch(args: argparse.Namespace) -> int:
     from awsview.ui.themes import ThemeError
 
     target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+    writer = recorder = None
+    if record is not None:
+        from awsview.recorder import Recorder, open_recording, target_info
+        from awsview.recording import RecordingError
+
+        try:
+            writer = open_recording(record, "watch")
+        except RecordingError as exc:
+            return _fail(str(exc), EXIT_USAGE)
+        import time
+
+        recorder = Recorder(writer.channel("", target_info(target), time.time()))
     try:
         app = AWSViewApp(target=target, lab=args.lab, prefix=args.prefix, theme=args.theme,
-                         presenter=presenter)
+                         presenter=presenter, recorder=recorder)
     except ThemeError as exc:
         return _fail(str(exc), EXIT_USAGE)
-    app.run()
+    if recorder is not None:
+        recorder.on_stop = lambda reason: app.notify(reason, severity="error", timeout=10)
+    try:
+        app.run()
+    finally:
+        if writer is not None:
+            writer.close()
     return app.return_code or 0

@@ -8,7 +8,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Iterable
 
-from awsview.render import Panel, Row
+from awsview.render import DEPTH_COLUMN, Panel, Row
 
 UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I)
 HEX_ID = re.compile(r"\b[0-9a-f]{32}\b", re.I)
@@ -83,6 +83,10 @@ class Freezer:
 
     def panel(self, panel: Panel) -> Panel:
         rows = tuple(Row(row.key, tuple(self.text(c) for c in row.cells)) for row in panel.rows)
+        # A queue's sparklines place each change in time: no two runs draw them alike.
+        depth = [i for i, c in enumerate(panel.columns) if c == DEPTH_COLUMN]
+        if depth:
+            rows = tuple(Row(r.key, tuple("—" if i in depth else c for i, c in enumerate(r.cells))) for r in rows)
         code_column = [i for i, c in enumerate(panel.columns) if c == "CODE"]
         if code_column:  # code hashes get stable names too
             rows = tuple(Row(r.key, tuple(self._sha_cell(c) if i in code_column else c

@@ -58,10 +58,11 @@ def cell(value: Any, limit: int = MAX_CELL) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _duration(start: datetime | None, stop: datetime | None) -> str:
+def _duration(start: datetime | None, stop: datetime | None, now: float | None = None) -> str:
     if start is None:
         return "—"
-    end = stop or datetime.now(start.tzinfo)
+    # A running execution's age at the rendering moment (a replay's, not the wall clock's).
+    end = stop or (datetime.fromtimestamp(now, start.tzinfo) if now is not None else datetime.now(start.tzinfo))
     return f"{(end - start).total_seconds():.1f} s" + ("" if stop else "…")
 
 
@@ -97,7 +98,7 @@ def executions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
         for e in snapshot.data or ():
             result = e.output if e.status == "SUCCEEDED" else (f"{e.error}: {e.cause}" if e.error else None)
             rows.append(Row(e.arn, (cell(e.name), cell(e.status), cell(e.started),
-                                    _duration(e.started, e.stopped), cell(result))))
+                                    _duration(e.started, e.stopped, now), cell(result))))
     return [_panel("executions", "Executions", snapshots, ("NAME", "STATUS", "STARTED", "TOOK", "RESULT"),
                    rows, now, "no executions")]
 
@@ -138,13 +139,48 @@ def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     return panels
 
 
+DEPTH_COLUMN = "5 MIN: VISIBLE / IN FLIGHT"
+SPARK_CELLS = 12
+SPARKS = "▂▃▄▅▆▇█"  # nonzero levels; zero is "▁", before the first sample a space
+
+
+def sparklines(depth: tuple[tuple[float, int, int], ...], now: float, cells: int = SPARK_CELLS,
+               span: float = 300.0) -> str:
+    """Visible and in-flight counts over the last ``span`` seconds, ``cells`` buckets each, one
+    scale for both; a bucket shows the highest count it saw, so a message in flight for a
+    second still shows. E.g. "▁█▁█▁█ / █▁█▁█▁": a message failing and coming back."""
+    if not depth:
+        return "—"  # not polled by this viewer (a snapshot from elsewhere)
+    start = now - span
+    width = span / cells
+    top = max([max(v, f) for t, v, f in depth if t > start] +
+              [max(v, f) for t, v, f in depth[:1]] + [1])
+    lines = []
+    for series in (1, 2):
+        chars = []
+        for i in range(cells):
+            low, high = start + i * width, start + (i + 1) * width
+            seen = [p[series] for p in depth if low < p[0] < high]
+            before = [p[series] for p in depth if p[0] <= low]
+            if before:
+                seen.append(before[-1])
+            if not seen:
+                chars.append(" ")  # not watched yet
+                continue
+            peak = max(seen)
+            chars.append("▁" if peak <= 0 else SPARKS[min(len(SPARKS) - 1, round(peak / top * (len(SPARKS) - 1)))])
+        lines.append("".join(chars))
+    return " / ".join(lines)
+
+
 def queues(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     snapshot = model.get("queues")
-    rows = [Row(q.arn or q.url, (cell(q.name), str(q.visible), str(q.in_flight), str(q.delayed),
+    rows = [Row(q.arn or q.url, (cell(q.name), str(q.visible), str(q.in_flight), sparklines(q.depth, now),
+                                 str(q.delayed),
                                  cell(q.dlq_arn and f"{q.dlq_arn.rsplit(':', 1)[-1]} after {q.max_receive_count}")))
             for q in ((snapshot.data or ()) if snapshot else ())]
     return [_panel("queues", "SQS queues", [snapshot] if snapshot else [],
-                   ("QUEUE", "VISIBLE", "IN FLIGHT", "DELAYED", "DLQ"), rows, now, "no queues")]
+                   ("QUEUE", "VISIBLE", "IN FLIGHT", DEPTH_COLUMN, "DELAYED", "DLQ"), rows, now, "no queues")]
 
 
 def functions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:

@@ -204,6 +204,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     server = make_server(args.host, args.port, token, command, args.font_size,
                          title="AWS View · class" if args.roster else "AWS View")
+    if getattr(args, "record", None) is not None:
+        try:
+            _record_in_background(args)
+        except Exception as exc:  # RecordingError: the file exists or cannot be written
+            print(f"awsview: {exc}", file=sys.stderr)
+            return 2
     where = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else where}:{args.port}/"
     print(f"AWS View presenter screen on {url}{'?token=' + token if token else ''}", flush=True)
@@ -214,6 +220,30 @@ def run(args: argparse.Namespace) -> int:
         print(f"awsview: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
         return 1
     return 0
+
+
+def _record_in_background(args: argparse.Namespace) -> None:
+    """`serve --record FILE`: one recording of what the screens show, made by the server itself
+    (each browser tab has a viewer process of its own; they must not share a file). Its own
+    read-only polling, in a thread, for as long as the server runs."""
+    import asyncio
+    import threading
+
+    from awsview.aws.session import Target
+    from awsview.recorder import ClassRecorder, open_recording, record_headless
+
+    writer = open_recording(args.record, "serve")
+    if args.roster is not None:
+        from awsview.classroom import ClassMonitor, load_roster
+
+        recording = ClassRecorder(writer)
+        monitor = ClassMonitor(load_roster(args.roster), on_update=recording.status, on_model=recording.model)
+        work = monitor.run()
+    else:
+        target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+        work = record_headless(target, args.lab, args.prefix, writer)
+    threading.Thread(target=asyncio.run, args=(work,), name="awsview-record", daemon=True).start()
+    print(f"  recording to {args.record}", flush=True)
 
 
 def _class_command(roster: Path, theme: str | None) -> str:

@@ -188,3 +188,49 @@ async def test_app_screens_never_show_the_secret(leaky_lab: RunningEmulator):
     assert len(screens) > 8
     for screen in screens:
         _assert_never_shown("the app's screen", screen)
+
+
+async def test_a_recording_never_holds_the_secret(leaky_lab: RunningEmulator, tmp_path):
+    """Every byte of a recording, raw and decompressed, made with the secret in the environment."""
+    import asyncio
+
+    import zstandard
+
+    from awsview.recorder import open_recording, record_headless
+    from awsview.recording import KEYFRAME, Recording
+
+    path = tmp_path / "leaky.rec"
+    writer = open_recording(path, "test")
+    task = asyncio.create_task(record_headless(Target(endpoint_url=leaky_lab.endpoint_url), "q05", "", writer))
+
+    def logged() -> bool:
+        try:
+            player = Recording(path).player(0)
+            feed = player.state(player.last).snapshots.get("logs:/aws/lambda/labex-q05-worker")
+            return feed is not None and feed.data is not None and any(
+                "redacted" in e.line.text for e in feed.data.lines)
+        except Exception:
+            return False
+    deadline = time.monotonic() + 30
+    while not logged() and time.monotonic() < deadline:
+        await asyncio.sleep(0.2)
+    task.cancel()
+    await asyncio.gather(task, return_exceptions=True)
+    assert logged()
+    raw = path.read_bytes()
+    recording = Recording(path)
+    plain = []
+    for marks in recording.marks.values():
+        decompressor = None
+        for mark in marks:
+            if mark.kind == KEYFRAME:
+                decompressor = zstandard.ZstdDecompressor().decompressobj()
+            plain.append(decompressor.decompress(raw[mark.offset:mark.offset + mark.size]))
+    everything = raw + b"".join(plain)
+    for secret in NEVER:
+        assert secret.encode() not in everything
+    assert KEY_ID.encode() not in everything
+    info = recording.channels[0]
+    assert info["endpoint_url"] == leaky_lab.endpoint_url and info["backend"] == "endpoint"
+    said = recording.player(0).state(recording.player(0).last).meta  # as the connection resolved them
+    assert said["account"] == "123456789012" and said["region"] == "us-east-1"

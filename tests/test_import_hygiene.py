@@ -15,6 +15,8 @@ CORE_MODULES = [
     "awsview.render", "awsview.dump", "awsview.emulator.server", "awsview.labs.player",
     "awsview.classroom", "awsview.checkpoints", "awsview.timeline", "awsview.explain", "awsview.store",
     "awsview.docs", "awsview.freeze", "awsview.graph", "awsview.runs", "awsview.textgrid",
+    "awsview.model.codec", "awsview.model.patch", "awsview.recording",
+    "awsview.recorder", "awsview.recorded", "awsview.doctor",
 ]
 FORBIDDEN = ("textual", "rich")
 

@@ -73,6 +73,9 @@ class Queue:
     visibility_timeout: int | None
     dlq_arn: str | None = None
     max_receive_count: int | None = None
+    # (time, visible, in flight) each time the counts changed, the last few minutes' worth:
+    # a message that keeps failing and coming back is a visible/in-flight see-saw.
+    depth: tuple[tuple[float, int, int], ...] = ()
 
     @property
     def empty(self) -> bool:

@@ -4,6 +4,7 @@ would hide messages from the lab's consumer."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from awsview.aws.errors import classify
@@ -13,6 +14,7 @@ from awsview.model.snapshot import Snapshot
 from awsview.pollers.base import LabModel, Poller
 
 QUEUES = "queues"
+DEPTH_S = 300.0  # how far back each queue's depth is kept (the panel's sparkline spans it)
 ATTRIBUTES = ["QueueArn", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
               "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "RedrivePolicy"]
 
@@ -28,6 +30,10 @@ class QueuePoller(Poller):
     kind = QUEUES
     slow_interval = 8.0
 
+    def __init__(self, profile):
+        super().__init__(profile)
+        self._depth: dict[str, list[tuple[float, int, int]]] = {}  # queue URL -> change points
+
     def is_busy(self, model: LabModel) -> bool:
         return any(not q.empty for q in model.data(QUEUES, ()))
 
@@ -39,6 +45,8 @@ class QueuePoller(Poller):
         urls = await conn.pages("sqs", "list_queues", "QueueUrls", token_in="NextToken",
                                 token_out="NextToken", **params)
         queues = []
+        now = time.time()
+        self._depth = {url: points for url, points in self._depth.items() if url in urls}
         for url in urls:
             try:
                 attributes = (await conn.call("sqs", "get_queue_attributes", QueueUrl=url,
@@ -53,13 +61,26 @@ class QueuePoller(Poller):
                     redrive = json.loads(attributes["RedrivePolicy"])
                 except ValueError:
                     redrive = {}
+            visible = _int(attributes.get("ApproximateNumberOfMessages"))
+            in_flight = _int(attributes.get("ApproximateNumberOfMessagesNotVisible"))
             queues.append(Queue(
                 name=url.rstrip("/").rsplit("/", 1)[-1], url=url, arn=attributes.get("QueueArn", ""),
-                visible=_int(attributes.get("ApproximateNumberOfMessages")),
-                in_flight=_int(attributes.get("ApproximateNumberOfMessagesNotVisible")),
+                visible=visible, in_flight=in_flight,
                 delayed=_int(attributes.get("ApproximateNumberOfMessagesDelayed")),
                 visibility_timeout=_int(attributes.get("VisibilityTimeout")) if "VisibilityTimeout" in attributes else None,
                 dlq_arn=redrive.get("deadLetterTargetArn"),
                 max_receive_count=_int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
+                depth=self._follow_depth(url, now, visible, in_flight),
             ))
         return tuple(sorted(queues, key=lambda q: q.name))
+
+    def _follow_depth(self, url: str, now: float, visible: int, in_flight: int) -> tuple[tuple[float, int, int], ...]:
+        """The queue's change points, a new one only when a count changed: an idle queue's data
+        stays the same object's equal, so it is not a change for the model (or a recording)."""
+        points = self._depth.setdefault(url, [])
+        if points and points[-1][1:] == (visible, in_flight):
+            return tuple(points)
+        points.append((now, visible, in_flight))
+        while len(points) > 1 and points[1][0] <= now - DEPTH_S:
+            del points[0]  # the level before the window's start is still needed: keep one
+        return tuple(points)

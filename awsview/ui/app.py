@@ -36,6 +36,7 @@ FILTER_DELAY_S = 0.15
 FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …
 FULL_GC_QUIET_S = 5.0  # … (nothing changed for this long, so no change waits behind it)
 FULL_GC_AT_LEAST_S = 600.0  # … and at least every ten minutes, quiet or not
+DIAGNOSE_RETRY_S = 15.0  # the doctor's probe waits for an endpoint that does not answer yet
 # What a presenter screen (`awsview serve`, `watch --presenter`) still does: look around.
 NAVIGATION = frozenset({
     "cycle", "zoom", "back", "help", "close", "focus_next", "focus_previous", "select_cursor",
@@ -86,7 +87,7 @@ class AWSViewApp(App[int]):
                  demo: Any = None, cap: int = DEFAULT_CAP, highlight_seconds: float = HIGHLIGHT_S,
                  tick_seconds: float = 1.0, poll_speed: float = 1.0,
                  monotonic: Callable[[], float] = time.monotonic, freezer: Any = None,
-                 presenter: bool = False):
+                 presenter: bool = False, recorder: Any = None):
         super().__init__()
         self.awsview_themes = themes.install(self, theme)
         self.target = target
@@ -102,6 +103,8 @@ class AWSViewApp(App[int]):
         self.monotonic = monotonic  # when highlights fade
         self.freezer = freezer  # awsview.freeze.Freezer: what is shown is the same on every run
         self.presenter = presenter
+        self.recorder = recorder  # awsview.recorder.Recorder: every model change into a recording
+        self.diagnosis: Any = None  # awsview.doctor.Diagnosis: what this endpoint can tell
         self._followed: dict[str, str] = {}  # presenter: the newest row each panel was moved to
         self.feed = PanelFeed(cap)
         self.changes = ItemChanges()
@@ -134,6 +137,7 @@ class AWSViewApp(App[int]):
             self._attach(self.profile, self.model)
         if self.target is not None:
             self._poll()
+            self._diagnose()
         if self.demo is not None:
             self.demo.attach(self)
             self._play_demo()
@@ -146,6 +150,8 @@ class AWSViewApp(App[int]):
             self.board.set_layout(self.size.width)
 
     def on_unmount(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
         gc.unfreeze()  # leave the process's collector as it was (tests run many apps in one)
 
     # -- the model -------------------------------------------------------------------------
@@ -157,6 +163,8 @@ class AWSViewApp(App[int]):
             self.board.clear_panels()
             self.changes = ItemChanges()
         self.profile, self.model = profile, model
+        if self.recorder is not None:
+            self.recorder.attach(profile, model)
         model.listeners.append(self._on_model_change)
         self._show_status()
         self.refresh_panels()
@@ -229,6 +237,26 @@ class AWSViewApp(App[int]):
             self.set_status("error", f"polling stopped: {type(exc).__name__}: {exc}")
             raise
 
+    @work(exclusive=True, group="doctor", exit_on_error=False)
+    async def _diagnose(self) -> None:
+        """`awsview doctor`'s probe, once the endpoint answers: a line in the status bar, the
+        per-panel table in the help screen. Read calls only, a dozen, through its own connection."""
+        import asyncio
+
+        from awsview.doctor import diagnose
+        from awsview.dump import DumpError
+
+        while True:
+            try:
+                self.diagnosis = await diagnose(self.target, self.lab, self.prefix)
+            except DumpError:
+                await asyncio.sleep(DIAGNOSE_RETRY_S)  # the status line says why already
+                continue
+            except Exception:  # a probe that breaks must not break the viewer
+                return
+            self._show_status()
+            return
+
     def switch_lab(self, lab: str) -> None:
         """Show another lab's panels (the palette's "Lab: …"); polling goes on, same endpoint."""
         if self.live is not None:
@@ -263,6 +291,10 @@ class AWSViewApp(App[int]):
 
     def set_status(self, level: str, text: str) -> None:
         self.status = (level, text)
+        if self.recorder is not None:
+            if self.live is not None:  # first: the status line names the account
+                self.recorder.meta(account=self.live.account, region=self.live.region)
+            self.recorder.status(level, text)
         self._show_status()
 
     def _show_status(self) -> None:
@@ -271,8 +303,12 @@ class AWSViewApp(App[int]):
         level, text = self.status
         lab = f"{self.profile.name}: {self.profile.title}" if self.profile else "detecting the lab…"
         parts = ["AWS View" + (" · presenter (read-only)" if self.presenter else ""), lab, text]
+        if self.diagnosis is not None:
+            parts.append(self.diagnosis.summary)
         if self.needle:
             parts.append(f"filter “{self.needle}”")
+        if self.recorder is not None:
+            parts.append(self.recorder.stopped or f"● recording {self.recorder.channel.writer.path.name}")
         line = " · ".join(p for p in parts if p)
         if self.freezer is not None:
             line = self.freezer.text(line)
@@ -313,7 +349,7 @@ class AWSViewApp(App[int]):
         return True
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen(self.presenter))
+        self.push_screen(HelpScreen(self.presenter, self.diagnosis.markdown() if self.diagnosis else None))
 
     def _show_filter(self, shown: bool) -> None:
         field = self.query_one("#filter", Input)

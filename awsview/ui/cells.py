@@ -23,7 +23,8 @@ MIN_WIDTH = 4  # a column is never cut narrower than this (or its label, if shor
 KEY_WIDTH = 42  # a key column is cut no narrower than this: "Rejected: ConditionalCheckFailedException"
 # Columns that say what a row *is*; kept as whole as possible when a panel is narrow.
 KEY_COLUMNS = frozenset({"", "NAME", "STATUS", "KEY", "OUTCOME", "VERDICT", "KIND", "QUEUE", "VISIBLE",
-                         "IN FLIGHT", "TYPE", "STEP", "FUNCTION", "EXECUTION", "TASK", "ROLE"})
+                         "IN FLIGHT", "TYPE", "STEP", "FUNCTION", "EXECUTION", "TASK", "ROLE",
+                         "5 MIN: VISIBLE / IN FLIGHT"})
 # Columns a narrow panel may leave out (the detail screen still shows them), rightmost first.
 SPARE_COLUMNS = frozenset({"TIME", "STARTED", "TOOK", "TABLE", "OPERATION", "CONDITION", "BY", "ID",
                            "BEFORE → AFTER", "DELAYED", "DLQ", "RUNTIME", "HANDLER", "TIMEOUT", "CODE",

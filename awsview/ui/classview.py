@@ -12,7 +12,7 @@ import sys
 import time
 from contextlib import suppress
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -211,7 +211,8 @@ class ClassApp(App[int]):
     ]
 
     def __init__(self, learners: tuple[Learner, ...], *, theme: str | None = None, presenter: bool = False,
-                 refresh: float = 1.0, concurrency: int = 16, clock: Callable[[], float] = time.time) -> None:
+                 refresh: float = 1.0, concurrency: int = 16, clock: Callable[[], float] = time.time,
+                 recording: Any = None) -> None:
         # Before App.__init__, which adds the palette's key when this is true.
         self.ENABLE_COMMAND_PALETTE = not presenter
         super().__init__()
@@ -221,8 +222,15 @@ class ClassApp(App[int]):
         self.clock = clock
         self.statuses: dict[str, LearnerStatus] = {}
         self.steps: dict[str, tuple[tuple[str, str], ...]] = {}
-        self.monitor = ClassMonitor(learners, refresh=refresh, concurrency=concurrency,
-                                    on_update=lambda status: self.post_message(LearnerUpdated(status)))
+        self.recording = recording  # awsview.recorder.ClassRecorder: every learner's model, recorded
+
+        def update(status: LearnerStatus) -> None:
+            if recording is not None:
+                recording.status(status)
+            self.post_message(LearnerUpdated(status))
+
+        self.monitor = ClassMonitor(learners, refresh=refresh, concurrency=concurrency, on_update=update,
+                                    on_model=recording.model if recording is not None else None)
         self.grid = GridScreen(learners, clock)
         self._follow_worker = None
 
@@ -290,7 +298,7 @@ class ClassApp(App[int]):
         self.notify(f"theme {self.theme}", timeout=2)
 
 
-def run(roster: Path, theme: str | None = None, presenter: bool = False) -> int:
+def run(roster: Path, theme: str | None = None, presenter: bool = False, record: Path | None = None) -> int:
     """`awsview class FILE`: the class view until q (or, as a presenter screen, until the browser goes)."""
     try:
         learners = load_roster(roster)
@@ -302,11 +310,24 @@ def run(roster: Path, theme: str | None = None, presenter: bool = False) -> int:
         return _fail(str(exc))
     if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the class view needs a terminal")
+    recording = None
+    if record is not None:
+        from awsview.recorder import ClassRecorder, open_recording
+        from awsview.recording import RecordingError
+
+        try:
+            recording = ClassRecorder(open_recording(record, "class"))
+        except RecordingError as exc:
+            return _fail(str(exc))
     try:
-        app = ClassApp(learners, theme=theme, presenter=presenter)
+        app = ClassApp(learners, theme=theme, presenter=presenter, recording=recording)
     except themes.ThemeError as exc:
         return _fail(str(exc))
-    app.run()
+    try:
+        app.run()
+    finally:
+        if recording is not None:
+            recording.close()
     return app.return_code or 0
 
 

@@ -33,6 +33,7 @@ class LivePolling:
         self.on_status = on_status
         self.speed = speed
         self.account: str | None = None
+        self.region: str | None = None  # as the connection resolved it
         self._switch: asyncio.Queue[str] = asyncio.Queue()
 
     def switch(self, lab: str) -> None:
@@ -41,6 +42,7 @@ class LivePolling:
 
     async def run(self) -> None:
         async with Connection(self.target) as conn:
+            self.region = conn.region
             await self._preflight(conn)
             profile = await self._profile(conn)
             while True:

@@ -206,7 +206,8 @@ def q05() -> tuple[profiles.LabProfile, LabModel]:
     model = LabModel()
     model.apply([
         ok("queues", (Queue(f"{prefix}jobs", f"http://sqs.{REGION}.localhost/{ACCOUNT}/{prefix}jobs", queue_arn,
-                            0, 0, 0, 30),)),
+                            0, 0, 0, 30, depth=((T0 - 240, 0, 0), (T0 + 1, 1, 0), (T0 + 1.5, 0, 1),
+                                                (T0 + 4, 2, 1), (T0 + 4.5, 0, 3), (T0 + 5.5, 0, 0))),)),
         ok(f"table:{orders}", Table(orders, "ACTIVE", ("id",), (dedup, other))),
         ok(f"table:{prefix}reference", Table(f"{prefix}reference", "ACTIVE", ("id",), (
             {"id": "reference", "note": "keep unchanged"},), baseline="unchanged")),

@@ -116,13 +116,15 @@ page up/down, `?`). Filtering, themes, the command palette and quitting are off.
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
-    def __init__(self, presenter: bool = False) -> None:
+    def __init__(self, presenter: bool = False, backend: str | None = None) -> None:
         super().__init__()
         self.presenter = presenter
+        self.backend = backend  # what `awsview doctor` said of this endpoint, as Markdown
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="help-body"):
-            yield Markdown(PRESENTER_NOTE + HELP if self.presenter else HELP)
+            text = PRESENTER_NOTE + HELP if self.presenter else HELP
+            yield Markdown(text + ("\n" + self.backend if self.backend else ""))
         yield Footer()
 
     def action_close(self) -> None:
