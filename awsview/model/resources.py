@@ -60,6 +60,7 @@ class Table:
     stream: str | None = None  # StreamViewType when a stream is enabled
     stream_arn: str | None = None
     baseline: str | None = None  # reference tables: "unchanged" since first seen, or "changed: …"
+    created: float | None = None  # CreationDateTime: a table created again is a new lab run
 
 
 @dataclass(frozen=True)
@@ -73,6 +74,7 @@ class Queue:
     visibility_timeout: int | None
     dlq_arn: str | None = None
     max_receive_count: int | None = None
+    created: float | None = None  # CreatedTimestamp (whole seconds on AWS)
 
     @property
     def empty(self) -> bool:
@@ -132,6 +134,7 @@ class Role:
     arn: str
     trust_principals: tuple[str, ...]
     grants: tuple[PolicyGrant, ...]
+    created: float | None = None  # CreateDate (whole seconds on AWS)
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from awsview.pollers.base import LabModel, Poller
 
 QUEUES = "queues"
 ATTRIBUTES = ["QueueArn", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-              "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "RedrivePolicy"]
+              "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "RedrivePolicy", "CreatedTimestamp"]
 
 
 def _int(value: Any) -> int:
@@ -22,6 +22,13 @@ def _int(value: Any) -> int:
         return int(value)
     except (TypeError, ValueError):
         return 0
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 class QueuePoller(Poller):
@@ -61,5 +68,6 @@ class QueuePoller(Poller):
                 visibility_timeout=_int(attributes.get("VisibilityTimeout")) if "VisibilityTimeout" in attributes else None,
                 dlq_arn=redrive.get("deadLetterTargetArn"),
                 max_receive_count=_int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
+                created=_float(attributes.get("CreatedTimestamp")),
             ))
         return tuple(sorted(queues, key=lambda q: q.name))
