@@ -45,6 +45,8 @@ def build_parser() -> argparse.ArgumentParser:
     dump = sub.add_parser("dump", help="poll once and print what the panels show")
     _add_target(dump)
     dump.add_argument("--json", action="store_true", help="machine-readable output")
+    dump.add_argument("--all-runs", action="store_true",
+                      help="write decisions and verdicts of every run of the lab, not just the current one")
 
     shot = sub.add_parser("screenshot", help="save one screenshot of the viewer (SVG or PNG)")
     _add_target(shot)
@@ -201,7 +203,7 @@ def run_dump(args: argparse.Namespace) -> int:
     from awsview.dump import run
 
     target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
-    return run(target, args.lab, args.prefix, args.json)
+    return run(target, args.lab, args.prefix, args.json, all_runs=args.all_runs)
 
 
 def run_screenshot(args: argparse.Namespace) -> int:

@@ -86,19 +86,32 @@ def to_jsonable(value: Any) -> Any:
 
 
 def as_json(profile: profiles.LabProfile, model: LabModel, target: Target, account: str,
-            now: float) -> dict[str, Any]:
+            now: float, all_runs: bool = False) -> dict[str, Any]:
+    """Every panel and every snapshot; the timeline's decisions each say their lab run (``run``),
+    the earlier runs' under ``earlier``, the runs themselves under ``runs``."""
+    from awsview.checkpoints import progress
+
     return {
         "lab": profile.name, "title": profile.title, "target": target.describe(), "account": account,
-        "panels": [to_jsonable(p) for p in panels(model, profile, now)],
+        "step": progress(tuple(model.data("checkpoints", ()))).text or None,
+        "panels": [to_jsonable(p) for p in panels(model, profile, now, all_runs)],
         "snapshots": {key: {**s.to_json(now), "data": to_jsonable(s.data)}
                       for key, s in sorted(model.snapshots.items())},
     }
 
 
 def as_text(profile: profiles.LabProfile, model: LabModel, target: Target, account: str,
-            now: float) -> str:
-    out = [f"AWS View — {profile.name}: {profile.title}", f"{target.describe()} · account {account}"]
-    for panel in panels(model, profile, now):
+            now: float, all_runs: bool = False) -> str:
+    from awsview.checkpoints import progress
+    from awsview.render import several_runs
+
+    step = progress(tuple(model.data("checkpoints", ()))).text
+    built = model.data("timeline")
+    if several_runs(built):
+        step = " · ".join(p for p in (step, built.run.label()) if p)
+    out = [f"AWS View — {profile.name}: {profile.title}",
+           " · ".join(p for p in (f"{target.describe()} · account {account}", step) if p)]
+    for panel in panels(model, profile, now, all_runs):
         out.append("")
         out.append(f"== {panel.title}  [{panel.freshness}]")
         if panel.note:
@@ -118,7 +131,8 @@ def _table(panel: Panel) -> list[str]:
     return [line(panel.columns)] + [line(row.cells) for row in panel.rows]
 
 
-def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out: TextIO = sys.stdout) -> int:
+def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out: TextIO = sys.stdout,
+        all_runs: bool = False) -> int:
     import asyncio
 
     try:
@@ -131,8 +145,8 @@ def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out:
         return 2
     now = time.time()
     if as_json_output:
-        json.dump(as_json(profile, model, target, account, now), out, indent=2, sort_keys=True)
+        json.dump(as_json(profile, model, target, account, now, all_runs), out, indent=2, sort_keys=True)
         out.write("\n")
     else:
-        out.write(as_text(profile, model, target, account, now))
+        out.write(as_text(profile, model, target, account, now, all_runs))
     return 0
