@@ -112,13 +112,13 @@ class RunBook:
             before = self.seen.get(sighting.resource)
             if before is not None and abs(before[0] - sighting.created) <= SAME_TIME_S:
                 continue
-            later = sighting.known_from > (self.runs[-1].start or 0)
-            if before is not None and sighting.created > before[0] and before[1] == number and later:
-                began.append(self._begin(sighting.known_from, f"{sighting.resource} created again"))
-            elif before is None and not sighting.provided and later and not began \
-                    and _wrote_between(writes, self.runs[-1].start, sighting.created):
-                began.append(self._begin(sighting.known_from, f"{sighting.resource} created after "
-                                                              "the run's writes"))
+            newer = before is None or sighting.created > before[0]
+            if newer and sighting.known_from > (self.runs[-1].start or 0) and not began:
+                if before is not None and before[1] == number:
+                    began.append(self._begin(sighting.known_from, f"{sighting.resource} created again"))
+                elif not sighting.provided and _wrote_between(writes, self.runs[-1].start, sighting.created):
+                    began.append(self._begin(sighting.known_from, f"{sighting.resource} created after "
+                                                                  "the run's writes"))
             changed[sighting.resource] = self.seen[sighting.resource] = (sighting.created, self.runs[-1].number)
         return began, changed
 

@@ -25,6 +25,8 @@ from awsview.pollers.base import LabModel
 from awsview.pollers.timeline import TimelinePoller
 from awsview.runs import Run, RunBook, Sighting, closed, run_of
 from awsview.store import DecisionStore
+from awsview.ui.app import AWSViewApp
+from awsview.ui.testing import full_rows, screen_lines, settle
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -122,16 +124,35 @@ async def test_d_a_viewer_open_across_both_runs_and_one_started_after_them(tmp_p
     running = RunningEmulator(state_dir=tmp_path / "emulator").start()
     try:
         async with LabViewer(running.endpoint_url, "q05", DecisionStore(tmp_path / "open.sqlite3")) as viewer:
-            for step in ("setup", "connect", "deploy", "repeats", "cleanup"):
-                model = await viewer.advance(step)
-            assert marks(model) == ["✓"] * 5
-            await viewer.advance("setup")
-            model = await viewer.advance("connect")
-            assert marks(model) == ["✓", "✗", "·", "·", "·"]  # a new run: back at its second step
-            assert model.data("timeline").keys == ()
-            for step in ("deploy", "repeats"):
-                model = await viewer.advance(step)
-            assert_second_run_of_q05(model)
+            app = AWSViewApp(model=viewer.model, profile=viewer.profile)
+            async with app.run_test(size=(160, 60)) as pilot:
+                for step in ("setup", "connect", "deploy", "repeats", "cleanup"):
+                    model = await viewer.advance(step)
+                assert marks(model) == ["✓"] * 5
+                await viewer.advance("setup")
+                model = await viewer.advance("connect")
+                assert marks(model) == ["✓", "✗", "·", "·", "·"]  # a new run: back at its second step
+                assert model.data("timeline").keys == ()
+                for step in ("deploy", "repeats"):
+                    model = await viewer.advance(step)
+                assert_second_run_of_q05(model)
+
+                # The viewer: this run's verdicts, the step in the status line, every run on r.
+                await settle(pilot)
+                assert "on step 4/4 cleanup · run 2 since " in screen_lines(app)[0]
+                assert [r[:4] for r in full_rows(app, "verdicts")] == [
+                    (ORDERS, "dedup-order", SECOND_RUN, "ok"), (ORDERS, "other-order", "1 write · 0 duplicates · 0 overwrites ✓", "ok")]
+                assert "Earlier runs" in screen_lines(app)[-1]  # the footer offers r
+                await pilot.press("r")
+                await settle(pilot)
+                every = full_rows(app, "verdicts")
+                assert ("run 1", ORDERS, "dedup-order", FIRST_RUN, "ok") in [r[:5] for r in every]
+                assert ("run 2 (now)", ORDERS, "dedup-order", SECOND_RUN, "ok") in [r[:5] for r in every]
+                assert {r[0] for r in full_rows(app, "decisions")} == {"run 1", "run 2 (now)"}
+                assert "every run (r)" in screen_lines(app)[0]
+                await pilot.press("r")
+                await settle(pilot)
+                assert len(full_rows(app, "verdicts")) == 2 and full_rows(app, "decisions")[0][0] != "run 1"
         late = await look(running.endpoint_url, DecisionStore(tmp_path / "late.sqlite3"))
         assert_second_run_of_q05(late)
     finally:

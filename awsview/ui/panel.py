@@ -74,7 +74,7 @@ class PanelView(Vertical):
         & > .panel--bad { color: $error; text-style: bold; }
         & > .panel--warn { color: $warning; }
         & > .panel--busy { color: $accent; text-style: italic; }
-        & > .panel--dim { color: $foreground-muted; }
+        & > .panel--dim { text-style: dim; }
         & > .panel--new { background: $success 25%; }
         & > .panel--changed { background: $warning 30%; text-style: bold; }
         & > .panel--mark { color: $warning; text-style: bold underline; }
