@@ -19,7 +19,9 @@ Progress, within the current lab run (awsview.runs), whenever the viewer started
 - a step is done when its checkpoints held at any time in this run, or when a later step's did
   (the learner cannot be past a step not done);
 - the learner is on the first step not done; the last step (the cleanup) counts only once the
-  learner is on it — before that it would hold vacuously on an empty account — and is live;
+  learner is on it — before that it would hold vacuously on an empty account — or once this run
+  has write decisions (the lab's writes need its resources, so a cleanup that holds after them
+  was done: a viewer that comes only after the cleanup sees every step done); it is live;
 - marks: done ✓; ✗ only for the step the learner is on, or for a done step whose work is now
   gone or changed (a role's grant, a state machine, deployed code, a mapping, an item) before
   the cleanup; · not reached yet; ? not knowable from here. Counts and "none yet" conditions
@@ -274,6 +276,12 @@ def _live(checkpoint: Checkpoint, model: LabModel, profile: LabProfile,
     return passed, "; ".join(details), broken
 
 
+def _run_wrote(model: LabModel) -> bool:
+    """The current lab run has write decisions (a timeline's keys are its current run's)."""
+    snapshot = model.get("timeline")
+    return snapshot is not None and snapshot.data is not None and bool(snapshot.data.keys)
+
+
 def evaluate(profile: LabProfile, model: LabModel, memory: Memory | None = None) -> tuple[CheckResult, ...]:
     """Every checkpoint with its mark, by the progress rules of this module's docstring."""
     memory = memory or Memory()
@@ -291,9 +299,11 @@ def evaluate(profile: LabProfile, model: LabModel, memory: Memory | None = None)
     for step in reversed([s for s in steps if s != cleanup]):
         later = later or all(i in memory.held for i in by_step[step])
         done[step] = later
-    reached = all(done.values())  # the learner is on the cleanup step
+    cleaned = cleanup is not None and all(live[i][0] is True for i in by_step[cleanup])
+    reached = all(done.values()) or (cleaned and _run_wrote(model))  # the learner is on the cleanup step
     if cleanup is not None:
-        done[cleanup] = reached and all(live[i][0] is True for i in by_step[cleanup])
+        done = {step: True for step in done} if reached else done  # implied by the cleanup, a later step
+        done[cleanup] = reached and cleaned
     on = next((s for s in steps if not done[s]), None)
     results = []
     for index, checkpoint in enumerate(checkpoints):

@@ -118,7 +118,7 @@ class RunBook:
                     began.append(self._begin(sighting.known_from, f"{sighting.resource} created again"))
                 elif not sighting.provided and _wrote_between(writes, self.runs[-1].start, sighting.created):
                     began.append(self._begin(sighting.known_from, f"{sighting.resource} created after "
-                                                                  "the run's writes"))
+                                                                  f"run {number}'s writes"))
             changed[sighting.resource] = self.seen[sighting.resource] = (sighting.created, self.runs[-1].number)
         return began, changed
 

@@ -73,11 +73,13 @@ async def test_b_a_rerun_on_the_same_emulator_is_judged_on_its_own(tmp_path):
         play(running.endpoint_url)  # every step, cleanup included
         model = await look(running.endpoint_url, store)  # a viewer that comes only after the cleanup
         assert model.data("timeline").key(ORDERS, "dedup-order").verdict.text == FIRST_RUN
+        # The cleanup holds after the run's writes: it was done, and so was every step before it.
+        assert marks(model) == ["✓"] * 5 and progress(model.data("checkpoints")).text == "all 4 steps done"
         play(running.endpoint_url, until="repeats")
         model = await look(running.endpoint_url, store)
         assert_second_run_of_q05(model)
         assert [r.number for r in model.data("runs")] == [1, 2]
-        assert model.data("runs")[-1].reason == "queue labex-q05-jobs created after the run's writes"
+        assert model.data("runs")[-1].reason == "queue labex-q05-jobs created after run 1's writes"
 
         # What a user sees: the current run, and every run with --all-runs; --json labels each decision.
         env = {**running.env, "XDG_STATE_HOME": str(tmp_path / "state")}
