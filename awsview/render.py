@@ -241,7 +241,8 @@ def verdicts(model: LabModel, profile: LabProfile, now: float, all_runs: bool = 
     rows = []
     groups = built.by_run if built and all_runs else ((built.run, built.keys),) if built else ()
     for run, keys in groups:
-        prefix = f"run{run.number}#" if all_runs and run is not None and not run.current else ""
+        # "run:1#": no table name has a colon, so the detail screen can tell the run from the table
+        prefix = f"run:{run.number}#" if all_runs and run is not None and not run.current else ""
         for k in keys:
             lives = k.lifetimes or ()
             for number, life in enumerate(lives[:-1], start=1):

@@ -26,7 +26,8 @@ from awsview.pollers.timeline import TimelinePoller
 from awsview.runs import Run, RunBook, Sighting, closed, run_of
 from awsview.store import DecisionStore
 from awsview.ui.app import AWSViewApp
-from awsview.ui.testing import full_rows, screen_lines, settle
+from awsview.ui.details import describe
+from awsview.ui.testing import full_rows, screen_lines, settle, view
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -151,6 +152,9 @@ async def test_d_a_viewer_open_across_both_runs_and_one_started_after_them(tmp_p
                 assert ("run 1", ORDERS, "dedup-order", FIRST_RUN, "ok") in [r[:5] for r in every]
                 assert ("run 2 (now)", ORDERS, "dedup-order", SECOND_RUN, "ok") in [r[:5] for r in every]
                 assert {r[0] for r in full_rows(app, "decisions")} == {"run 1", "run 2 (now)"}
+                shown = view(app, "verdicts").shown.panel
+                first = dict(describe(model, shown, "verdicts", f"run:1#{ORDERS}#dedup-order").fields)
+                assert first["Verdict"] == FIRST_RUN and first["Run"].startswith("run 1 ")
                 assert "every run (r)" in screen_lines(app)[0]
                 await pilot.press("r")
                 await settle(pilot)
@@ -199,9 +203,14 @@ async def test_f_a_delete_then_a_create_is_a_new_lifetime_an_overwrite_still_ala
             key = model.data("timeline").key(ORDERS, "k1")
             assert key.verdict.text == "1 write · 0 duplicates · 1 overwrite ⚠" and key.verdict.alarm
             assert len(key.lifetimes) == 2 and [r.number for r in model.data("runs")] == [1]
-            rows = {r.key: r.cells for r in _panel(model, "verdicts").rows}
+            panel = _panel(model, "verdicts")
+            rows = {r.key: r.cells for r in panel.rows}
             assert rows[f"{ORDERS}#k1"][3] == "ALARM"
             assert rows[f"{ORDERS}#k1#lifetime1"][3].startswith("earlier lifetime, deleted ")
+            earlier = dict(describe(model, panel, "verdicts", f"{ORDERS}#k1#lifetime1").fields)
+            assert earlier["Alarm"] == "no" and earlier["Lifetime"].startswith("lifetime 1 of 2, deleted ")
+            latest = dict(describe(model, panel, "verdicts", f"{ORDERS}#k1").fields)
+            assert latest["Alarm"] == "yes" and latest["Run"].startswith("run 1 since ")
     finally:
         running.stop()
 

@@ -296,13 +296,13 @@ def _trace(decision: Any, model: LabModel) -> list[Section]:
 
 
 def _verdict(model: LabModel, ident: str, key: str) -> Detail | None:
-    """A verdict row: ``[run<n>#]table#key[#lifetime<i>]`` (render.verdicts' row keys)."""
+    """A verdict row: ``[run:<n>#]table#key[#lifetime<i>]`` (render.verdicts' row keys)."""
     built = model.data("timeline")
     if built is None:
         return None
-    run, rest = (key.split("#", 1) if key.startswith("run") else (None, key))
+    run, rest = (key.split("#", 1) if key.startswith("run:") else (None, key))
     rest, _, lifetime = rest.partition("#lifetime")
-    keys = next((ks for r, ks in built.by_run if r is not None and f"run{r.number}" == run), None) \
+    keys = next((ks for r, ks in built.by_run if r is not None and f"run:{r.number}" == run), None) \
         if run else built.keys
     found = next((k for k in keys or () if f"{k.table}#{k.key}" == rest), None)
     if found is None:
