@@ -24,8 +24,8 @@ Progress, within the current lab run (awsview.runs), whenever the viewer started
   was done: a viewer that comes only after the cleanup sees every step done); it is live;
 - marks: done ✓; ✗ only for the step the learner is on, or for a done step whose work is now
   gone or changed (a role's grant, a state machine, deployed code, a mapping, an item) before
-  the cleanup; · not reached yet; ? not knowable from here. Counts and "none yet" conditions
-  are moments: one that stopped holding after its step is still done.
+  the cleanup; · not reached yet; ? not knowable from here (on any step). Counts and "none
+  yet" conditions are moments: one that stopped holding after its step is still done.
 """
 
 from __future__ import annotations
@@ -276,6 +276,12 @@ def _live(checkpoint: Checkpoint, model: LabModel, profile: LabProfile,
     return passed, "; ".join(details), broken
 
 
+def _ahead(passed: bool | None) -> str:
+    """A checkpoint of a step not reached: ·, or ? when its data could not be read (an error is
+    neither a pass nor a fail, and not a "not yet" either)."""
+    return UNKNOWN if passed is None else TODO
+
+
 def _run_wrote(model: LabModel) -> bool:
     """The current lab run has write decisions (a timeline's keys are its current run's)."""
     snapshot = model.get("timeline")
@@ -312,7 +318,7 @@ def evaluate(profile: LabProfile, model: LabModel, memory: Memory | None = None)
         since = f"held at {time.strftime('%H:%M:%S', time.localtime(held))}" if held is not None else ""
         step = checkpoint.step
         if step == cleanup:
-            state = {True: DONE, False: CURRENT, None: UNKNOWN}[passed] if reached else TODO
+            state = {True: DONE, False: CURRENT, None: UNKNOWN}[passed] if reached else _ahead(passed)
         elif done[step] and passed is False and broken and not reached:
             state = BROKEN
             detail = f"{detail} ({since})" if since else detail
@@ -323,7 +329,7 @@ def evaluate(profile: LabProfile, model: LabModel, memory: Memory | None = None)
         elif step == on:
             state = {True: DONE, False: CURRENT, None: UNKNOWN}[passed]
         else:
-            state = TODO
+            state = _ahead(passed)
         results.append(CheckResult(checkpoint, {DONE: True, UNKNOWN: None}.get(state, False), detail, state))
     return tuple(results)
 
