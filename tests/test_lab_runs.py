@@ -215,6 +215,25 @@ async def test_f_a_delete_then_a_create_is_a_new_lifetime_an_overwrite_still_ala
         running.stop()
 
 
+async def test_a_done_step_whose_work_is_removed_before_the_cleanup_is_red_again(tmp_path):
+    running = RunningEmulator(state_dir=tmp_path / "emulator").start()
+    try:
+        async with LabViewer(running.endpoint_url, "ev04", DecisionStore(tmp_path / "viewer.sqlite3")) as viewer:
+            for step in ("setup", "authorize", "workflow"):
+                model = await viewer.advance(step)
+            assert marks(model) == ["✓", "✓", "✗", "✗", "·", "·"]
+            iam = running.client("iam")
+            iam.delete_role_policy(RoleName="labex-ev04-workflow-role", PolicyName="InvokeWorker")
+            model = await viewer.advance()
+            results = model.data("checkpoints")
+            assert marks(model) == ["✗", "✓", "✗", "✗", "·", "·"]  # authorize broken; still on executions
+            assert results[0].status == "broken" and results[0].detail.startswith(
+                "role labex-ev04-workflow-role may not invoke labex-ev04-worker (held at ")
+            assert progress(results).text == "on step 3/4 executions"
+    finally:
+        running.stop()
+
+
 def _panel(model: LabModel, name: str):
     from awsview.render import RENDERERS
 
