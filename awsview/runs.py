@@ -31,7 +31,7 @@ from __future__ import annotations
 import bisect
 import time
 from dataclasses import dataclass, field, replace
-from typing import Iterable, Sequence
+from typing import Callable, Iterable
 
 SAME_TIME_S = 0.001  # creation times read twice may differ by float noise, never by more
 
@@ -86,12 +86,13 @@ class RunBook:
         return self.runs[-1] if self.runs else None
 
     def observe(self, sightings: Iterable[Sighting], complete: bool, emulator_started: float | None = None,
-                writes: Sequence[float] = ()) -> tuple[list[Run], dict[str, tuple[float, int]]]:
+                writes: Callable[[], Iterable[float]] = tuple) -> tuple[list[Run], dict[str, tuple[float, int]]]:
         """Take one round of sightings; returns the runs that began and the resources to store.
 
         ``complete``: every kind of resource that tells runs apart answered this round. The first
         run is only inferred from a complete round: one failed listing would misplace it.
-        ``writes``: when each write decision known here was made, in order.
+        ``writes``: when each write decision known here was made (asked only when a resource the
+        learner creates appears).
         """
         sightings = sorted(sightings, key=lambda s: s.known_from)
         began: list[Run] = []
@@ -128,10 +129,9 @@ class RunBook:
         return run
 
 
-def _wrote_between(writes: Sequence[float], start: float | None, moment: float) -> bool:
+def _wrote_between(writes: Callable[[], Iterable[float]], start: float | None, moment: float) -> bool:
     """A write decision was made in the current run (from ``start``) before ``moment``."""
-    index = bisect.bisect_left(writes, start or 0.0)
-    return index < len(writes) and writes[index] < moment
+    return any((start or 0.0) <= t < moment for t in writes())
 
 
 def _first_run(sightings: list[Sighting], emulator_started: float | None) -> Run | None:

@@ -5,7 +5,7 @@ account and region) and lab, so a viewer started later, or again, knows the runs
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Iterable
 
 from awsview.aws.session import Connection
 from awsview.model.snapshot import Health
@@ -78,8 +78,8 @@ class RunKeeper:
                 self._store, self._book = None, RunBook()
         return self._book
 
-    def runs(self, conn: Connection, model: LabModel, writes: Sequence[float]) -> tuple[Run, ...]:
-        """The runs after this round's sightings; ``writes``: every write decision's time, in order."""
+    def runs(self, conn: Connection, model: LabModel, writes: Callable[[], Iterable[float]]) -> tuple[Run, ...]:
+        """The runs after this round's sightings; ``writes`` gives every write decision's time."""
         if self.profile.generic:
             return ()  # no lab, no resources that tell its runs apart
         book = self._loaded(conn)

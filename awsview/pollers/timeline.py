@@ -107,13 +107,15 @@ class TimelinePoller(Poller):
             stored=tuple(memory.values()),
         )
         decisions, sources, missing = timeline.collect(evidence)
-        writes = sorted(d.time for d in decisions.values() if d.kind != "gone")
+        def writes():  # asked only when a learner's resource appears: no sort per round
+            return (d.time for d in decisions.values() if d.kind != "gone")
+
         evidence = replace(evidence, runs=self._runs.runs(conn, model, writes))
         built = timeline.assemble(evidence, decisions, sources, missing)
         gone = self._seen_gone(built, model)
         if gone:
             built = timeline.build(replace(evidence, stored=evidence.stored + tuple(gone)))
-        fresh = [d for d in built.decisions(every_run=True) if d.ident not in memory]
+        fresh = [d for _, keys in built.by_run for k in keys for d in k.decisions if d.ident not in memory]
         if fresh and self._store is not None:
             try:
                 self._store.save(self._scope, fresh)
