@@ -23,7 +23,7 @@ from typing import Any, Callable
 from awsview import profiles
 from awsview.aws.errors import classify
 from awsview.aws.session import Connection, Target
-from awsview.checkpoints import CheckResult
+from awsview.checkpoints import CheckResult, progress
 from awsview.pollers.base import LabModel
 from awsview.pollers.scheduler import Scheduler
 from awsview.profiles import LabProfile
@@ -46,7 +46,7 @@ class Learner:
 class LearnerStatus:
     learner: Learner
     lab: str | None = None
-    step: str | None = None  # the latest step with a passed checkpoint
+    step: str | None = None  # the step reached: the last step done (awsview.checkpoints progress)
     checkpoints: tuple[CheckResult, ...] = ()
     error: str | None = None
     updated_at: float | None = None
@@ -194,19 +194,9 @@ class ClassMonitor:
 
 
 def current_step(results: tuple[CheckResult, ...]) -> str | None:
-    """The last step whose checkpoints, and all earlier steps' checkpoints, have passed."""
-    step = None
-    for result in results:
-        if result.passed is not True:
-            return step if result.checkpoint.step != step else _previous(results, step)
-        step = result.checkpoint.step
-    return step
-
-
-def _previous(results: tuple[CheckResult, ...], step: str | None) -> str | None:
-    steps = [r.checkpoint.step for r in results]
-    earlier = steps[:steps.index(step)] if step in steps else []
-    return earlier[-1] if earlier else None
+    """The step reached: the last of the steps done in order, by the viewer's progress rule (a
+    step is done when its checkpoints held in this run or a later step's did)."""
+    return progress(results).reached
 
 
 def _worst_error(model: Any) -> str | None:

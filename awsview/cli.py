@@ -52,6 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="print what a recording showed instead of polling")
     dump.add_argument("--at", metavar="TIME", help="with --from: end (default), start, HH:MM:SS, +MM:SS, -MM:SS")
     dump.add_argument("--learner", help="with --from on a class recording: whose viewer")
+    dump.add_argument("--all-runs", action="store_true",
+                      help="write decisions and verdicts of every run of the lab, not just the current one")
 
     shot = sub.add_parser("screenshot", help="save one screenshot of the viewer (SVG or PNG)")
     _add_target(shot)
@@ -253,7 +255,8 @@ def run_dump(args: argparse.Namespace) -> int:
     if args.graph and args.width < 20:
         return _fail(f"--width {args.width}: a graph needs at least 20 columns", EXIT_USAGE)
     target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
-    return run(target, args.lab, args.prefix, args.json, graph_width=args.width if args.graph else None)
+    return run(target, args.lab, args.prefix, args.json, graph_width=args.width if args.graph else None,
+               all_runs=args.all_runs)
 
 
 def run_screenshot(args: argparse.Namespace) -> int:

@@ -86,19 +86,32 @@ def to_jsonable(value: Any) -> Any:
 
 
 def as_json(profile: profiles.LabProfile, model: LabModel, target: Target, account: str,
-            now: float) -> dict[str, Any]:
+            now: float, all_runs: bool = False) -> dict[str, Any]:
+    """Every panel and every snapshot; the timeline's decisions each say their lab run (``run``),
+    the earlier runs' under ``earlier``, the runs themselves under ``runs``."""
+    from awsview.checkpoints import progress
+
     return {
         "lab": profile.name, "title": profile.title, "target": target.describe(), "account": account,
-        "panels": [to_jsonable(p) for p in panels(model, profile, now)],
+        "step": progress(tuple(model.data("checkpoints", ()))).text or None,
+        "panels": [to_jsonable(p) for p in panels(model, profile, now, all_runs)],
         "snapshots": {key: {**s.to_json(now), "data": to_jsonable(s.data)}
                       for key, s in sorted(model.snapshots.items())},
     }
 
 
 def as_text(profile: profiles.LabProfile, model: LabModel, target: Target, account: str,
-            now: float) -> str:
-    out = [f"AWS View — {profile.name}: {profile.title}", f"{target.describe()} · account {account}"]
-    for panel in panels(model, profile, now):
+            now: float, all_runs: bool = False) -> str:
+    from awsview.checkpoints import progress
+    from awsview.render import several_runs
+
+    step = progress(tuple(model.data("checkpoints", ()))).text
+    built = model.data("timeline")
+    if several_runs(built):
+        step = " · ".join(p for p in (step, built.run.label()) if p)
+    out = [f"AWS View — {profile.name}: {profile.title}",
+           " · ".join(p for p in (f"{target.describe()} · account {account}", step) if p)]
+    for panel in panels(model, profile, now, all_runs):
         out.append("")
         out.append(f"== {panel.title}  [{panel.freshness}]")
         if panel.note:
@@ -138,7 +151,7 @@ def graphs_json(model: LabModel, width: int) -> list[dict[str, Any]]:
 
 
 def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out: TextIO = sys.stdout,
-        graph_width: int | None = None) -> int:
+        graph_width: int | None = None, all_runs: bool = False) -> int:
     """Prints the panels once; with `graph_width`, the state machine graphs at that width instead."""
     import asyncio
 
@@ -160,8 +173,8 @@ def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out:
         out.write(f"AWS View — {profile.name}: {profile.title}\n{target.describe()} · account {account}\n")
         out.write(graphs_text(model, graph_width))
     elif as_json_output:
-        json.dump(as_json(profile, model, target, account, now), out, indent=2, sort_keys=True)
+        json.dump(as_json(profile, model, target, account, now, all_runs), out, indent=2, sort_keys=True)
         out.write("\n")
     else:
-        out.write(as_text(profile, model, target, account, now))
+        out.write(as_text(profile, model, target, account, now, all_runs))
     return 0

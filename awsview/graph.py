@@ -3,7 +3,7 @@
 Pure: no UI library, no I/O. `draw` returns `GraphLine`s of plain text, none wider than the
 width asked for (in terminal cells), with spans saying what a stretch of text means
 (succeeded, failed, caught, …) so the viewer can colour it and `awsview dump --graph` prints it
-as is. `awsview.runs.run_of` says what an execution did to each state; `draw` marks it.
+as is. `awsview.stateruns.run_of` says what an execution did to each state; `draw` marks it.
 
 The layout is by hand, not a layered graph library: an ASL machine is mostly a chain with side
 exits (Choice rules, Default, Catch) to a few common targets, and a layered layout puts the
@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from awsview.model.asl import Definition, Retrier, State
-from awsview.runs import Run, StateRun, run_of
+from awsview.stateruns import Run, StateRun, run_of
 from awsview.textgrid import GLUE, Canvas, GraphLine, Span, cells, clean, cut, wrap
 
 if TYPE_CHECKING:

@@ -250,35 +250,71 @@ def _timeline_sources(model: LabModel) -> list[Snapshot[Any]]:
     return found
 
 
-def decisions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def decisions(model: LabModel, profile: LabProfile, now: float, all_runs: bool = False) -> list[Panel]:
+    """The current run's write decisions; with ``all_runs`` every run's, each saying its run."""
     snapshot = model.get("timeline")
     built = snapshot.data if snapshot else None
     rows = []
-    flat = sorted((d for k in (built.keys if built else ()) for d in k.decisions), key=lambda d: (d.time, d.ident))
-    for d in flat:
+    for d in built.decisions(every_run=all_runs) if built else ():
         outcome = d.outcome if d.reason is None else f"{d.outcome}: {d.reason}"
         change = "unchanged" if d.before == d.after and d.before is not None else \
             f"{_item_text(d.before)} → {_item_text(d.after)}"
-        rows.append(Row(d.ident, (
-            cell(datetime.fromtimestamp(d.time).strftime("%H:%M:%S")), cell(d.table), cell(d.key),
-            cell(d.operation), cell(d.condition or "none"), cell(outcome), cell(d.kind),
-            cell(change, 200), cell(d.actor.text))))
+        cells = (cell(datetime.fromtimestamp(d.time).strftime("%H:%M:%S")), cell(d.table), cell(d.key),
+                 cell(d.operation), cell(d.condition or "none"), cell(outcome), cell(d.kind),
+                 cell(change, 200), cell(d.actor.text))
+        rows.append(Row(d.ident, (_run_cell(built, d.run), *cells) if all_runs else cells))
+    columns = ("TIME", "TABLE", "KEY", "OPERATION", "CONDITION", "OUTCOME", "KIND", "BEFORE → AFTER", "BY")
     panel = _panel("decisions", "Write decisions", _timeline_sources(model),
-                   ("TIME", "TABLE", "KEY", "OPERATION", "CONDITION", "OUTCOME", "KIND", "BEFORE → AFTER", "BY"),
-                   rows, now, "no write decisions")
-    return [dataclasses.replace(panel, note=_evidence_note(built))]
+                   ("RUN", *columns) if all_runs else columns, rows, now, "no write decisions")
+    return [dataclasses.replace(panel, note=_evidence_note(built, all_runs))]
 
 
-def verdicts(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def verdicts(model: LabModel, profile: LabProfile, now: float, all_runs: bool = False) -> list[Panel]:
+    """A verdict per business key over its latest lifetime, after a row for each earlier lifetime
+    in this run; with ``all_runs`` every run's keys, each run with its own verdicts."""
     snapshot = model.get("timeline")
     built = snapshot.data if snapshot else None
-    rows = [Row(f"{k.table}#{k.key}", (cell(k.table), cell(k.key), cell(k.verdict.text),
-                                       "ALARM" if k.verdict.alarm else "ok",
-                                       cell("; ".join(k.results), 200)))
-            for k in (built.keys if built else ())]
+    rows = []
+    groups = built.by_run if built and all_runs else ((built.run, built.keys),) if built else ()
+    for run, keys in groups:
+        # "run:1#": no table name has a colon, so the detail screen can tell the run from the table
+        prefix = f"run:{run.number}#" if all_runs and run is not None and not run.current else ""
+        for k in keys:
+            lives = k.lifetimes or ()
+            for number, life in enumerate(lives[:-1], start=1):
+                cells = (cell(k.table), cell(k.key), cell(life.verdict.text), f"earlier lifetime, {life.end_text}", "")
+                rows.append(Row(f"{prefix}{k.table}#{k.key}#lifetime{number}",
+                                (_run_cell(built, run.number if run else 0), *cells) if all_runs else cells))
+            cells = (cell(k.table), cell(k.key), cell(k.verdict.text), "ALARM" if k.verdict.alarm else "ok",
+                     cell("; ".join(k.results), 200))
+            rows.append(Row(f"{prefix}{k.table}#{k.key}",
+                            (_run_cell(built, run.number if run else 0), *cells) if all_runs else cells))
+    columns = ("TABLE", "KEY", "VERDICT", "", "CONSUMER RESULTS")
     panel = _panel("verdicts", "Idempotency per business key", _timeline_sources(model),
-                   ("TABLE", "KEY", "VERDICT", "", "CONSUMER RESULTS"), rows, now, "no business keys written")
-    return [dataclasses.replace(panel, note=_evidence_note(built))]
+                   ("RUN", *columns) if all_runs else columns, rows, now, "no business keys written")
+    return [dataclasses.replace(panel, note=_evidence_note(built, all_runs))]
+
+
+def _run_cell(built: Any, number: int) -> str:
+    if number == 0 and (built is None or built.run is None or built.run.number != 0):
+        return "earlier"
+    current = built is not None and built.run is not None and built.run.number == number
+    return f"run {number}" + (" (now)" if current else "")
+
+
+def _runs_note(built: Any, all_runs: bool) -> str:
+    """Which run the panel shows, said once the lab has more than one here."""
+    if not several_runs(built):
+        return ""
+    if all_runs:
+        return "every run: " + ", ".join(r.label() for r, _ in built.by_run if r is not None)
+    shown = f"{built.run.label()} ({built.run.reason})"
+    return f"{shown} · earlier runs: r / --all-runs" if built.earlier else shown
+
+
+def several_runs(built: Any) -> bool:
+    """The timeline knows its run and there was (or may have been) another before it."""
+    return built is not None and built.run is not None and bool(built.earlier or built.run.number > 1)
 
 
 def retries(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
@@ -303,16 +339,20 @@ def checkpoints(model: LabModel, profile: LabProfile, now: float) -> list[Panel]
                    ("", "STEP", "CHECKPOINT", "NOW"), rows, now, "no checkpoints for this lab")]
 
 
-def _evidence_note(built: Any) -> str:
+def _evidence_note(built: Any, all_runs: bool = False) -> str:
     if built is None:
         return ""
     text = "evidence: " + (", ".join(built.sources) or "none")
     if built.missing:
         text += " · missing: " + "; ".join(built.missing)
-    return cell(text, 400)
+    runs = _runs_note(built, all_runs)
+    return cell(f"{runs} · {text}" if runs else text, 400)
 
 
-RENDERERS: dict[str, Callable[[LabModel, LabProfile, float], list[Panel]]] = {
+# Renderers that can show every lab run instead of the current one (`all_runs`).
+RUN_AWARE = frozenset({"decisions", "verdicts"})
+
+RENDERERS: dict[str, Callable[..., list[Panel]]] = {
     "state_machines": state_machines, "executions": executions, "history": history,
     "tables": tables, "queues": queues, "functions": functions, "logs": logs, "roles": roles,
     "decisions": decisions, "verdicts": verdicts, "retries": retries,
@@ -320,7 +360,14 @@ RENDERERS: dict[str, Callable[[LabModel, LabProfile, float], list[Panel]]] = {
 }
 
 
-def panels(model: LabModel, profile: LabProfile, now: float | None = None) -> list[Panel]:
+def render(name: str, model: LabModel, profile: LabProfile, now: float, all_runs: bool = False) -> list[Panel]:
+    """One renderer's panels; ``all_runs`` reaches those that group by lab run."""
+    if all_runs and name in RUN_AWARE:
+        return RENDERERS[name](model, profile, now, all_runs=True)
+    return RENDERERS[name](model, profile, now)
+
+
+def panels(model: LabModel, profile: LabProfile, now: float | None = None, all_runs: bool = False) -> list[Panel]:
     """Every panel of the profile, in its order."""
     now = time.time() if now is None else now
-    return [p for name in profile.panels for p in RENDERERS[name](model, profile, now)]
+    return [p for name in profile.panels for p in render(name, model, profile, now, all_runs)]

@@ -1,17 +1,25 @@
 """The write-decision timeline per business key, and a verdict on idempotency.
 
 Pure: evidence in (the emulator's journal, DynamoDB Streams records, the worker's RESULT lines,
-execution histories), a Timeline out. Counting items alone cannot reveal an unconditional
-overwrite; the real decisions and the consumer's own results can.
+execution histories, the lab's runs), a Timeline out. Counting items alone cannot reveal an
+unconditional overwrite; the real decisions and the consumer's own results can.
+
+A key's verdict covers its *lifetime*: the writes since the item last stopped existing. A delete
+(journal DeleteItem, a stream REMOVE, or the item seen gone between two scans) ends a lifetime;
+the next accepted create starts a new one. An alarm is an accepted write over an existing item,
+or a second accepted create with no delete seen in between. Earlier lifetimes stay listed with
+their own verdicts and count for nothing today. Decisions are grouped by lab run
+(`awsview.runs`): the timeline's keys are the current run's, earlier runs are kept beside them.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Iterable, Mapping
 
 from awsview.model.items import diff_items, format_value, item_to_plain
+from awsview.runs import Run, before_first, closed, run_of
 
 ACCEPTED = "Accepted"
 REJECTED = "Rejected"
@@ -44,12 +52,13 @@ class Decision:
     condition: str | None
     outcome: str  # Accepted | Rejected
     reason: str | None  # ConditionalCheckFailedException or another error code
-    kind: str  # create | overwrite | duplicate | conflict | rejected | delete | error
+    kind: str  # create | overwrite | duplicate | conflict | rejected | delete | error | gone
     before: Mapping[str, Any] | None
     after: Mapping[str, Any] | None
     actor: Actor
-    source: str  # journal | stream
+    source: str  # journal | stream | scan
     notes: tuple[str, ...] = ()  # what the consumer or the workflow said around this write
+    run: int = 0  # the lab run it belongs to (awsview.runs); 0 before the first run known
 
     @property
     def changed(self) -> tuple[str, ...]:
@@ -87,22 +96,64 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class Lifetime:
+    """The writes on a key between two moments the item did not exist."""
+
+    decisions: tuple[Decision, ...]
+    verdict: Verdict
+    ended: bool  # a delete (or the item seen gone) closed it
+
+    @property
+    def end_text(self) -> str:
+        if not self.ended:
+            return "current"
+        last = self.decisions[-1]
+        how = "seen gone" if last.kind == "gone" else "deleted"
+        return f"{how} {datetime.fromtimestamp(last.time).strftime('%H:%M:%S')}"
+
+
+@dataclass(frozen=True)
 class KeyTimeline:
     table: str
     key: str
-    decisions: tuple[Decision, ...]
-    verdict: Verdict
+    decisions: tuple[Decision, ...]  # every decision of this run on the key, in order
+    verdict: Verdict  # the latest lifetime's: earlier lifetimes count for nothing today
     results: tuple[str, ...] = ()  # the consumer's RESULT lines for this key, in order
+    lifetimes: tuple[Lifetime, ...] = ()
+
+    @property
+    def earlier_lifetimes(self) -> tuple[Lifetime, ...]:
+        return self.lifetimes[:-1]
+
+
+@dataclass(frozen=True)
+class RunTimeline:
+    """One earlier run's keys, with their own verdicts."""
+
+    run: Run
+    keys: tuple[KeyTimeline, ...]
 
 
 @dataclass(frozen=True)
 class Timeline:
-    keys: tuple[KeyTimeline, ...]
+    keys: tuple[KeyTimeline, ...]  # the current run's (every decision when no run is known)
     sources: tuple[str, ...]  # evidence used
     missing: tuple[str, ...] = ()  # evidence that is not available, said plainly
+    run: Run | None = None  # the current run; None when none is known yet
+    earlier: tuple[RunTimeline, ...] = ()  # earlier runs with decisions, oldest first
 
     def key(self, table: str, key: str) -> KeyTimeline | None:
         return next((k for k in self.keys if k.table == table and k.key == key), None)
+
+    @property
+    def by_run(self) -> tuple[tuple[Run | None, tuple[KeyTimeline, ...]], ...]:
+        """Every run with its keys, oldest first, the current one last."""
+        return tuple((r.run, r.keys) for r in self.earlier) + ((self.run, self.keys),)
+
+    def decisions(self, every_run: bool = False) -> list[Decision]:
+        groups = self.by_run if every_run else ((self.run, self.keys),)
+        return sorted((d for _, keys in groups for k in keys for d in k.decisions),
+                      key=lambda d: (d.time, d.ident))
 
 
 @dataclass(frozen=True)
@@ -117,10 +168,11 @@ class Evidence:
     journal_note: str | None = None  # why there is no journal, if there is none
     streams: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)  # table -> StreamRecords
     stream_tables: tuple[str, ...] = ()  # business tables with a stream enabled
-    results: tuple[tuple[str | None, Any], ...] = ()  # (request id, RESULT data)
+    results: tuple[tuple[Any, ...], ...] = ()  # (request id, RESULT data[, time printed])
     errors: tuple[tuple[str | None, str], ...] = ()  # (request id, [ERROR] line)
     histories: tuple[Any, ...] = ()  # awsview.model.resources.History
     stored: tuple[Decision, ...] = ()  # decisions kept from earlier sessions
+    runs: tuple[Run, ...] = ()  # the lab's runs known here, oldest first (awsview.runs)
 
 
 def _count(n: int, noun: str) -> str:
@@ -199,8 +251,17 @@ def from_stream(table: str, record: Any) -> Decision:
     )
 
 
+def gone_mark(table: str, key: str, seen_at: float) -> Decision:
+    """The item was in one scan and not in the next, with no delete seen: its lifetime ended."""
+    return Decision(
+        ident=f"scan:{table}:{key}:{seen_at:.3f}", time=seen_at, table=table, key=key,
+        operation="item not found by a scan", condition=None, outcome="Gone", reason=None, kind="gone",
+        before=None, after=None, actor=Actor("unknown", "a table scan (no delete was seen)"), source="scan",
+    )
+
+
 def verdict(decisions: Iterable[Decision]) -> Verdict:
-    counts = {k: 0 for k in ("create", "overwrite", "duplicate", "conflict", "rejected", "delete", "error")}
+    counts = {k: 0 for k in ("create", "overwrite", "duplicate", "conflict", "rejected", "delete", "error", "gone")}
     for d in decisions:
         counts[d.kind] += 1
     return Verdict(writes=counts["create"], overwrites=counts["overwrite"], duplicates=counts["duplicate"],
@@ -208,10 +269,26 @@ def verdict(decisions: Iterable[Decision]) -> Verdict:
                    errors=counts["error"])
 
 
+def lifetimes(decisions: Iterable[Decision]) -> tuple[Lifetime, ...]:
+    """A key's decisions (in order) cut where the item stopped existing."""
+    found: list[Lifetime] = []
+    current: list[Decision] = []
+    for decision in decisions:
+        if decision.kind == "gone" and not current:
+            continue  # seen gone after a delete already ended the lifetime: nothing new
+        current.append(decision)
+        if decision.kind in ("delete", "gone"):
+            found.append(Lifetime(tuple(current), verdict(current), ended=True))
+            current = []
+    if current:
+        found.append(Lifetime(tuple(current), verdict(current), ended=False))
+    return tuple(found)
+
+
 def _annotations(evidence: Evidence) -> dict[str, list[str]]:
     """Per Lambda request id: what the worker printed and how its workflow attempt ended."""
     notes: dict[str, list[str]] = {}
-    for request_id, data in evidence.results:
+    for request_id, data, *_ in evidence.results:
         if request_id and isinstance(data, Mapping):
             said = ", ".join(f"{k}={data[k]}" for k in ("processed", "duplicate") if k in data)
             notes.setdefault(request_id, []).append(f"worker: RESULT {said}".rstrip())
@@ -241,6 +318,12 @@ def _workflow_note(decision: Decision, histories: Iterable[Any]) -> str | None:
 
 
 def build(evidence: Evidence) -> Timeline:
+    decisions, sources, missing = collect(evidence)
+    return assemble(evidence, decisions, sources, missing)
+
+
+def collect(evidence: Evidence) -> tuple[dict[str, Decision], list[str], list[str]]:
+    """Every decision the evidence holds (by identity), the sources used and those missing."""
     invocations = {i.get("request_id"): i for i in evidence.invocations}
     business = set(evidence.business_tables)
     decisions: dict[str, Decision] = {d.ident: d for d in evidence.stored
@@ -269,27 +352,47 @@ def build(evidence: Evidence) -> Timeline:
         sources.append("worker RESULT lines")
     if evidence.histories:
         sources.append("execution histories")
+    return decisions, sources, missing
+
+
+def assemble(evidence: Evidence, decisions: dict[str, Decision], sources: list[str],
+             missing: list[str]) -> Timeline:
+    """The timeline of collected decisions: annotated, cut into runs, keys and lifetimes."""
     notes = _annotations(evidence)
-    by_key: dict[tuple[str, str], list[Decision]] = {}
+    runs = closed(evidence.runs)
+    by_run: dict[int, dict[tuple[str, str], list[Decision]]] = {}
     for decision in sorted(decisions.values(), key=lambda d: (d.time, d.ident)):
         extra = list(notes.get(decision.actor.request_id or "", []))
         workflow = _workflow_note(decision, evidence.histories)
         if workflow:
             extra.append(workflow)
         if extra and not decision.notes:
-            decision = _with_notes(decision, tuple(extra))
-        by_key.setdefault((decision.table, decision.key), []).append(decision)
-    results_by_key: dict[str, list[str]] = {}
-    for _, data in evidence.results:
+            decision = replace(decision, notes=tuple(extra))
+        number = run_of(runs, decision.time) if runs else 0
+        if decision.run != number:
+            decision = replace(decision, run=number)
+        by_run.setdefault(number, {}).setdefault((decision.table, decision.key), []).append(decision)
+    results: dict[int, dict[str, list[str]]] = {}
+    for _, data, *when in evidence.results:
         if isinstance(data, Mapping) and evidence.business_key in data:
-            results_by_key.setdefault(str(data[evidence.business_key]), []).append(
+            number = run_of(runs, when[0]) if runs and when and when[0] is not None else (runs[-1].number if runs else 0)
+            results.setdefault(number, {}).setdefault(str(data[evidence.business_key]), []).append(
                 ", ".join(f"{k}={data[k]}" for k in sorted(data)))
-    keys = tuple(KeyTimeline(table, key, tuple(ds), verdict(ds), tuple(results_by_key.get(key, ())))
-                 for (table, key), ds in sorted(by_key.items()))
-    return Timeline(keys=keys, sources=tuple(sources), missing=tuple(missing))
+
+    def keys_of(number: int) -> tuple[KeyTimeline, ...]:
+        said = results.get(number, {})
+        built = (_key_timeline(table, key, ds, tuple(said.get(key, ())))
+                 for (table, key), ds in sorted(by_run.get(number, {}).items()))
+        return tuple(k for k in built if k.decisions)  # a key only seen gone has nothing to say
+
+    current = runs[-1] if runs else None
+    earlier = [RunTimeline(run, keys_of(run.number)) for run in (before_first(runs), *runs[:-1])
+               if runs and run.number in by_run]
+    return Timeline(keys=keys_of(current.number if current else 0), sources=tuple(sources),
+                    missing=tuple(missing), run=current, earlier=tuple(earlier))
 
 
-def _with_notes(decision: Decision, notes: tuple[str, ...]) -> Decision:
-    from dataclasses import replace
-
-    return replace(decision, notes=notes)
+def _key_timeline(table: str, key: str, decisions: list[Decision], results: tuple[str, ...]) -> KeyTimeline:
+    lives = lifetimes(decisions)
+    kept = tuple(d for life in lives for d in life.decisions)
+    return KeyTimeline(table, key, kept, lives[-1].verdict if lives else verdict(()), results, lives)

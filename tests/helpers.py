@@ -93,7 +93,7 @@ class LabViewer:
     """A lab player beside one long-lived connection and scheduler, polled after each lab step
     the way a running viewer would see it."""
 
-    def __init__(self, endpoint_url: str, lab: str):
+    def __init__(self, endpoint_url: str, lab: str, store: Any = None):
         from awsview import profiles
         from awsview.aws.session import Connection, Target
         from awsview.labs.player import LabPlayer
@@ -101,13 +101,14 @@ class LabViewer:
         self.profile = profiles.load(lab)
         self.conn = Connection(Target(endpoint_url=endpoint_url, region="us-east-1"))
         self.player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
+        self.store = store  # awsview.store.DecisionStore; None: the (test session's) state directory
         self.scheduler: Any = None
 
     async def __aenter__(self) -> "LabViewer":
         from awsview.pollers.scheduler import Scheduler
 
         await self.conn.__aenter__()
-        self.scheduler = Scheduler(self.conn, self.profile)
+        self.scheduler = Scheduler(self.conn, self.profile, store=self.store)
         return self
 
     async def __aexit__(self, *exc: object) -> None:

@@ -82,3 +82,18 @@ async def test_a_slow_learner_delays_only_its_own_card():
     task.cancel()
     await asyncio.gather(task, return_exceptions=True)
     assert seen["slow"] <= 2 and seen["fast"] >= 8
+
+
+async def test_a_learner_joined_late_is_credited_with_the_steps_a_later_one_proves(emulator):
+    """ev05 played to its third step before the class view looks: the deployed code and "no
+    executions yet" can no longer be seen, but the executions prove both steps were done."""
+    player = LabPlayer("ev05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
+    player.setup()
+    player.play(until="executions")
+    monitor = ClassMonitor((Learner("dee", emulator.endpoint_url, "ev05"),))
+    try:
+        (status,) = await monitor.round()
+    finally:
+        await monitor.close()
+    assert status.step == "executions" and status.error is None
+    assert [r.mark for r in status.checkpoints] == ["✓", "✓", "✓", "✓", "✗", "✓"] and status.passed == 5

@@ -99,8 +99,22 @@ def test_the_last_shot_shows_the_cleanup_done_and_the_decisions_kept(pages):
 def test_shots_in_between_show_their_own_step(pages):
     screen = "\n".join(screen_lines(pages["cli"] / "03-repeats.svg"))
     assert re.search(r"✓ +repeats +2 duplicates rejected", screen), screen
-    assert re.search(r"✗ +cleanup", screen), screen  # not yet: that is the next step
+    assert re.search(r"✗ +cleanup", screen), screen  # the step the learner is on now
+    assert "on step 4/4 cleanup" in screen.splitlines()[0]
     assert "1 write · 2 duplicates · 0 overwrites ✓" in screen
+
+
+def test_a_step_not_reached_yet_is_dim_never_red(pages):
+    screen = "\n".join(screen_lines(pages["cli"] / "00-setup.svg"))
+    assert "on step 1/4 connect" in screen.splitlines()[0]
+    assert re.search(r"✗ +connect +empty queue mapped to the worker.* +no queue labex-q05-jobs yet", screen), screen
+    for step in ("deploy", "repeats", "cleanup"):
+        assert re.search(rf"· +{step} ", screen), step
+    assert not re.search(r"✓ +cleanup", screen)  # an empty account does not count as cleaned up
+    svg = (pages["cli"] / "01-connect.svg").read_text()
+    fills = dict(re.findall(r"\.([\w-]+) \{ fill: (#[0-9a-f]{6})", svg))
+    marks = {text: fills[cls] for cls, text in re.findall(r'<text class="([\w-]+)"[^>]*>(?:&#160;)*([✗·])', svg)}
+    assert marks["·"] != marks["✗"], marks
 
 
 def test_a_foreign_account_is_neither_needed_nor_shown(pages):

@@ -134,7 +134,9 @@ def test_cursor_paging_and_read_only_api(emulator):
     rest = journal(emulator.endpoint_url, since=page["cursor"])
     assert [r["key"]["id"]["S"] for r in page["items"] + rest["items"]] == [f"p{i}" for i in range(5)]
     assert journal(emulator.endpoint_url, since=tail) == {"items": [], "cursor": tail, "more": False,
-                                                          "journal": everything["journal"]}
+                                                          "journal": everything["journal"],
+                                                          "instance": everything["instance"],
+                                                          "started_at": everything["started_at"]}
     request = urllib.request.Request(f"{emulator.endpoint_url}/_awsview/journal", data=b"{}", method="POST")
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=5)

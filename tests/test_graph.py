@@ -21,7 +21,7 @@ from rich.cells import cell_len
 from awsview.graph import draw, text
 from awsview.model.asl import DefinitionError, parse_definition
 from awsview.model.history import parse_history
-from awsview.runs import run_of
+from awsview.stateruns import run_of
 from awsview.textgrid import Canvas, cells, clean, cut, wrap
 
 CORPUS = sorted((Path(__file__).parent / "corpus" / "asl").glob("*.json"))

@@ -14,9 +14,9 @@ CORE_MODULES = [
     "awsview.model.loglines", "awsview.model.items", "awsview.pollers.scheduler", "awsview.profiles",
     "awsview.render", "awsview.dump", "awsview.emulator.server", "awsview.labs.player",
     "awsview.classroom", "awsview.checkpoints", "awsview.timeline", "awsview.explain", "awsview.store",
-    "awsview.docs", "awsview.freeze", "awsview.graph", "awsview.runs", "awsview.textgrid",
+    "awsview.docs", "awsview.freeze", "awsview.graph", "awsview.stateruns", "awsview.textgrid",
     "awsview.model.codec", "awsview.model.patch", "awsview.recording",
-    "awsview.recorder", "awsview.recorded", "awsview.doctor",
+    "awsview.recorder", "awsview.recorded", "awsview.doctor", "awsview.runs", "awsview.pollers.runs",
 ]
 FORBIDDEN = ("textual", "rich")
 

@@ -28,6 +28,8 @@ from awsview.model.snapshot import Health, Snapshot, failed
 from awsview.pollers.base import LabModel
 from awsview.recorded import MomentError, parse_moment
 from awsview.recorder import Recorder, open_recording, target_info
+from awsview.runs import Run
+from awsview.timeline import RunTimeline
 from awsview.recording import CHECKPOINTS, DECISION, MAGIC, Recording, RecordingError
 from awsview.aws.session import Target
 from awsview.ui import sample
@@ -36,7 +38,9 @@ NOW = sample.NOW
 STREAM = StreamRecord("e-1", "MODIFY", sample.at(3), "000001", {"id": "a"}, {"id": "a", "n": 1},
                       {"id": "a", "n": Decimal("2.5"), "tags": frozenset({"x", "y"}), "raw": b"\x00\xff"})
 # Dataclasses of the codec's modules that a snapshot never holds (working objects, not data).
-NOT_SNAPSHOT_DATA = {"Evidence", "Memory", "_Parser", "ItemDiff", "Opaque"}
+# Progress is computed from the checkpoint results when drawn; Sighting and RunBook are the run
+# keeper's own book (the "runs" snapshot holds Run values): none is held in a snapshot.
+NOT_SNAPSHOT_DATA = {"Evidence", "Memory", "_Parser", "ItemDiff", "Opaque", "Progress", "Sighting", "RunBook"}
 
 
 def corpus() -> list[tuple[str, object]]:
@@ -51,6 +55,10 @@ def corpus() -> list[tuple[str, object]]:
     queues = sample.sample("q05")[1].get("queues")
     values.append(("stale", failed(queues, "queues", "queues", "connection refused", at=NOW + 5)))
     values.append(("absent", Snapshot("table", "table:x", Health.ABSENT, None, fetched_at=NOW, note="gone")))
+    built = sample.sample("q05")[1].get("timeline")
+    first, second = Run(1, NOW - 600, "table created", end=NOW - 300), Run(2, NOW - 300, "table created again")
+    rerun = replace(built.data, run=second, earlier=(RunTimeline(first, built.data.keys),))
+    values.append(("timeline with an earlier run", replace(built, data=rerun)))
     return values
 
 

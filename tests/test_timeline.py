@@ -158,11 +158,14 @@ async def test_past_decisions_survive_cleanup_and_a_viewer_restart_on_a_fresh_em
         assert built.key("labex-q05-orders", "dedup-order").verdict.duplicates == 2  # past decisions kept
     finally:
         running.stop()
-    # Same endpoint, new emulator with an empty journal; a new viewer process remembers.
+    # Same endpoint, new emulator with an empty journal; a new viewer process remembers, as an
+    # earlier run: none of that emulator's resources are left.
     running = RunningEmulator(state_dir=tmp_path / "second", port=port).start()
     try:
         built, _ = await _timeline(running.endpoint_url, "q05", DecisionStore(store_path))
-        dedup = built.key("labex-q05-orders", "dedup-order")
+        assert built.keys == () and built.run.reason.startswith("the emulator restarted")
+        (earlier,) = built.earlier
+        dedup = next(k for k in earlier.keys if k.key == "dedup-order")
         assert _rows(dedup)[:3] == [("Accepted", None, "create"),
                                     ("Rejected", "ConditionalCheckFailedException", "duplicate"),
                                     ("Rejected", "ConditionalCheckFailedException", "duplicate")]

@@ -82,10 +82,10 @@ async def test_cards_show_step_marks_and_an_error_never_as_empty(halfway, untouc
         ada, bob, cy = (cards(app)[n].text.splitlines() for n in ("Ada", "Bob [/bold]", "Cy"))
         assert ada[0] == f"q05 · {halfway.endpoint_url}"
         assert ada[1].startswith("step 2/4 deploy · Deploy atomic protection")
-        assert ada[2] == "✓ ✓ ✗ ✗ ✓  3/5"
+        assert ada[2] == "✓ ✓ ✗ · ·  2/5"  # on repeats; the cleanup is not reached yet
         assert ada[3].startswith("updated ")
         assert bob[1].startswith("no step done yet · next: Connect an empty queue")
-        assert bob[2] == "✗ ✗ ✗ ✓ ✓  2/5"
+        assert bob[2] == "✗ · · · ·  0/5"  # on the first step; nothing else is wrong yet
         assert cy[1] == "no checkpoints read yet"
         assert "error — connection refused" in " ".join(cy[2:])
         assert "✗" not in cards(app)["Cy"].text and "empty" not in cards(app)["Cy"].text
@@ -112,7 +112,7 @@ async def test_enter_opens_the_learners_panels_and_escape_comes_back(halfway, un
         assert isinstance(screen, LearnerScreen) and screen.learner.name == "Ada"
         await until(pilot, lambda: rows(screen, "checkpoints"))
         checkpoints = rows(screen, "checkpoints")
-        assert [r[0] for r in checkpoints] == ["✓", "✓", "✗", "✗", "✓"]
+        assert [r[0] for r in checkpoints] == ["✓", "✓", "✗", "·", "·"]
         assert ("dedup-order", "quantity=4, total_cents=1100") in rows(screen, "tables:labex-q05-orders")
         assert "Ada · q05: An idempotent SQS consumer" in screen_lines(app)[0]
         assert app.focused is view(screen, "checkpoints").table  # arrows move in the first panel
@@ -152,7 +152,7 @@ async def test_a_learner_who_stops_answering_keeps_the_last_known_marks_as_stale
             card = cards(app)["Dee"]
             await until(pilot, lambda: card.status is not None and card.status.checkpoints)
             assert app.grid.columns == 1
-            assert card.text.splitlines()[2] == "✗ ✗ ✗ ✓ ✗  1/5"  # nothing provided: no reference table
+            assert card.text.splitlines()[2] == "✗ · · · ·  0/5"  # nothing provided, nothing done
             read = card.status
             await until(pilot, lambda: card.status is not read)  # just after a round: stop between two
             running.stop()

@@ -329,5 +329,7 @@ def _answer(route: str, environ: dict, emulator: Emulator) -> tuple[str, dict[st
     else:
         return "404 Not Found", {"error": f"no such resource: {API_PREFIX}{route}"}
     cursor = rows[-1]["cursor"] if rows else since
+    # The instance and its start tell a reader the emulator restarted: moto's resources are new.
     return "200 OK", {"items": rows, "cursor": cursor, "more": len(rows) == limit,
-                      "journal": emulator.journal.id}
+                      "journal": emulator.journal.id, "instance": emulator.instance,
+                      "started_at": emulator.started_at}

@@ -33,6 +33,7 @@ MODULES = (
     "awsview.model.snapshot", "awsview.model.resources", "awsview.model.asl",
     "awsview.model.history", "awsview.model.loglines", "awsview.model.items",
     "awsview.pollers.journal", "awsview.timeline", "awsview.checkpoints", "awsview.profiles",
+    "awsview.runs",
 )
 OPAQUE_REPR = 2000  # characters of repr kept for an object of no known type
 

@@ -60,6 +60,7 @@ class Table:
     stream: str | None = None  # StreamViewType when a stream is enabled
     stream_arn: str | None = None
     baseline: str | None = None  # reference tables: "unchanged" since first seen, or "changed: …"
+    created: float | None = None  # CreationDateTime: a table created again is a new lab run
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,7 @@ class Queue:
     # (time, visible, in flight) each time the counts changed, the last few minutes' worth:
     # a message that keeps failing and coming back is a visible/in-flight see-saw.
     depth: tuple[tuple[float, int, int], ...] = ()
+    created: float | None = None  # CreatedTimestamp (whole seconds on AWS)
 
     @property
     def empty(self) -> bool:
@@ -135,6 +137,7 @@ class Role:
     arn: str
     trust_principals: tuple[str, ...]
     grants: tuple[PolicyGrant, ...]
+    created: float | None = None  # CreateDate (whole seconds on AWS)
 
 
 @dataclass(frozen=True)

@@ -1,9 +1,12 @@
 """DynamoDB tables as plain values: full paginated scans; reference tables compared against the
-first sighting (their baseline)."""
+first sighting (their baseline). Each table is described again every half minute (and after a
+failed scan), so a table created again shows its new CreationDateTime: a new lab run."""
 
 from __future__ import annotations
 
 import asyncio
+import time
+from datetime import datetime
 from typing import Any
 
 from awsview.aws.session import Connection
@@ -14,6 +17,16 @@ from awsview.pollers.base import LabModel, Poller, listed
 
 TABLE = "table"  # key: table:<name>
 TABLES = "tables"  # the list of table names, for generic profiles
+REDESCRIBE_S = 30.0  # one DescribeTable per table per half minute, beside scans every 0.3-8 s
+
+
+def _timestamp(value: Any) -> float | None:
+    if isinstance(value, datetime):
+        return value.timestamp()
+    try:
+        return float(value) if value is not None else None
+    except (TypeError, ValueError):
+        return None
 
 
 def _sort_key(item: dict[str, Any], names: tuple[str, ...]) -> tuple:
@@ -29,6 +42,7 @@ class TablePoller(Poller):
         self._baselines: dict[str, tuple[dict[str, Any], ...]] = {}
         self._keys: dict[str, tuple[str, ...]] = {}
         self._streams: dict[str, tuple[str | None, str | None]] = {}
+        self._created: dict[str, tuple[float, float | None]] = {}  # name -> (described at, CreationDateTime)
         self.max_items = 20000
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
@@ -49,7 +63,7 @@ class TablePoller(Poller):
         return snapshots
 
     def _forget(self, name: str) -> None:
-        for known in (self._baselines, self._keys, self._streams):
+        for known in (self._baselines, self._keys, self._streams, self._created):
             known.pop(name, None)
 
     async def _list(self, conn: Connection) -> tuple[str, ...]:
@@ -58,8 +72,9 @@ class TablePoller(Poller):
         return tuple(n for n in names if self.prefix_match(n))
 
     async def _table(self, conn: Connection, name: str, is_reference: bool) -> Table:
-        if name not in self._keys:
+        if name not in self._keys or time.monotonic() - self._created.get(name, (0.0, None))[0] > REDESCRIBE_S:
             described = (await conn.call("dynamodb", "describe_table", TableName=name))["Table"]
+            self._created[name] = (time.monotonic(), _timestamp(described.get("CreationDateTime")))
             schema = sorted(described.get("KeySchema", []), key=lambda k: k["KeyType"] != "HASH")
             self._keys[name] = tuple(k["AttributeName"] for k in schema)
             stream = described.get("StreamSpecification") or {}
@@ -77,7 +92,7 @@ class TablePoller(Poller):
         baseline = self._compare(name, items, keys) if is_reference else None
         view, arn = self._streams.get(name, (None, None))
         return Table(name=name, status="ACTIVE", key_names=keys, items=items,
-                     stream=view, stream_arn=arn, baseline=baseline)
+                     stream=view, stream_arn=arn, baseline=baseline, created=self._created.get(name, (0, None))[1])
 
     def _compare(self, name: str, items: tuple[dict[str, Any], ...], keys: tuple[str, ...]) -> str:
         if name not in self._baselines:

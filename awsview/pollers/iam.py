@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
 from typing import Any
 from urllib.parse import unquote
 
@@ -95,4 +96,6 @@ class RolePoller(Poller):
         for policy in attached:
             found.append(PolicyGrant(policy["PolicyArn"], "Attached", "(managed policy)", policy["PolicyName"]))
         trust = _document(entry.get("AssumeRolePolicyDocument"))
-        return Role(name=name, arn=entry["Arn"], trust_principals=principals(trust), grants=tuple(found))
+        created = entry.get("CreateDate")
+        return Role(name=name, arn=entry["Arn"], trust_principals=principals(trust), grants=tuple(found),
+                    created=created.timestamp() if isinstance(created, datetime) else None)

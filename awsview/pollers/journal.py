@@ -20,6 +20,8 @@ class JournalData:
     decisions: tuple[dict[str, Any], ...]
     invocations: tuple[dict[str, Any], ...]
     journal_id: str | None  # identifies the journal file; cursors are only meaningful within it
+    emulator_started: float | None = None  # when the emulator answering now started (it survives
+    # restarts on the same state directory; moto's resources do not: a new lab run)
 
 
 class JournalPoller(Poller):
@@ -33,6 +35,7 @@ class JournalPoller(Poller):
         self._records: dict[str, list[dict[str, Any]]] = {"journal": [], "invocations": []}
         self._session: Any = None
         self._journal_id: str | None = None
+        self._started: float | None = None
 
     async def close(self) -> None:
         if self._session is not None:
@@ -66,6 +69,8 @@ class JournalPoller(Poller):
                         self._journal_id = page.get("journal")
                         return await self._read(endpoint)
                     self._journal_id = page.get("journal")
+                if isinstance(page.get("started_at"), (int, float)):
+                    self._started = float(page["started_at"])
                 rows = page.get("items") or []
                 self._records[route].extend(rows)
                 del self._records[route][:-MAX_RECORDS]
@@ -73,4 +78,4 @@ class JournalPoller(Poller):
                 if not page.get("more"):
                     break
         return JournalData(tuple(self._records["journal"]), tuple(self._records["invocations"]),
-                           self._journal_id)
+                           self._journal_id, self._started)

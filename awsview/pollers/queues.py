@@ -16,7 +16,7 @@ from awsview.pollers.base import LabModel, Poller
 QUEUES = "queues"
 DEPTH_S = 300.0  # how far back each queue's depth is kept (the panel's sparkline spans it)
 ATTRIBUTES = ["QueueArn", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-              "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "RedrivePolicy"]
+              "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "RedrivePolicy", "CreatedTimestamp"]
 
 
 def _int(value: Any) -> int:
@@ -24,6 +24,13 @@ def _int(value: Any) -> int:
         return int(value)
     except (TypeError, ValueError):
         return 0
+
+
+def _float(value: Any) -> float | None:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return None
 
 
 class QueuePoller(Poller):
@@ -71,6 +78,7 @@ class QueuePoller(Poller):
                 dlq_arn=redrive.get("deadLetterTargetArn"),
                 max_receive_count=_int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
                 depth=self._follow_depth(url, now, visible, in_flight),
+                created=_float(attributes.get("CreatedTimestamp")),
             ))
         return tuple(sorted(queues, key=lambda q: q.name))
 

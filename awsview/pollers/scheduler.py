@@ -20,27 +20,34 @@ from awsview.pollers.stepfunctions import ExecutionPoller, HistoryPoller, StateM
 from awsview.pollers.streams import StreamPoller
 from awsview.pollers.timeline import CheckpointPoller, TimelinePoller
 from awsview.profiles import LabProfile
+from awsview.store import DecisionStore
 
 MAX_BACKOFF_S = 60.0
 
-# Order matters for a single round: executions need machines, histories need executions.
+# Order matters for a single round: executions need machines, histories need executions; the
+# timeline (and the lab's runs) every resource's creation time and every decision, the
+# checkpoints the timeline.
 POLLERS: tuple[type[Poller], ...] = (
     StateMachinePoller, ExecutionPoller, HistoryPoller, TablePoller, QueuePoller,
     FunctionPoller, LogPoller, RolePoller, JournalPoller, StreamPoller, TimelinePoller, CheckpointPoller,
 )
 
 
-def make_pollers(profile: LabProfile) -> list[Poller]:
-    return [cls(profile) for cls in POLLERS]
+REMEMBERING = (TimelinePoller, CheckpointPoller)  # they keep what they learn in a store
+
+
+def make_pollers(profile: LabProfile, store: DecisionStore | None = None) -> list[Poller]:
+    """One poller per kind; ``store`` (default: the user's state directory) for those that remember."""
+    return [cls(profile, store) if cls in REMEMBERING else cls(profile) for cls in POLLERS]
 
 
 class Scheduler:
     def __init__(self, conn: Connection, profile: LabProfile, model: LabModel | None = None,
-                 pollers: list[Poller] | None = None, speed: float = 1.0):
+                 pollers: list[Poller] | None = None, speed: float = 1.0, store: DecisionStore | None = None):
         self.conn = conn
         self.profile = profile
         self.model = model or LabModel()
-        self.pollers = pollers or make_pollers(profile)
+        self.pollers = pollers or make_pollers(profile, store)
         self.speed = speed  # < 1 polls faster (tests), > 1 slower
         self._backoff: dict[str, float] = {}
         self._tasks: list[asyncio.Task[None]] = []

@@ -42,7 +42,7 @@ NAVIGATION = frozenset({
     "cycle", "zoom", "back", "help", "close", "focus_next", "focus_previous", "select_cursor",
     "cursor_up", "cursor_down", "cursor_left", "cursor_right", "page_up", "page_down",
     "page_left", "page_right", "scroll_top", "scroll_bottom", "scroll_home", "scroll_end",
-    "scroll_up", "scroll_down", "scroll_left", "scroll_right",
+    "scroll_up", "scroll_down", "scroll_left", "scroll_right", "earlier_runs",
 })
 
 
@@ -54,6 +54,20 @@ def newest_execution_key(model: LabModel | None) -> str | None:
             if execution.started is not None and (newest is None or execution.started > newest.started):
                 newest = execution
     return newest.arn if newest is not None else None
+
+
+def _step_text(model: LabModel | None) -> str:
+    """``on step 2/4 deploy`` (and the lab run, once there is more than one)."""
+    from awsview.checkpoints import progress
+
+    from awsview.render import several_runs
+
+    results = model.data("checkpoints", ()) if model is not None else ()
+    text = progress(tuple(results)).text if results else ""
+    built = model.data("timeline") if model is not None else None
+    if text and several_runs(built):
+        text += f" · {built.run.label()}"
+    return text
 
 
 class ModelChanged(Message):
@@ -76,6 +90,7 @@ class AWSViewApp(App[int]):
         Binding("right_square_bracket", "cycle(1)", "Next panel", show=False),
         Binding("left_square_bracket", "cycle(-1)", "Previous panel", show=False),
         Binding("t", "next_theme", "Theme", show=False),
+        Binding("r", "earlier_runs", "Earlier runs"),
         Binding("escape", "back", "Back", show=False),
         Binding("space", "demo_pause", "Pause/resume"),
         Binding("n", "demo_next", "Next step"),
@@ -109,6 +124,9 @@ class AWSViewApp(App[int]):
         self.feed = PanelFeed(cap)
         self.changes = ItemChanges()
         self.needle = ""
+        self.all_runs = False  # r: the write decisions and verdicts of every lab run, not just this one
+        self.step_text = ""  # which step the learner is on, for the status line
+        self._earlier_runs = False  # the timeline has runs before the current one (r is offered)
         self.status = ("ok", f"connecting to {target.describe()}…" if target else "")
         self.live = None
         self._filter_timer = None
@@ -184,7 +202,16 @@ class AWSViewApp(App[int]):
         if self.model is None or self.profile is None or not alive(self._board):
             return  # not composed yet, or closing
         self.changes.update(self.model)
-        shown = self.feed.panels(self.model, self.profile, self.clock(), self.needle)
+        step = _step_text(self.model)
+        if step != self.step_text:
+            self.step_text = step
+            self._show_status()
+        built = self.model.data("timeline")
+        earlier = bool(built is not None and built.earlier)
+        if earlier != self._earlier_runs:
+            self._earlier_runs = earlier
+            self.refresh_bindings()
+        shown = self.feed.panels(self.model, self.profile, self.clock(), self.needle, self.all_runs)
         if self.freezer is not None:
             shown = [replace(s, panel=self.freezer.panel(s.panel)) for s in shown]
         with self.batch_update():
@@ -302,9 +329,11 @@ class AWSViewApp(App[int]):
             return  # not composed yet, or closing
         level, text = self.status
         lab = f"{self.profile.name}: {self.profile.title}" if self.profile else "detecting the lab…"
-        parts = ["AWS View" + (" · presenter (read-only)" if self.presenter else ""), lab, text]
+        parts = ["AWS View" + (" · presenter (read-only)" if self.presenter else ""), lab, self.step_text, text]
         if self.diagnosis is not None:
             parts.append(self.diagnosis.summary)
+        if self.all_runs:
+            parts.append("every run (r)")
         if self.needle:
             parts.append(f"filter “{self.needle}”")
         if self.recorder is not None:
@@ -344,6 +373,8 @@ class AWSViewApp(App[int]):
             return False  # hidden from the footer too
         if action in ("demo_pause", "demo_next"):
             return self.demo is not None and not self.demo.finished
+        if action == "earlier_runs":
+            return self._earlier_runs or self.all_runs  # shown once there is an earlier run
         if action in ("filter", "zoom", "cycle") and self.screen is not self.screen_stack[0]:
             return False  # the board is hidden under a detail or help screen
         return True
@@ -412,6 +443,12 @@ class AWSViewApp(App[int]):
     def action_next_theme(self) -> None:
         self.theme = themes.following(self.awsview_themes, self.theme)
         self.notify(f"theme {self.theme}", timeout=2)
+
+    def action_earlier_runs(self) -> None:
+        """Show the write decisions and verdicts of every lab run (again: the current run only)."""
+        self.all_runs = not self.all_runs
+        self._show_status()
+        self.refresh_panels()
 
     def action_demo_pause(self) -> None:
         if self.demo is not None:

@@ -19,6 +19,7 @@ GOOD = frozenset({"SUCCEEDED", "Accepted", "Enabled", "ACTIVE", "RESULT", "TaskS
 BAD = frozenset({"FAILED", "TIMED_OUT", "ABORTED", "ERROR", "TaskFailed", "ExecutionFailed",
                  "LambdaFunctionFailed", "TaskTimedOut", "FailStateEntered", "Disabled", "ALARM", "✗"})
 BUSY = frozenset({"RUNNING", "Creating", "Enabling", "Disabling", "Updating", "Deleting"})
+DIM = frozenset({"·"})  # a checkpoint not reached yet: nothing is wrong with it
 MIN_WIDTH = 4  # a column is never cut narrower than this (or its label, if shorter)
 KEY_WIDTH = 42  # a key column is cut no narrower than this: "Rejected: ConditionalCheckFailedException"
 # Columns that say what a row *is*; kept as whole as possible when a panel is narrow.
@@ -45,13 +46,15 @@ def plain(text: str, keep_newlines: bool = False) -> Content:
 
 
 def tone(value: str) -> str | None:
-    """The meaning of a cell's value at a glance: good, bad, warn, busy or nothing."""
+    """The meaning of a cell's value at a glance: good, bad, warn, busy, dim or nothing."""
     if value in GOOD:
         return "good"
     if value in BAD:
         return "bad"
     if value in BUSY:
         return "busy"
+    if value in DIM:
+        return "dim"
     if value.startswith(("Rejected", "stale", "changed")):
         return "warn"
     return None

@@ -20,7 +20,9 @@ CARD_WIDTH = 40  # a column of cards is at least this wide
 ONE_COLUMN_UNDER = 80
 MAX_COLUMNS = 6
 ERROR_STYLE = "$text-error bold"
-MARK_STYLES = {True: "$text-success bold", False: "$text-error bold", None: "$text-muted"}
+# done green; ✗ red only for the step the learner is on or a done one now broken; · and ? dim
+MARK_STYLES = {"done": "$text-success bold", "current": "$text-error bold", "broken": "$text-error bold",
+               "todo": "$text-muted", "unknown": "$text-muted"}
 
 
 def columns_for(width: int) -> int:
@@ -92,7 +94,7 @@ def _marks(status: LearnerStatus | None) -> Content:
         return Content("")
     parts: list[tuple[str, str] | str] = []
     for result in status.checkpoints:
-        parts += [(result.mark, "$text-muted" if status.stale else MARK_STYLES[result.passed]), " "]
+        parts += [(result.mark, "$text-muted" if status.stale else MARK_STYLES[result.status]), " "]
     parts.append((f" {status.passed}/{len(status.checkpoints)}", "bold"))
     if status.stale:
         parts.append((" · last known", "$text-warning italic"))

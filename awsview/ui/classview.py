@@ -173,8 +173,10 @@ HELP = """\
 Every learner of the roster, live and **read-only**: one card each, in roster order.
 
 - The first line: the lab and the learner's endpoint.
-- The step reached: the last step whose checkpoints, and every earlier step's, hold.
-- The checkpoints: ✓ held, ✗ not (yet), ? not knowable from here; then how many hold.
+- The step reached: the last step done in this lab run (its checkpoints held at some time in
+  the run, or a later step's did).
+- The checkpoints: ✓ done, ✗ the step the learner is on (or a done one now broken),
+  · not reached yet, ? not knowable from here; then how many are done.
 - Freshness: `updated 1 s ago`; `error — …` when the endpoint never answered;
   `stale 12 s — …` when it stopped answering (the marks are then the last known ones).
 

@@ -134,8 +134,8 @@ def _execution(model: LabModel, ident: str, key: str) -> Detail | None:
         sections.append(Section("Attempts per state", attempts))
         sections.append(Section("Task failures", "\n".join(failures) or "none", "text"))
     built = model.data("timeline")
-    made = [d for k in (built.keys if built else ()) for d in k.decisions
-            if d.actor.execution_arn == execution.arn]
+    # This run's only: a rerun of the lab gives an execution of the same name the same ARN.
+    made = [d for d in (built.decisions() if built else ()) if d.actor.execution_arn == execution.arn]
     if made:  # the cross-service trace, from the execution's side
         sections.append(Section("Write decisions made by this execution", "\n".join(
             f"{d.actor.state} attempt {d.actor.attempt}: {d.operation} {d.table} {d.key} → "
@@ -255,7 +255,7 @@ def _role(model: LabModel, ident: str, key: str) -> Detail | None:
 
 def _decision(model: LabModel, ident: str, key: str) -> Detail | None:
     built = model.data("timeline")
-    decision = next((d for k in (built.keys if built else ()) for d in k.decisions if d.ident == key), None)
+    decision = next((d for d in (built.decisions(every_run=True) if built else ()) if d.ident == key), None)
     if decision is None:
         return None
     before, after = decision.before, decision.after
@@ -300,17 +300,36 @@ def _trace(decision: Any, model: LabModel) -> list[Section]:
 
 
 def _verdict(model: LabModel, ident: str, key: str) -> Detail | None:
+    """A verdict row: ``[run:<n>#]table#key[#lifetime<i>]`` (render.verdicts' row keys)."""
     built = model.data("timeline")
-    found = next((k for k in (built.keys if built else ()) if f"{k.table}#{k.key}" == key), None)
+    if built is None:
+        return None
+    run, rest = (key.split("#", 1) if key.startswith("run:") else (None, key))
+    rest, _, lifetime = rest.partition("#lifetime")
+    keys = next((ks for r, ks in built.by_run if r is not None and f"run:{r.number}" == run), None) \
+        if run else built.keys
+    found = next((k for k in keys or () if f"{k.table}#{k.key}" == rest), None)
     if found is None:
         return None
+    life = found.lifetimes[int(lifetime) - 1] if lifetime.isdigit() and int(lifetime) <= len(found.lifetimes) \
+        else (found.lifetimes[-1] if found.lifetimes else None)
+    decisions = life.decisions if life is not None else found.decisions
+    shown = life.verdict if life is not None else found.verdict
     lines = [f"{datetime.fromtimestamp(d.time).strftime('%H:%M:%S')}  {d.operation}  {d.outcome}"
-             f"{': ' + d.reason if d.reason else ''}  ({d.kind})  by {d.actor.text}" for d in found.decisions]
+             f"{': ' + d.reason if d.reason else ''}  ({d.kind})  by {d.actor.text}" for d in decisions]
+    which = "lifetime " + (f"{lifetime} of {len(found.lifetimes)}, {life.end_text}" if lifetime else
+                           f"{len(found.lifetimes)} (the latest; earlier ones count for nothing today)")
     return Detail(f"Business key {found.key} in {found.table}",
-                  _fields(("Verdict", found.verdict.text), ("Alarm", "yes" if found.verdict.alarm else "no")),
+                  _fields(("Verdict", shown.text), ("Alarm", "yes" if shown.alarm else "no"), ("Lifetime", which),
+                          ("Run", _run_name(built, decisions[0].run if decisions else 0))),
                   (Section("Write decisions", "\n".join(lines) or "none", "text"),
                    Section("Consumer results", "\n".join(found.results) or "none", "text"),
-                   Section("Counts", clean(dataclasses.asdict(found.verdict)))))
+                   Section("Counts", clean(dataclasses.asdict(shown)))))
+
+
+def _run_name(built: Any, number: int) -> str:
+    run = next((r for r, _ in built.by_run if r is not None and r.number == number), None)
+    return f"{run.label()} ({run.reason})" if run is not None else "not known yet"
 
 
 def _retry(model: LabModel, ident: str, key: str) -> Detail | None:

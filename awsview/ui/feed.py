@@ -85,7 +85,8 @@ class PanelFeed:
         self._anchors: dict[str, str | None] = {}  # log feeds: the first line shown
         self._needle = ""
 
-    def panels(self, model: LabModel, profile: LabProfile, now: float, needle: str = "") -> list[ShownPanel]:
+    def panels(self, model: LabModel, profile: LabProfile, now: float, needle: str = "",
+               all_runs: bool = False) -> list[ShownPanel]:
         needle = needle.lower()
         if needle != self._needle:
             self._needle = needle
@@ -100,7 +101,7 @@ class PanelFeed:
             # Only the renderers whose input is windowed read the lite model; all others (newer
             # kinds too) read the full one, so a window never silently shortens them.
             source = lite if name in WINDOWED_RENDERERS else model
-            for panel in renderer(source, profile, now):
+            for panel in render.render(name, source, profile, now, all_runs):
                 ident = panel_id(panel)
                 seen[ident] = seen.get(ident, 0) + 1
                 if seen[ident] > 1:

@@ -44,7 +44,7 @@ class PanelBody(Static, can_focus=True):
 class PanelView(Vertical):
     """A titled panel: border title, freshness in the subtitle, rows or a one-line body."""
 
-    COMPONENT_CLASSES = {"panel--good", "panel--bad", "panel--warn", "panel--busy", "panel--new",
+    COMPONENT_CLASSES = {"panel--good", "panel--bad", "panel--warn", "panel--busy", "panel--dim", "panel--new",
                          "panel--changed", "panel--mark", "panel--more"}
 
     DEFAULT_CSS = """
@@ -74,6 +74,7 @@ class PanelView(Vertical):
         & > .panel--bad { color: $error; text-style: bold; }
         & > .panel--warn { color: $warning; }
         & > .panel--busy { color: $accent; text-style: italic; }
+        & > .panel--dim { text-style: dim; }
         & > .panel--new { background: $success 25%; }
         & > .panel--changed { background: $warning 30%; text-style: bold; }
         & > .panel--mark { color: $warning; text-style: bold underline; }

@@ -85,6 +85,10 @@ New rows light up for a few seconds, changed cells too; the changed attributes o
 item stay underlined until it changes again. Long panels show the first (or, for logs and
 write decisions, the last) rows and say how many more there are: `/` finds the others.
 
+The checkpoints follow the lab's current run: ✓ done (held at some time in this run, or a later
+step's did), ✗ the step the learner is on (or a done step whose work is gone again), · not
+reached yet, ? not knowable from here. The status line says which step the learner is on.
+
 ## Keys
 
 | key | what it does |
@@ -94,6 +98,7 @@ write decisions, the last) rows and say how many more there are: `/` finds the o
 | `z` | zoom the current panel to the whole screen, again to go back |
 | `enter` (or click a row twice) | open the row's full content; `escape` goes back |
 | `/` | filter every panel's rows; `enter` keeps the filter, `escape` clears it |
+| `r` | once the lab was run more than once here: the write decisions and verdicts of every run (again: this run only) |
 | `t` | next AWS View theme |
 | `ctrl+p` | command palette: switch lab, theme or panel |
 | `space` / `n` | demo only: pause or resume / play the next step now |
@@ -109,7 +114,7 @@ PRESENTER_NOTE = """
 
 This screen is read-only: it follows the newest execution and the newest write decision, and
 only the keys that look around work here (`tab`, `]` / `[`, `z`, `enter`, `escape`, arrows,
-page up/down, `?`). Filtering, themes, the command palette and quitting are off.
+page up/down, `r`, `?`). Filtering, themes, the command palette and quitting are off.
 """
 
 
