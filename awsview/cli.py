@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from awsview.ui import lifeline  # noqa: F401  first: it notes the parent before start-up ends
+
 EXIT_USAGE = 2
 
 
@@ -250,6 +252,7 @@ def run_watch(args: argparse.Namespace) -> int:
     # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
     if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE)
+    from awsview.ui import lifeline
     from awsview.ui.app import AWSViewApp
     from awsview.ui.themes import ThemeError
 
@@ -259,5 +262,5 @@ def run_watch(args: argparse.Namespace) -> int:
                          presenter=presenter)
     except ThemeError as exc:
         return _fail(str(exc), EXIT_USAGE)
-    app.run()
+    lifeline.run(app)  # ends with its terminal, its serve session or its parent
     return app.return_code or 0

@@ -26,7 +26,7 @@ from textual.widgets import Footer, Markdown, Static
 
 from awsview.classroom import ClassMonitor, Learner, LearnerStatus, RosterError, load_roster
 from awsview.profiles import LabProfile
-from awsview.ui import themes
+from awsview.ui import lifeline, themes
 from awsview.ui.cells import alive, plain
 from awsview.ui.classcards import card_content, columns_for, lab_steps, state, summary
 from awsview.ui.classlearner import NAVIGATION, LearnerScreen
@@ -306,7 +306,7 @@ def run(roster: Path, theme: str | None = None, presenter: bool = False) -> int:
         app = ClassApp(learners, theme=theme, presenter=presenter)
     except themes.ThemeError as exc:
         return _fail(str(exc))
-    app.run()
+    lifeline.run(app)  # ends with its terminal, its serve session or its parent
     return app.return_code or 0
 
 
