@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# System tools some tests drive for real: zip and jq (a lab's own shell commands) and Debian's
-# chromium (the browser test of `awsview serve`). Installed with apt-get when missing and possible.
+# System tools some tests drive for real: zip and jq (a lab's own shell commands), Debian's
+# chromium (the browser test of `awsview serve`) and tmux (panes killed under the viewer).
+# Installed with apt-get when missing and possible.
 set -u
 missing=()
 command -v zip >/dev/null || missing+=(zip)
 command -v jq >/dev/null || missing+=(jq)
 command -v chromium >/dev/null || missing+=(chromium)
+command -v tmux >/dev/null || missing+=(tmux)
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" != 0 ] || ! command -v apt-get >/dev/null; then
     echo "note: cannot install ${missing[*]} here (needs root and apt-get); the tests that use them will say so" >&2
