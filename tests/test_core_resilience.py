@@ -321,3 +321,35 @@ async def test_a_policy_deleted_mid_poll_does_not_hide_its_role(emulator):
     (role,) = [r for r in snapshot.data if r.name == "labex-ev04-race-role"]
     assert role.grants == ()
     iam.delete_role(RoleName="labex-ev04-race-role")
+
+
+async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulator):
+    """Found by the soak under load: a lab's cleanup deleted its state machine between the
+    viewer's listing and its describe, and the whole list read "absent" for a poll while the
+    other machines (and the listing) were there."""
+    from awsview.pollers.stepfunctions import ExecutionPoller, StateMachinePoller
+
+    sfn = emulator.client("stepfunctions")
+    role = "arn:aws:iam::123456789012:role/labex-ev04-race-sfn"
+    definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}})
+    kept = sfn.create_state_machine(name="labex-ev04-kept", definition=definition, roleArn=role)
+    doomed = sfn.create_state_machine(name="labex-ev04-doomed", definition=definition, roleArn=role)
+    sfn.start_execution(stateMachineArn=kept["stateMachineArn"], name="survivor")
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        real_call = conn.call
+
+        async def call(service, operation, **params):
+            if params.get("stateMachineArn") == doomed["stateMachineArn"] and operation.startswith("describe"):
+                sfn.delete_state_machine(stateMachineArn=doomed["stateMachineArn"])
+            if operation == "describe_execution" and params["executionArn"].endswith(":survivor"):
+                sfn.delete_state_machine(stateMachineArn=kept["stateMachineArn"])  # and its run
+            return await real_call(service, operation, **params)
+
+        conn.call = call
+        model, profile = LabModel(), profiles.load("ev04")
+        model.apply(await StateMachinePoller(profile).poll(conn, model))
+        machines = model.get("state_machines")
+        assert machines.health is Health.OK
+        assert [m.name for m in machines.data] == ["labex-ev04-kept"]
+        (executions,) = await ExecutionPoller(profile).poll(conn, model)
+    assert executions.health is Health.OK and executions.data == ()  # gone, not an absent listing
