@@ -59,8 +59,9 @@ def create_table(ddb: Any, name: str, key: str = "id") -> None:
     )
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, interval: float = 0.1) -> Any:
-    """Poll until predicate() is truthy; return its value or fail with the last one."""
+def wait_for(predicate: Callable[[], Any], timeout: float = 60.0, interval: float = 0.1) -> Any:
+    """Poll until predicate() is truthy; return its value or fail with the last one. The default
+    deadline is generous for a busy machine: a passing test returns as soon as it holds."""
     deadline = time.monotonic() + timeout
     value = predicate()
     while not value:

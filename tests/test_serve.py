@@ -202,7 +202,7 @@ async def _look(url: str) -> tuple[bytes, bytes, str]:
         shot = await page.screenshot()
         # Keys do reach the app: `?` (navigation) opens the presenter's help.
         await page.type("?")
-        after = await page.wait_for_text("Presenter screen", timeout=10)
+        after = await page.wait_for_text("Presenter screen")
         return shot, before, after
 
 
