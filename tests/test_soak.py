@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from soak import soak
+from soak import CHECK_EVERY_S, soak
 
 # Bugs the soak found and that are not fixed yet, each matching only its own lines. Anything not
 # listed here fails the test.
@@ -30,8 +30,14 @@ async def test_sixty_second_fault_soak():
     seed = int(os.environ.get("SOAK_SEED") or random.randrange(1 << 30))
     report = await soak(60.0, seed=seed, app_lab="ev04", log=lambda _: None)
     print(report.text())
-    assert report.checks >= 100, report.text()
-    assert sum(n for kind, n in report.faults.items() if "/" not in kind) >= 4, report.text()
+    # The checker covered the run from start to end, however fast this machine is: within one
+    # round of it each way, a round being CHECK_EVERY_S plus the longest round and the longest
+    # event loop stall measured in this run (a count of rounds held on one machine only: 99 of
+    # the 100 it asked for on a slower one).
+    period = CHECK_EVERY_S + max(report.round_s, default=0.0) + report.lag_max
+    assert report.checks and report.first_check <= period, report.text()
+    assert report.last_check >= report.seconds - 2 * period, report.text()
+    assert report.injected >= 4, report.text()
     assert report.recoveries, report.text()
     unknown = [line for line in report.crashes + report.violations
                if not any(pattern.search(line) for pattern in KNOWN.values())]
