@@ -46,3 +46,26 @@ async def test_sixty_second_fault_soak():
             if any(pattern.search(line) for line in report.crashes + report.violations)]
     if seen:
         pytest.xfail("only known bugs: " + "; ".join(seen))
+
+
+def test_a_lost_row_is_judged_against_the_probers_first_look_after_the_viewers():
+    """The soak's own race, found under load: a sweep took 5–9 s, so a role the lab deleted and
+    the viewer saw gone at once was judged only against the sweep before the deletion."""
+    from soak import CONTAINER, Prober, Sweep
+
+    def sweep(start: float, roles_at: float, roles: set[str]) -> Sweep:
+        names = {"queues": frozenset(), "functions": frozenset(), "roles": frozenset(roles),
+                 "state_machines": frozenset()}
+        return Sweep(start, start + 8.0, names, {}, {}, frozenset(), {"roles": roles_at})
+
+    prober = Prober.__new__(Prober)
+    prober.deleted = []
+    # Deleted at t=101; the viewer's snapshot without it at b=102; the prober listed roles at 100.1
+    # (a slow sweep) and next at 108.2.
+    prober.sweeps = [sweep(100.0, 100.1, {"labex-ev05-role"}), sweep(108.0, 108.2, set())]
+    assert prober.unexplained("roles", frozenset({"labex-ev05-role"}), 97.0, 102.0) == frozenset()
+    # Still listed at the first look after the viewer's: it existed when the viewer said it did not.
+    prober.sweeps = [sweep(100.0, 100.1, {"labex-ev05-role"}), sweep(108.0, 108.2, {"labex-ev05-role"}),
+                     sweep(116.0, 116.2, set())]
+    assert prober.unexplained("roles", frozenset({"labex-ev05-role"}), 97.0, 102.0) == {"labex-ev05-role"}
+    assert prober.unexplained("roles", frozenset({CONTAINER}), 97.0, 102.0) == {CONTAINER}
