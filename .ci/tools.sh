@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # System tools some tests drive for real: zip and jq (a lab's own shell commands), Debian's
-# chromium (the browser test of `awsview serve`) and tmux (`awsview split`). Installed with
-# apt-get when missing and possible.
+# chromium (the browser test of `awsview serve`) and tmux (`awsview split`, panes killed under the
+# viewer). Installed with apt-get when missing and possible.
 set -u
 missing=()
 command -v zip >/dev/null || missing+=(zip)

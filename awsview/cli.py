@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from awsview.ui import lifeline  # noqa: F401  first: it notes the parent before start-up ends
+
 EXIT_USAGE = 2
 
 
@@ -350,6 +352,7 @@ def run_watch(args: argparse.Namespace) -> int:
     # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
     if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE)
+    from awsview.ui import lifeline
     from awsview.ui.app import AWSViewApp
     from awsview.ui.themes import ThemeError
 
@@ -374,7 +377,7 @@ def run_watch(args: argparse.Namespace) -> int:
     if recorder is not None:
         recorder.on_stop = lambda reason: app.notify(reason, severity="error", timeout=10)
     try:
-        app.run()
+        lifeline.run(app)  # ends with its terminal, its serve session or its parent
     finally:
         if writer is not None:
             writer.close()

@@ -24,6 +24,7 @@ def run(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.
         print("awsview: the demo opens the viewer and needs a terminal "
               "(to play the labs without one: awsview lab play <lab> --endpoint-url URL)", file=sys.stderr)
         return 2
+    from awsview.ui import lifeline
     from awsview.ui.app import AWSViewApp
     from awsview.ui.demo import DemoDriver
     from awsview.ui.themes import ThemeError
@@ -47,7 +48,7 @@ def run(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.
         except ThemeError as exc:
             print(f"awsview: {exc}", file=sys.stderr)
             return 2
-        app.run()
+        lifeline.run(app)  # ends with its terminal or its parent (`make demo`)
     finally:
         emulator.stop()
     if driver.failed:

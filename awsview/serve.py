@@ -11,10 +11,12 @@ open can read the screen.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import hmac
 import ipaddress
 import secrets
 import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import Any, Sequence
@@ -92,30 +94,48 @@ def app_command(watch_args: Sequence[str], command: str = "watch") -> str:
 
 def make_server(host: str, port: int, token: str | None, command: str, font_size: int = 18,
                 title: str = "AWS View") -> Any:
-    import asyncio
-
-    from aiohttp import web
+    from aiohttp import WSCloseCode, web
     from textual_serve.app_service import AppService
     from textual_serve.server import Server
 
     class Session(AppService):
         """One browser tab's viewer process. textual-serve asks it to quit when the tab goes and
-        then waits for it forever; a viewer that does not quit in time is killed, so a session
-        never outlives its browser."""
+        then waits for it forever; here a viewer that has not quit in time is terminated, then
+        killed, so a session never outlives its browser or its server."""
+
+        _stopping: asyncio.Task[None] | None = None
 
         async def stop(self) -> None:
+            # Both the websocket's handler and the server's shutdown stop a session: once.
+            if self._stopping is None:
+                self._stopping = asyncio.ensure_future(self._stop())
+            await asyncio.shield(self._stopping)
+
+        async def _stop(self) -> None:
             task, process = self._task, self._process
             if task is None:
                 return
             try:
                 await asyncio.wait_for(asyncio.shield(super().stop()), STOP_GRACE_S)
-            except asyncio.TimeoutError:
-                if process is not None and process.returncode is None:
+            except (asyncio.TimeoutError, OSError):  # stuck, or its pipes already broke
+                pass
+            self._task = None
+            if process is not None and process.returncode is None:
+                process.terminate()  # its lifeline ends it within two seconds, even if stuck
+                try:
+                    await asyncio.wait_for(process.wait(), STOP_GRACE_S)
+                except asyncio.TimeoutError:
                     process.kill()
-                await asyncio.wait_for(asyncio.shield(task), STOP_GRACE_S)
-                self._task = None
+                    await process.wait()
+            if not task.done():  # still forwarding to a browser that stopped reading
+                task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
 
     class GuardedServer(Server):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.sessions: dict[web.WebSocketResponse, Session] = {}  # the open ones
+
         async def _make_app(self) -> web.Application:
             app = await super()._make_app()
             app.middlewares.append(guard_middleware(host, token))
@@ -140,6 +160,7 @@ def make_server(host: str, port: int, token: str | None, command: str, font_size
                 session = Session(self.command, write_bytes=websocket.send_bytes,
                                   write_str=websocket.send_str, close=websocket.close,
                                   download_manager=self.download_manager, debug=self.debug)
+                self.sessions[websocket] = session
                 await session.start(width, height)
                 await self._process_messages(websocket, session)
             except asyncio.CancelledError:
@@ -151,10 +172,25 @@ def make_server(host: str, port: int, token: str | None, command: str, font_size
             finally:
                 if session is not None:
                     await session.stop()
+                self.sessions.pop(websocket, None)
             return websocket
 
         async def on_startup(self, app: web.Application) -> None:
             pass  # run() says where to look, without textual-serve's banner
+
+        async def on_shutdown(self, app: web.Application) -> None:
+            """Stopping the server (SIGTERM, SIGHUP, ctrl+c) ends every open session first:
+            aiohttp would wait up to a minute for each browser to hang up, its viewer polling on."""
+            await asyncio.gather(*(self._end(ws, s) for ws, s in list(self.sessions.items())),
+                                 return_exceptions=True)
+
+        async def _end(self, websocket: web.WebSocketResponse, session: Session) -> None:
+            await session.stop()
+            try:  # a browser that does not answer the close is cut off
+                await asyncio.wait_for(websocket.close(code=WSCloseCode.GOING_AWAY,
+                                                       message=b"AWS View stopped"), 1.0)
+            except (asyncio.TimeoutError, OSError, RuntimeError):
+                pass
 
         def initialize_logging(self) -> None:
             import logging
@@ -214,6 +250,10 @@ def run(args: argparse.Namespace) -> int:
     url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else where}:{args.port}/"
     print(f"AWS View presenter screen on {url}{'?token=' + token if token else ''}", flush=True)
     print("  read-only: the browser can look around, never change anything · Ctrl+C stops", flush=True)
+    # textual-serve stops gracefully on SIGINT and SIGTERM; a closed terminal (SIGHUP) too.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)  # the loop textual-serve's serve() picks up
+    loop.add_signal_handler(signal.SIGHUP, server.request_exit)
     try:
         server.serve()
     except OSError as exc:

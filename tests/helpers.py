@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import time
 import urllib.request
 import zipfile
+from dataclasses import dataclass
 from typing import Any, Callable
 
 ROLE = "arn:aws:iam::123456789012:role/test-worker-role"
@@ -57,8 +59,9 @@ def create_table(ddb: Any, name: str, key: str = "id") -> None:
     )
 
 
-def wait_for(predicate: Callable[[], Any], timeout: float = 20.0, interval: float = 0.1) -> Any:
-    """Poll until predicate() is truthy; return its value or fail with the last one."""
+def wait_for(predicate: Callable[[], Any], timeout: float = 60.0, interval: float = 0.1) -> Any:
+    """Poll until predicate() is truthy; return its value or fail with the last one. The default
+    deadline is generous for a busy machine: a passing test returns as soon as it holds."""
     deadline = time.monotonic() + timeout
     value = predicate()
     while not value:
@@ -130,3 +133,32 @@ class LabViewer:
         for _ in range(rounds):
             await self.scheduler.run_once()
         return self.scheduler.model
+
+
+@dataclass(frozen=True)
+class Process:
+    pid: int
+    ppid: int
+    session: int
+    state: str
+    args: str
+
+
+def processes(session: int | None = None) -> list[Process]:
+    """Live processes from /proc (zombies left out: they only wait for their reaper), those of
+    ``session`` only if given."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = open(f"/proc/{entry}/stat").read()
+            args = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rindex(")") + 2:].split()  # the command name may hold spaces and ')'
+        state, ppid, sid = fields[0], int(fields[1]), int(fields[3])
+        if state in ("Z", "X") or (session is not None and sid != session):
+            continue
+        found.append(Process(int(entry), ppid, sid, state, args.strip()))
+    return sorted(found, key=lambda p: p.pid)

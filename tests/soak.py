@@ -8,7 +8,13 @@ the three labs play in between so data moves. Every 0.5 s the invariants are che
   a panel that is stale or in error says so on the screen;
 - OK data is never older than what the prober saw well before it was fetched;
 - after each fault clears, every snapshot still polled is OK or ABSENT again within the longest
-  backoff a poller serves after it cleared, plus one poll.
+  backoff a poller serves after it cleared, plus two polls (one in flight as it cleared, which
+  may still fail, and the one that gets through) and the event loop's stalls.
+
+No bound is a wall-clock guess for one machine: how long a poll takes is measured in the same run
+(the longest poll that ended since the fault cleared: right after a restart, a busy emulator
+answered a state machine listing in 9.6 s), and so are the event loop's stalls and the prober's
+pace (a row is judged lost only against the prober's first look after the viewer's).
 
     python -m tests.soak --minutes 30 [--seed N] [--app-lab ev04 | --no-app]
 
@@ -53,8 +59,8 @@ except ImportError:
 PREFIX = "labex-"
 LABS = ("q05", "ev04", "ev05")
 CHECK_EVERY_S = 0.5
-SETTLE_S = 3.0     # calls in flight when a fault clears (up to a connect timeout) may still fail
-ONE_POLL_S = 1.5   # a poll round (several calls) plus the check's own granularity
+SETTLE_S = 3.0     # a floor: never judge recovery sooner (calls in flight as a fault clears fail)
+RECOVERY_STEP_S = 0.1  # how often recovery is looked at after a fault cleared
 CALL_SLACK_S = 3.0  # how long before its snapshot a "does not exist" answer may have been given
 CONTAINER = "<the resource itself>"
 GONE = ("ResourceNotFoundException", "StateMachineDoesNotExist")
@@ -72,6 +78,20 @@ class Sweep:
     executions: dict[str, dict[str, float]]  # machine → execution arn → start (epoch s)
     tables: dict[str, frozenset[tuple[str, ...]]]  # table → item keys
     groups: frozenset[str]
+    looked: dict[str, float] = field(default_factory=dict)  # listing → when it was asked
+
+    def looked_at(self, key: str) -> float:
+        """When this sweep asked what ``key`` of a viewer's model holds (a sweep on a busy
+        machine takes seconds, so its start says little about its later listings)."""
+        kind, _, name = key.partition(":")
+        if kind == "history":  # read with its machine's executions
+            kind = "executions"
+            key = f"executions:{name.split(':')[6] if name.count(':') >= 7 else ''}"
+        # Its own listing, else the one that said it was not there.
+        for asked in (key, {"executions": "state_machines", "table": "tables", "logs": "logs"}.get(kind)):
+            if asked in self.looked:
+                return self.looked[asked]
+        return self.start
 
 
 class Prober(threading.Thread):
@@ -107,19 +127,30 @@ class Prober(threading.Thread):
         sqs, lam, iam = self.c["sqs"], self.c["lambda"], self.c["iam"]
         sfn, ddb, logs = self.c["stepfunctions"], self.c["dynamodb"], self.c["logs"]
         start = time.time()
+        looked: dict[str, float] = {}
+
+        def now(listing: str) -> None:
+            looked[listing] = time.time()
+
+        now("queues")
         queues = sqs.list_queues(QueueNamePrefix=PREFIX).get("QueueUrls", [])
+        now("functions")
         functions = [f["FunctionName"] for page in lam.get_paginator("list_functions").paginate()
                      for f in page["Functions"]]
+        now("roles")
         roles = [r["RoleName"] for page in iam.get_paginator("list_roles").paginate() for r in page["Roles"]]
+        now("state_machines")
         machines = {m["name"]: m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]
                     if m["name"].startswith(PREFIX)}
         executions = {}
         for name, arn in machines.items():
+            now(f"executions:{name}")
             listed = _unless_gone(lambda: sfn.list_executions(stateMachineArn=arn, maxResults=1000))
             if listed is not None:  # deleted since the listing: absent, as it is
                 executions[name] = {e["executionArn"]: e["startDate"].timestamp()
                                     for e in listed["executions"]}
         tables = {}
+        now("tables")
         for name in (n for n in ddb.list_tables()["TableNames"] if n.startswith(PREFIX)):
             if name not in self._keys:
                 described = _unless_gone(lambda: ddb.describe_table(TableName=name))
@@ -127,39 +158,52 @@ class Prober(threading.Thread):
                     continue
                 schema = sorted(described["Table"]["KeySchema"], key=lambda k: k["KeyType"] != "HASH")
                 self._keys[name] = tuple(k["AttributeName"] for k in schema)
+            now(f"table:{name}")
             pages = _unless_gone(lambda: list(ddb.get_paginator("scan").paginate(TableName=name)))
             if pages is not None:
                 tables[name] = frozenset(_item_key(item, self._keys[name])
                                          for page in pages for item in page["Items"])
         self._keys = {k: v for k, v in self._keys.items() if k in tables}
+        now("logs")
         groups = logs.describe_log_groups(logGroupNamePrefix=f"/aws/lambda/{PREFIX}")["logGroups"]
         return Sweep(start, time.time(), {
             "queues": frozenset(u.rsplit("/", 1)[-1] for u in queues),
             "functions": frozenset(f for f in functions if f.startswith(PREFIX)),
             "roles": frozenset(r for r in roles if r.startswith(PREFIX)),
             "state_machines": frozenset(machines),
-        }, executions, tables, frozenset(g["logGroupName"] for g in groups))
+        }, executions, tables, frozenset(g["logGroupName"] for g in groups), looked)
+
+    def yardstick(self, calls: int = 20) -> float:
+        """A plain emulator call (ListQueues), median in ms: what this machine gives right now."""
+        took = []
+        for _ in range(calls):
+            started = time.perf_counter()
+            self.c["sqs"].list_queues(QueueNamePrefix=PREFIX)
+            took.append((time.perf_counter() - started) * 1000)
+        return sorted(took)[calls // 2]
 
     def caught_up(self, at: float) -> bool:
         return bool(self.sweeps) and self.sweeps[-1].start > at
 
     def unexplained(self, key: str, lost: frozenset, a: float, b: float) -> frozenset:
-        """Of ``lost`` (identities under ``key``, or CONTAINER), those never seen gone in [a, b]."""
+        """Of ``lost`` (identities under ``key``, or CONTAINER), those the prober never saw gone
+        from its last look before ``a`` to its first look after ``b`` (the viewer's snapshot):
+        present in each of those looks, they existed when the viewer said they did not. The window
+        ends with the prober's own pace, not a fixed second: on a busy machine a sweep takes
+        seconds, and a deletion the viewer saw at once was judged against the sweep before it."""
         for t, what in self.deleted:  # gone from then until the prober sees it again
             if what in ("*", key) and t <= b + 0.5 and a < self._back(key, t):
                 return frozenset()
         ends = [s.end for s in self.sweeps]
         left = set(lost)
         for sweep in self.sweeps[max(0, bisect.bisect_left(ends, a) - 1):]:  # from the last before a
-            if sweep.start > b + 1.0:
-                break
             present = _present(sweep, key)
             if present is None:
                 return frozenset()
             if present is not ANY:
                 left = {x for x in left if x == CONTAINER or x in present}
-            if not left:
-                break
+            if not left or sweep.looked_at(key) > b:
+                break  # all explained, or this was the first look after the viewer's
         return frozenset(left)
 
     def _back(self, key: str, since: float) -> float:
@@ -242,15 +286,18 @@ class WatchedScheduler(Scheduler):
     """A Scheduler that reports what escapes a poller (the real one swallows it to go on)."""
 
     registry: list[WatchedScheduler] = []
+    slowest: float = 0.0  # the longest poll that ended since the soak last reset it, in seconds
 
     def __init__(self, *args: Any, **kwargs: Any):
         super().__init__(*args, **kwargs)
         self.escaped: list[str] = []
         self.completed: dict[str, float] = {}  # poller kind → start of its last finished poll
+        self.in_flight: dict[str, float] = {}  # poller kind → when its running poll began (monotonic)
         WatchedScheduler.registry.append(self)
 
     async def poll(self, poller):
         started = time.time()
+        self.in_flight[poller.kind] = began = time.monotonic()
         try:
             result = await super().poll(poller)
         except asyncio.CancelledError:
@@ -259,8 +306,18 @@ class WatchedScheduler(Scheduler):
             self.escaped.append(f"{poller.kind}: {type(exc).__name__}: {exc}")
             self.completed[poller.kind] = started
             raise
+        finally:
+            self.in_flight.pop(poller.kind, None)
+            WatchedScheduler.slowest = max(WatchedScheduler.slowest, time.monotonic() - began)
         self.completed[poller.kind] = started
         return result
+
+    @classmethod
+    def longest_poll(cls) -> float:
+        """The longest poll since the last reset, counting those still running as far as now."""
+        now = time.monotonic()
+        running = [now - began for s in cls.registry for began in s.in_flight.values()]
+        return max([cls.slowest, *running])
 
     def left_behind(self, snapshot: Any, since: float) -> bool:
         """True if a poll of its kind started after both ``since`` and its last attempt, and
@@ -322,6 +379,17 @@ class Report:
     calls: int = 0
     lag_max: float = 0.0
     lag_since_fault: float = 0.0  # the longest event loop stall since the last fault cleared
+    startup_s: float = 0.0  # emulator, prober, viewers and app started (not counted in seconds)
+    first_check: float = 0.0  # seconds after start-up
+    last_check: float = 0.0
+    round_s: list[float] = field(default_factory=list)  # what each check round itself took
+    polls_after: list[float] = field(default_factory=list)  # per fault: longest poll after it cleared
+    yardstick_ms: float = 0.0  # a plain emulator call (ListQueues), median, quiet start
+    sweep_s: list[float] = field(default_factory=list)  # the prober's sweeps
+
+    @property
+    def checking_s(self) -> float:
+        return self.last_check - self.first_check
 
     @property
     def injected(self) -> int:
@@ -348,11 +416,18 @@ class Report:
             f"lab steps played: {self.steps} ({self.lab_errors} broken by faults or deletions)",
             f"checks: {self.checks} rounds · {self.snapshot_checks} snapshots · {self.panel_checks} "
             f"rendered panels · {self.screen_checks} app panels; viewer API calls {self.calls}",
-            f"event loop lag max {self.lag_max * 1000:.0f} ms",
+            f"event loop lag max {self.lag_max * 1000:.0f} ms · a check round p50 / max "
+            f"{_q(self.round_s, 0.5) * 1000:.0f} / {max(self.round_s, default=0) * 1000:.0f} ms · "
+            f"checked {self.checking_s:.0f} s of {self.seconds:.0f} (start-up {self.startup_s:.1f} s, "
+            f"not counted)",
+            f"yardstick: a plain emulator call {self.yardstick_ms:.1f} ms (median, before the labs); "
+            f"prober sweep p50 / max {_q(self.sweep_s, 0.5):.2f} / {max(self.sweep_s, default=0):.2f} s; "
+            f"longest poll after a fault cleared p50 / max {_q(self.polls_after, 0.5):.2f} / "
+            f"{max(self.polls_after, default=0):.2f} s",
             f"recovery after a fault cleared (n={len(self.recoveries)}, {self.censored} cut off by the"
             f" end): p50 {pct(0.5):.2f} s, p95 {pct(0.95):.2f} s, max {max(self.recoveries, default=0):.2f}"
-            f" s; bound (max backoff in effect after it cleared + {ONE_POLL_S} s + event loop lag):"
-            f" max {max(self.bounds, default=0):.1f} s",
+            f" s; bound (backoff in effect after it cleared + 2 × the longest poll since + event loop"
+            f" lag): max {max(self.bounds, default=0):.1f} s",
             f"snapshots their poller stopped revisiting (a finding, not counted): {len(self.orphans)}"
             + (f", e.g. {'; '.join(sorted(self.orphans)[:3])}" if self.orphans else ""),
             f"crashes: {len(self.crashes)}   violations: {len(self.violations)}",
@@ -389,12 +464,14 @@ class Soak:
     # -- the run ------------------------------------------------------------------------
 
     async def run(self) -> Report:
-        self.deadline = time.monotonic() + self.seconds  # start-up included
+        began = time.monotonic()
+        self.deadline = began + self.seconds + 600  # set again once everything runs
         state = Path(tempfile.mkdtemp(prefix="awsview-soak-"))
         self.emulator = RunningEmulator(state_dir=state).start()
         self.up.set()
         self.faults = state / "faults.json"
         self.prober = Prober(self.emulator.endpoint_url)
+        self.report.yardstick_ms = self.prober.yardstick()
         self.prober.start()
         loop = asyncio.get_running_loop()
         previous_handler = loop.get_exception_handler()
@@ -416,6 +493,9 @@ class Soak:
                     stack.callback(self._count_calls, conn)
                 if self.app_lab:
                     await self._start_app(stack, target)
+                # The soak's seconds count from here: a slow start-up must not eat its checks.
+                self.deadline = time.monotonic() + self.seconds
+                self.report.startup_s = time.monotonic() - began
                 checker = asyncio.create_task(self._check_forever())
                 try:
                     await self._inject()
@@ -433,6 +513,7 @@ class Soak:
             self.stopping.set()
             self.prober.halt.set()
             self.report.trace = list(self.prober.trace)
+            self.report.sweep_s = [sweep.end - sweep.start for sweep in self.prober.sweeps]
             self._clear_faults()
             self.emulator.stop()
             lab.join(timeout=1)  # a step in flight fails fast now; the thread is a daemon anyway
@@ -532,29 +613,35 @@ class Soak:
         cleared_at = time.time()
         backoff = 0.0
         self.report.lag_since_fault = 0.0
+        WatchedScheduler.slowest = 0.0  # polls ending from now on, those in flight included
         while True:
             # The bound: the longest backoff a poller serves after the fault cleared (a call in flight
-            # then may still fail and double it once), plus one poll.
+            # then may still fail and double it once), plus two polls — the one in flight as the
+            # fault cleared, which may still fail, and the one that gets through — each as long as
+            # the longest poll measured since (in flight ones count as far as now).
             backoff = max(backoff, self._backoff_in_effect())
             waiting = self._not_recovered(cleared_at)
             took = time.monotonic() - cleared
+            poll = WatchedScheduler.longest_poll()
             # A stalled event loop (a busy machine) delays every poll alike: it is slack, not a fault.
-            bound = backoff + ONE_POLL_S + self.report.lag_since_fault
+            bound = backoff + 2 * poll + self.report.lag_since_fault + RECOVERY_STEP_S
             if not waiting:
                 self.report.recoveries.append(took)
                 self.report.bounds.append(bound)
+                self.report.polls_after.append(poll)
                 return
             if time.monotonic() > self.deadline:
                 self.report.censored += 1
                 return
             if took > bound and took > SETTLE_S:
                 self.report.violate(f"{kind}: not recovered {took:.1f} s after the fault cleared (backoff"
-                                    f" in effect {backoff:.1f} s, event loop lag"
+                                    f" in effect {backoff:.1f} s, longest poll {poll:.1f} s, event loop lag"
                                     f" {self.report.lag_since_fault:.1f} s): " + ", ".join(sorted(waiting)[:6]))
                 self.report.recoveries.append(took)
                 self.report.bounds.append(bound)
+                self.report.polls_after.append(poll)
                 return
-            await asyncio.sleep(0.1)
+            await asyncio.sleep(RECOVERY_STEP_S)
 
     def _count_calls(self, conn: Connection) -> None:
         self.report.calls += sum(conn.limiter.calls.values())
@@ -666,16 +753,22 @@ class Soak:
 
     async def _check_forever(self) -> None:
         started = time.monotonic()
+        zero = self.deadline - self.seconds
         while True:
             before = time.monotonic()
             await asyncio.sleep(CHECK_EVERY_S)
             lag = time.monotonic() - before - CHECK_EVERY_S
             self.report.lag_max = max(self.report.lag_max, lag)
             self.report.lag_since_fault = max(self.report.lag_since_fault, lag)
+            round_began = time.monotonic()
             try:
                 self._check()
             except Exception as exc:  # the checker must not die quietly: that would pass anything
                 self._crash(f"soak checker: {_where(exc)} {traceback.format_exc(limit=-2)}")
+            self.report.round_s.append(time.monotonic() - round_began)
+            if self.report.checks == 1:
+                self.report.first_check = round_began - zero
+            self.report.last_check = round_began - zero
             if self.seconds >= 300 and self.report.checks % 120 == 0:  # a line a minute on long runs
                 r = self.report
                 self.log(f"{(time.monotonic() - started) / 60:.0f} min: {r.injected} faults, {r.checks} "
@@ -769,7 +862,7 @@ class Soak:
     def _resolve(self, final: bool = False) -> None:
         keep = []
         for p in self.pending:
-            if not self.prober.caught_up(p.b + 1.0):
+            if not self.prober.caught_up(p.b):
                 if final or time.monotonic() > p.due:
                     self.report.unverified += 1
                 else:
@@ -803,6 +896,11 @@ class Soak:
                 if health not in subtitle or (body.display and health not in said):
                     self.report.violate(f"app panel {shown.panel.title!r} is {health} but shows "
                                         f"{subtitle!r} / {said!r}")
+
+
+def _q(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
 
 
 def _clock(at: float) -> str:

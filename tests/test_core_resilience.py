@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -101,9 +102,9 @@ async def test_polls_of_one_kind_never_overlap():
     poller = _SlowPoller()
     scheduler = Scheduler(conn=None, profile=poller.profile, pollers=[poller])
     scheduler.start()
-    await asyncio.sleep(0.4)
+    await _until(lambda: poller.polls >= 5, "five polls", 60)
     await scheduler.stop()
-    assert poller.polls >= 5 and poller.most == 1
+    assert poller.most == 1
 
 
 def test_interval_is_fast_while_active_slow_when_idle_and_backs_off_when_failing():
@@ -251,12 +252,15 @@ async def test_generic_mode_drops_tables_and_log_groups_that_are_gone(emulator):
 
 
 class _Outage(Poller):
-    """Fails like an unreachable endpoint while ``state["down"]``."""
+    """Fails like an unreachable endpoint while ``state["down"]``; a poll started while down
+    can be held in flight until ``gate`` opens (a call that spans the endpoint's return)."""
 
-    def __init__(self, kind: str, fast: float, state: dict):
+    def __init__(self, kind: str, fast: float, state: dict, gate: asyncio.Event | None = None):
         super().__init__(profiles.generic_profile())
         self.kind, self.fast_interval, self.slow_interval = kind, fast, 30.0
         self.state = state
+        self.gate = gate
+        self.failures = 0
         self.recovered_at = None
 
     async def poll(self, conn, model):
@@ -265,6 +269,9 @@ class _Outage(Poller):
 
         loop = asyncio.get_running_loop()
         if self.state["down"]:
+            if self.gate is not None:
+                await self.gate.wait()
+            self.failures += 1
             self.last_failure = Failure("network", "connection refused")
             return [failed(model.get(self.kind), self.kind, self.kind, "connection refused")]
         if self.recovered_at is None:
@@ -272,23 +279,94 @@ class _Outage(Poller):
         return [succeeded(model.get(self.kind), self.kind, self.kind, loop.time())]
 
 
+async def _until(condition, what: str, within: float) -> None:
+    """Wait for a condition; ``within`` is far below what the behaviour under test avoids."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + within
+    while not condition():
+        assert loop.time() < deadline, f"{what}: not within {within} s"
+        await asyncio.sleep(0.02)
+
+
 async def test_after_an_outage_the_first_poll_through_brings_the_others_back():
     """Backoffs grow during an outage (up to a minute); once one poller gets through, the others
-    try again at once instead of each waiting out its own backoff."""
+    try again at once instead of each waiting out its own backoff. Nothing is timed but against
+    that minute: the wait allows half of it, the wake takes one fast interval (1 s)."""
+    from awsview.pollers.scheduler import MAX_BACKOFF_S
+
     state = {"down": True}
     quick, slow = _Outage("quick", 0.01, state), _Outage("slow", 1.0, state)
     scheduler = Scheduler(conn=None, profile=quick.profile, pollers=[quick, slow])
+    scheduler._backoff["slow"] = MAX_BACKOFF_S / 2  # a long outage so far: its next wait is a minute
     scheduler.start()
-    loop = asyncio.get_running_loop()
-    await asyncio.sleep(2.5)  # slow's backoff: 2 s, then 4 s
-    assert scheduler._backoff["slow"] >= 4.0
+    await _until(lambda: scheduler._backoff.get("slow") == MAX_BACKOFF_S, "slow backs off", 30)
     state["down"] = False
-    up = loop.time()
-    while slow.recovered_at is None and loop.time() - up < 10:
-        await asyncio.sleep(0.05)
+    await _until(lambda: slow.recovered_at is not None, "slow back before its backoff", MAX_BACKOFF_S / 2)
     await scheduler.stop()
-    assert quick.recovered_at is not None and slow.recovered_at is not None
-    assert slow.recovered_at - quick.recovered_at < 2.0  # one fast interval, not the 4 s backoff
+    assert quick.recovered_at is not None and quick.recovered_at <= slow.recovered_at
+
+
+async def test_a_poll_in_flight_as_the_endpoint_returns_does_not_wait_out_its_backoff():
+    """Its call failed, but another poll got through meanwhile: the wake came before it began
+    waiting, so it must not wait a minute for the next one (found by the soak)."""
+    from awsview.pollers.scheduler import MAX_BACKOFF_S
+
+    state, gate = {"down": True}, asyncio.Event()
+    quick, straggler = _Outage("quick", 0.01, state), _Outage("straggler", 0.5, state, gate)
+    scheduler = Scheduler(conn=None, profile=quick.profile, pollers=[quick, straggler])
+    scheduler._backoff["straggler"] = MAX_BACKOFF_S / 2  # its failure now backs off a minute
+    scheduler.start()
+    await _until(lambda: quick.failures > 0, "quick fails", 30)
+    state["down"] = False  # the straggler's poll is still in flight, held at the gate
+    await _until(lambda: quick.recovered_at is not None, "quick gets through", 30)
+    gate.set()  # its call fails now, after the endpoint came back
+    await _until(lambda: straggler.failures == 1, "the straggler fails", 30)
+    await _until(lambda: straggler.recovered_at is not None, "the straggler back before its backoff",
+                 MAX_BACKOFF_S / 2)
+    await scheduler.stop()
+
+
+async def test_a_woken_poller_never_retries_later_than_its_backoff():
+    """After a wake, the pause that keeps pollers from retrying all at once is cut to what is
+    left of the backoff: a 2 s fast interval woken near the end of a 4 s backoff retried at 6 s.
+    Here (speed 0.02) the backoff is 1.2 s and the uncut pause would be 20 s."""
+    state = {"down": True}
+    quick, late = _Outage("quick", 0.01, state), _Outage("late", 1000.0, state)
+    scheduler = Scheduler(conn=None, profile=quick.profile, pollers=[quick, late], speed=0.02)
+    scheduler.start()
+    await _until(lambda: late.failures > 0, "late fails", 30)
+    state["down"] = False
+    await _until(lambda: late.recovered_at is not None, "late back by its backoff", 10)
+    await scheduler.stop()
+
+
+class _Moving(Poller):
+    """New data on every poll, so the scheduler's wake is set after each."""
+
+    def __init__(self, kind: str):
+        super().__init__(profiles.generic_profile())
+        self.kind, self.fast_interval = kind, 30.0  # between polls: waiting on the wake
+
+    async def poll(self, conn, model):
+        from awsview.model.snapshot import succeeded
+
+        return [succeeded(model.get(self.kind), self.kind, self.kind, time.monotonic())]
+
+
+@pytest.mark.parametrize("turns", [0, 1, 2])
+async def test_stop_ends_a_poll_loop_whose_wake_was_just_set(turns):
+    """On Python 3.11 asyncio.wait_for swallowed a cancellation that landed as the wake it
+    waited for was set, and stop() waited forever for a loop that polled on (the demo's lab
+    switch and the app's exit wait for it; hung 3 runs in 8 of the outage test)."""
+    scheduler = Scheduler(conn=None, profile=profiles.generic_profile(), pollers=[_Moving("moving")])
+    scheduler.start()
+    await asyncio.sleep(0.05)  # polled once, now waiting on the wake
+    scheduler._wake.set()
+    for _ in range(turns):
+        await asyncio.sleep(0)
+    stopping = asyncio.ensure_future(scheduler.stop())
+    done, _ = await asyncio.wait([stopping], timeout=60)  # milliseconds, or never
+    assert done, "stop() never returned"
 
 
 async def test_a_policy_deleted_mid_poll_does_not_hide_its_role(emulator):
@@ -321,3 +399,35 @@ async def test_a_policy_deleted_mid_poll_does_not_hide_its_role(emulator):
     (role,) = [r for r in snapshot.data if r.name == "labex-ev04-race-role"]
     assert role.grants == ()
     iam.delete_role(RoleName="labex-ev04-race-role")
+
+
+async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulator):
+    """Found by the soak under load: a lab's cleanup deleted its state machine between the
+    viewer's listing and its describe, and the whole list read "absent" for a poll while the
+    other machines (and the listing) were there."""
+    from awsview.pollers.stepfunctions import ExecutionPoller, StateMachinePoller
+
+    sfn = emulator.client("stepfunctions")
+    role = "arn:aws:iam::123456789012:role/labex-ev04-race-sfn"
+    definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}})
+    kept = sfn.create_state_machine(name="labex-ev04-kept", definition=definition, roleArn=role)
+    doomed = sfn.create_state_machine(name="labex-ev04-doomed", definition=definition, roleArn=role)
+    sfn.start_execution(stateMachineArn=kept["stateMachineArn"], name="survivor")
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        real_call = conn.call
+
+        async def call(service, operation, **params):
+            if params.get("stateMachineArn") == doomed["stateMachineArn"] and operation.startswith("describe"):
+                sfn.delete_state_machine(stateMachineArn=doomed["stateMachineArn"])
+            if operation == "describe_execution" and params["executionArn"].endswith(":survivor"):
+                sfn.delete_state_machine(stateMachineArn=kept["stateMachineArn"])  # and its run
+            return await real_call(service, operation, **params)
+
+        conn.call = call
+        model, profile = LabModel(), profiles.load("ev04")
+        model.apply(await StateMachinePoller(profile).poll(conn, model))
+        machines = model.get("state_machines")
+        assert machines.health is Health.OK
+        assert [m.name for m in machines.data] == ["labex-ev04-kept"]
+        (executions,) = await ExecutionPoller(profile).poll(conn, model)
+    assert executions.health is Health.OK and executions.data == ()  # gone, not an absent listing

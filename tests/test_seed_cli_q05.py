@@ -104,7 +104,7 @@ def test_q05_seed_commands_through_the_aws_cli(emulator, tmp_path):
     seed_code = resources.files("awsview.labs.workers").joinpath("q05_protected.py").read_text()
     (tmp_path / "app.py").write_text(seed_code.replace("http://127.0.0.1:5000", emulator.endpoint_url))
     _bash(STEP_2, tmp_path, env)
-    item = wait_for(lambda: json.loads(_bash(STEP_2_READ, tmp_path, env) or "null"), timeout=20)
+    item = wait_for(lambda: json.loads(_bash(STEP_2_READ, tmp_path, env) or "null"), timeout=60)
     assert item == {"id": {"S": "dedup-order"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}}
 
     _bash(STEP_3, tmp_path, env)
@@ -114,7 +114,7 @@ def test_q05_seed_commands_through_the_aws_cli(emulator, tmp_path):
         lines = (tmp_path / "results.txt").read_text().splitlines()
         return len(lines) == 4 and counts == {"ApproximateNumberOfMessages": "0",
                                               "ApproximateNumberOfMessagesNotVisible": "0"} and lines
-    results = [json.loads(line[len("RESULT "):]) for line in wait_for(settled, timeout=30)]
+    results = [json.loads(line[len("RESULT "):]) for line in wait_for(settled, timeout=60)]
     assert sorted((r["id"], r["processed"], r["duplicate"]) for r in results) == [
         ("dedup-order", False, True), ("dedup-order", False, True),
         ("dedup-order", True, False), ("other-order", True, False)]

@@ -12,7 +12,7 @@ import re
 
 import pytest
 
-from soak import soak
+from soak import CHECK_EVERY_S, soak
 
 # Bugs the soak found and that are not fixed yet, each matching only its own lines. Anything not
 # listed here fails the test.
@@ -30,8 +30,14 @@ async def test_sixty_second_fault_soak():
     seed = int(os.environ.get("SOAK_SEED") or random.randrange(1 << 30))
     report = await soak(60.0, seed=seed, app_lab="ev04", log=lambda _: None)
     print(report.text())
-    assert report.checks >= 100, report.text()
-    assert sum(n for kind, n in report.faults.items() if "/" not in kind) >= 4, report.text()
+    # The checker covered the run from start to end, however fast this machine is: within one
+    # round of it each way, a round being CHECK_EVERY_S plus the longest round and the longest
+    # event loop stall measured in this run (a count of rounds held on one machine only: 99 of
+    # the 100 it asked for on a slower one).
+    period = CHECK_EVERY_S + max(report.round_s, default=0.0) + report.lag_max
+    assert report.checks and report.first_check <= period, report.text()
+    assert report.last_check >= report.seconds - 2 * period, report.text()
+    assert report.injected >= 4, report.text()
     assert report.recoveries, report.text()
     unknown = [line for line in report.crashes + report.violations
                if not any(pattern.search(line) for pattern in KNOWN.values())]
@@ -40,3 +46,26 @@ async def test_sixty_second_fault_soak():
             if any(pattern.search(line) for line in report.crashes + report.violations)]
     if seen:
         pytest.xfail("only known bugs: " + "; ".join(seen))
+
+
+def test_a_lost_row_is_judged_against_the_probers_first_look_after_the_viewers():
+    """The soak's own race, found under load: a sweep took 5–9 s, so a role the lab deleted and
+    the viewer saw gone at once was judged only against the sweep before the deletion."""
+    from soak import CONTAINER, Prober, Sweep
+
+    def sweep(start: float, roles_at: float, roles: set[str]) -> Sweep:
+        names = {"queues": frozenset(), "functions": frozenset(), "roles": frozenset(roles),
+                 "state_machines": frozenset()}
+        return Sweep(start, start + 8.0, names, {}, {}, frozenset(), {"roles": roles_at})
+
+    prober = Prober.__new__(Prober)
+    prober.deleted = []
+    # Deleted at t=101; the viewer's snapshot without it at b=102; the prober listed roles at 100.1
+    # (a slow sweep) and next at 108.2.
+    prober.sweeps = [sweep(100.0, 100.1, {"labex-ev05-role"}), sweep(108.0, 108.2, set())]
+    assert prober.unexplained("roles", frozenset({"labex-ev05-role"}), 97.0, 102.0) == frozenset()
+    # Still listed at the first look after the viewer's: it existed when the viewer said it did not.
+    prober.sweeps = [sweep(100.0, 100.1, {"labex-ev05-role"}), sweep(108.0, 108.2, {"labex-ev05-role"}),
+                     sweep(116.0, 116.2, set())]
+    assert prober.unexplained("roles", frozenset({"labex-ev05-role"}), 97.0, 102.0) == {"labex-ev05-role"}
+    assert prober.unexplained("roles", frozenset({CONTAINER}), 97.0, 102.0) == {CONTAINER}

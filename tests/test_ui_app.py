@@ -7,7 +7,8 @@ import dataclasses
 import time
 
 import pytest
-from textual.widgets import DataTable
+from textual.command import CommandPalette
+from textual.widgets import DataTable, OptionList
 
 from awsview import profiles
 from awsview.model.resources import Execution, Table
@@ -197,7 +198,10 @@ async def test_palette_switches_lab_and_theme():
         await pilot.press("t")
         assert app.theme != "awsview-dark" and app.theme in app.awsview_themes
         await pilot.press("ctrl+p", *"Lab: q05")
-        await pilot.pause(0.5)
+        for _ in range(600):  # the palette searches in a worker: wait for its hits, not a guess
+            if isinstance(app.screen, CommandPalette) and app.screen.query_one(OptionList).option_count:
+                break
+            await pilot.pause(0.05)
         await pilot.press("enter")
         await settle(pilot)
         assert app.profile.name == "q05"

@@ -61,7 +61,7 @@ def cards(app: ClassApp) -> dict[str, LearnerCard]:
     return app.grid.cards
 
 
-async def until(pilot, predicate, timeout: float = 20.0) -> None:
+async def until(pilot, predicate, timeout: float = 60.0) -> None:
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
@@ -157,7 +157,7 @@ async def test_a_learner_who_stops_answering_keeps_the_last_known_marks_as_stale
             await until(pilot, lambda: card.status is not read)  # just after a round: stop between two
             running.stop()
             await until(pilot, lambda: card.status.stale)
-            await pilot.pause(1.1)  # a freshness tick
+            await until(pilot, lambda: card.text.splitlines()[3].startswith("stale "))  # a freshness tick
             lines = card.text.splitlines()
             # The last known marks (a round cut short by the stop may have turned some to ?), never cleared.
             kept = card.status.checkpoints

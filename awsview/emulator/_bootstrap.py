@@ -5,12 +5,19 @@ working directory. Requests arrive as JSON lines on stdin; responses leave as JS
 file descriptor that was stdout at start. The handler's own prints are captured per invocation.
 Every botocore request made during an invocation carries an ``x-awsview-invocation`` header so
 the emulator can say which function and request made a DynamoDB write.
+
+A worker ends with the emulator that started it, however that ends (killed, its terminal closed):
+end-of-file on stdin says so between invocations, and a watcher thread says so during one (a
+handler may sleep or loop for minutes). Not PR_SET_PDEATHSIG: it fires when the *thread* that
+spawned the worker ends, and workers are spawned from the emulator's per-request threads.
 """
 
 import io
 import json
 import os
+import select
 import sys
+import threading
 import time
 import traceback
 
@@ -94,7 +101,19 @@ class _Context:
         return max(0, int((self._deadline - time.monotonic()) * 1000))
 
 
+def _die_with_the_emulator(parent):
+    """Exit as soon as stdin hangs up (the emulator's end closed) or the parent changes."""
+    poller = select.poll()
+    poller.register(0, 0)  # only hangups and errors are reported
+    while True:
+        hung_up = any(mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL)
+                      for _, mask in poller.poll(1000))
+        if hung_up or os.getppid() != parent:
+            os._exit(1)
+
+
 def main():
+    threading.Thread(target=_die_with_the_emulator, args=(os.getppid(),), daemon=True).start()
     proto = os.fdopen(os.dup(1), "w", buffering=1)
     os.dup2(2, 1)  # stray writes to fd 1 (C code, subprocesses) must not corrupt the protocol
     sys.path.insert(0, os.getcwd())

@@ -53,6 +53,7 @@ class Scheduler:
         self._tasks: list[asyncio.Task[None]] = []
         self._wake = asyncio.Event()
         self._reachable = asyncio.Event()  # set when a poll succeeds while others back off
+        self._reachable_at = 0.0  # when that last happened (monotonic)
         self.model.listeners.append(self._on_change)
 
     def _on_change(self, changed: list[Snapshot[Any]]) -> None:
@@ -84,7 +85,8 @@ class Scheduler:
             self._backoff[poller.kind] = min(MAX_BACKOFF_S, max(base, previous * 2))
             return self._backoff[poller.kind] * self.speed
         if self._backoff.pop(poller.kind, None) is not None and self._backoff:
-            self._reachable.set()  # this one recovered: the others need not wait out their backoff
+            self._reachable_at = time.monotonic()  # this one recovered: the others need not
+            self._reachable.set()  # wait out their backoff
         return (poller.fast_interval if self.active() else poller.slow_interval) * self.speed
 
     async def _loop(self, poller: Poller) -> None:
@@ -98,7 +100,7 @@ class Scheduler:
                 snapshots = []  # turned every AWS failure into a snapshot
             wait = self.interval(poller, snapshots)
             if self._backoff.get(poller.kind):
-                await self._back_off(poller, wait)
+                await self._back_off(poller, wait, started)
                 continue
             wake = self._wake
             try:
@@ -110,7 +112,7 @@ class Scheduler:
             floor = poller.fast_interval * self.speed - (time.monotonic() - started)
             await asyncio.sleep(max(0.05, floor))
 
-    async def _back_off(self, poller: Poller, wait: float) -> None:
+    async def _back_off(self, poller: Poller, wait: float, polled_at: float) -> None:
         """Failing: wait out the backoff. A network or credentials failure is the connection's, not
         this API's: when another poll gets through, try again at once rather than up to a minute
         later. Throttling is per API, so a throttled poller always waits its full backoff."""
@@ -118,19 +120,32 @@ class Scheduler:
         if failure is None or failure.kind not in ("network", "auth"):
             await asyncio.sleep(wait)
             return
-        self._reachable.clear()
-        try:
-            await asyncio.wait_for(self._reachable.wait(), timeout=wait)
-        except asyncio.TimeoutError:
-            return
-        await asyncio.sleep(poller.fast_interval * self.speed)  # not all at the same instant
+        began = time.monotonic()
+        # A poll that failed while another one got through (its call was in flight as the
+        # endpoint came back) retries too: it would otherwise wait for a wake that came already.
+        if self._reachable_at < polled_at:
+            self._reachable.clear()
+            try:
+                await asyncio.wait_for(self._reachable.wait(), timeout=wait)
+            except asyncio.TimeoutError:
+                return
+        # Not all at the same instant, yet never later than the backoff itself: a poller with a
+        # 2 s fast interval woken near the end of a 4 s backoff retried at 6 s (found by the soak).
+        left = wait - (time.monotonic() - began)
+        await asyncio.sleep(max(0.0, min(poller.fast_interval * self.speed, left)))
 
     def start(self) -> None:
         self._tasks = [asyncio.create_task(self._loop(p), name=f"poll-{p.kind}") for p in self.pollers]
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
+        # Cancel until every loop has ended: on Python 3.11 asyncio.wait_for swallows a
+        # cancellation that lands as the event it waits for is set (the wake often is, while data
+        # moves), and that loop polled on while stop() waited for it forever.
+        pending = set(self._tasks)
+        while pending:
+            for task in pending:
+                task.cancel()
+            _, pending = await asyncio.wait(pending, timeout=0.1)
         await asyncio.gather(*self._tasks, return_exceptions=True)
         for poller in self.pollers:
             close = getattr(poller, "close", None)

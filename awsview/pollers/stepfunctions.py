@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import time
-from typing import Any
+from typing import Any, Awaitable
 
+from awsview.aws.errors import classify
 from awsview.aws.session import Connection
 from awsview.model.asl import DefinitionError, parse_definition
 from awsview.model.history import parse_history
@@ -34,6 +35,20 @@ def _json(text: str | None) -> Any:
         return text
 
 
+async def _unless_deleted(call: Awaitable[Any]) -> Any:
+    """The answer of a call about one listed item, or None if it was deleted since the listing.
+
+    The lab's cleanup deletes while the viewer reads: a not-found on one item must drop that
+    item, not turn the whole listing absent (found by the soak, under load).
+    """
+    try:
+        return await call
+    except Exception as exc:
+        if classify(exc).is_not_found:
+            return None
+        raise
+
+
 class StateMachinePoller(Poller):
     kind = MACHINES
     slow_interval = 10.0
@@ -51,7 +66,10 @@ class StateMachinePoller(Poller):
                     continue
                 cached = self._described.get(entry["stateMachineArn"])
                 if cached is None or time.monotonic() - cached[0] > REDESCRIBE_S:
-                    cached = (time.monotonic(), await self._describe(conn, entry))
+                    described = await _unless_deleted(self._describe(conn, entry))
+                    if described is None:
+                        continue  # deleted between the listing and the describe: it is gone
+                    cached = (time.monotonic(), described)
                     self._described[entry["stateMachineArn"]] = cached
                 machines.append(cached[1])
             live = {m.arn for m in machines}
@@ -109,7 +127,10 @@ class ExecutionPoller(Poller):
             if cached is not None:
                 executions.append(cached)
                 continue
-            described = await conn.call("stepfunctions", "describe_execution", executionArn=arn)
+            described = await _unless_deleted(conn.call("stepfunctions", "describe_execution",
+                                                         executionArn=arn))
+            if described is None:
+                continue  # its machine was deleted between the listing and the describe
             execution = Execution(
                 name=entry.get("name") or arn.rsplit(":", 1)[-1], arn=arn, machine_arn=machine.arn,
                 status=described.get("status", entry.get("status", "UNKNOWN")),

@@ -26,7 +26,7 @@ from textual.widgets import Footer, Markdown, Static
 
 from awsview.classroom import ClassMonitor, Learner, LearnerStatus, RosterError, load_roster
 from awsview.profiles import LabProfile
-from awsview.ui import themes
+from awsview.ui import lifeline, themes
 from awsview.ui.cells import alive, plain
 from awsview.ui.classcards import card_content, columns_for, lab_steps, state, summary
 from awsview.ui.classlearner import NAVIGATION, LearnerScreen
@@ -326,7 +326,7 @@ def run(roster: Path, theme: str | None = None, presenter: bool = False, record:
     except themes.ThemeError as exc:
         return _fail(str(exc))
     try:
-        app.run()
+        lifeline.run(app)  # ends with its terminal, its serve session or its parent
     finally:
         if recording is not None:
             recording.close()
