@@ -1,4 +1,11 @@
-"""The ``awsview`` command line."""
+"""The ``awsview`` command line.
+
+Options that name where to look (``--profile``, ``--region``, ``--endpoint-url``), what to show
+(``--lab``, ``--prefix``), how (``--theme``) and where to log (``--log-file``) mean the same
+before or after the command: ``awsview --profile lab dump`` is ``awsview dump --profile lab``.
+Each command lists the ones it takes (``TAKES``); one given where it makes no sense is refused,
+wherever it stands. Every refusal is one line and exit status 2.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +13,53 @@ import argparse
 import signal
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, NoReturn, Sequence
 
 EXIT_USAGE = 2
+_UNSET = object()
+
+# The options shared by the commands: dest -> (flag, argparse keywords).
+SHARED: dict[str, tuple[str, dict[str, Any]]] = {
+    "profile": ("--profile", {"metavar": "NAME", "help": "AWS profile from the shared config (default: AWS_PROFILE, else default)"}),
+    "region": ("--region", {"help": "AWS region (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's region)"}),
+    "endpoint_url": ("--endpoint-url", {"metavar": "URL", "help": "AWS-compatible endpoint (default: as the SDK resolves it, "
+                                                                  "AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, the profile's)"}),
+    "lab": ("--lab", {"action": "append", "help": "lab profile (ev04, ev05, q05); default: detected"}),
+    "prefix": ("--prefix", {"help": "with no known lab: only resources named PREFIX*"}),
+    "theme": ("--theme", {"help": "dark (default), light, high-contrast, docs, or any Textual theme"}),
+}
+_WHERE = {"profile", "region", "endpoint_url"}
+_VIEW = _WHERE | {"lab", "prefix"}
+# Which shared options each command takes.
+TAKES: dict[str, set[str]] = {
+    "watch": _VIEW | {"theme"},
+    "dump": set(_VIEW),
+    "screenshot": _VIEW | {"theme"},
+    "serve": _VIEW | {"theme"},
+    "lab": set(_WHERE),
+    "demo": {"lab", "theme"},
+    "docs": {"theme"},
+    "class": {"theme"},
+    "emulator": set(),
+}
+# Defaults that are not None; "lab" takes many values only where the command says so.
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "screenshot": {"theme": "docs"}, "docs": {"theme": "docs"},
+}
+DEFAULT = {"prefix": ""}
+MANY_LABS = {"demo"}
+
+
+class UsageError(Exception):
+    """A command line that cannot mean anything; one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a refusal is one line (not the usage block), raised rather than exited on,
+    so that the caller decides how to say it."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
 def _fail(message: str, code: int = 1) -> int:
@@ -16,52 +67,56 @@ def _fail(message: str, code: int = 1) -> int:
     return code
 
 
-def _add_endpoint(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--endpoint-url", help="AWS-compatible endpoint (default: the standard chain)")
-    parser.add_argument("--region", default=None, help="AWS region (default: from the chain, else us-east-1)")
+def _add_shared(parser: argparse.ArgumentParser, names: set[str], prefix: str = "") -> None:
+    for name, (flag, options) in SHARED.items():
+        if name in names:
+            parser.add_argument(flag, dest=prefix + name, default=argparse.SUPPRESS, **options)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="awsview", description=__doc__)
-    sub = parser.add_subparsers(dest="command")
+    from awsview import __version__
 
-    emu = sub.add_parser("emulator", help="run the embedded lab emulator (a local AWS endpoint)")
+    parser = _Parser(prog="awsview", description="A live, read-only view of an AWS lab's real resources.",
+                     epilog="With no command: awsview watch.")
+    parser.add_argument("--version", action="version", version=f"awsview {__version__}")
+    # Given before the command: kept apart (before_*) and merged in parse(), so a command's
+    # own unset option never overwrites one given before it.
+    _add_shared(parser, set(SHARED), prefix="before_")
+    sub = parser.add_subparsers(dest="command", parser_class=_Parser)
+
+    def command(name: str, **options: Any) -> argparse.ArgumentParser:
+        made = sub.add_parser(name, **options)
+        _add_shared(made, TAKES[name])
+        return made
+
+    emu = command("emulator", help="run the embedded lab emulator (a local AWS endpoint)")
     emu.add_argument("--host", default="127.0.0.1")
     emu.add_argument("--port", type=int, default=5000, help="0 picks a free port")
     emu.add_argument("--state-dir", type=Path, help="where the journal and logs live")
 
-    lab = sub.add_parser("lab", help="set up, play or clean a lab on an endpoint")
+    lab = command("lab", help="set up, play or clean a lab on an endpoint")
     lab.add_argument("action", choices=["setup", "play", "clean", "list"])
     lab.add_argument("name", nargs="?")
     lab.add_argument("--until", help="stop after this step (number or key)")
-    _add_endpoint(lab)
 
-    demo = sub.add_parser("demo", help="start the emulator, open the viewer and play the labs in it")
-    demo.add_argument("--lab", action="append", help="only these labs (default: ev04, ev05, q05)")
+    demo = command("demo", help="start the emulator, open the viewer and play the labs in it")
     demo.add_argument("--step-seconds", type=float, default=8.0,
                       help="countdown before each step (space pauses it, n skips it)")
-    _add_theme(demo)
 
-    dump = sub.add_parser("dump", help="poll once and print what the panels show")
-    _add_target(dump)
+    dump = command("dump", help="poll once and print what the panels show")
     dump.add_argument("--json", action="store_true", help="machine-readable output")
 
-    shot = sub.add_parser("screenshot", help="save one screenshot of the viewer (SVG or PNG)")
-    _add_target(shot)
+    shot = command("screenshot", help="save one screenshot of the viewer (SVG or PNG)")
     shot.add_argument("--size", default="120x40", help="columns x rows (default 120x40)")
-    shot.add_argument("--theme", default="docs", help="default: docs")
     shot.add_argument("-o", "--output", type=Path, required=True, help="FILE.svg or FILE.png")
 
-    docs = sub.add_parser("docs", help="play a lab on a fresh emulator, one screenshot per step")
-    docs.add_argument("lab", help="ev04, ev05 or q05")
+    docs = command("docs", help="play a lab on a fresh emulator, one screenshot per step")
+    docs.add_argument("docs_lab", metavar="lab", help="ev04, ev05 or q05")
     docs.add_argument("-o", "--output", type=Path, required=True, help="directory for the images and index.md")
     docs.add_argument("--size", default="120x40", help="columns x rows (default 120x40)")
-    docs.add_argument("--theme", default="docs", help="default: docs")
     docs.add_argument("--format", choices=["svg", "png"], default="svg", help="image format (default svg)")
 
-    serve = sub.add_parser("serve", help="the viewer in a browser, as a read-only presenter screen")
-    _add_target(serve)
-    _add_theme(serve)
+    serve = command("serve", help="the viewer in a browser, as a read-only presenter screen")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback)")
     serve.add_argument("--port", type=int, default=8000)
     serve.add_argument("--token", help="required by every browser; mandatory off loopback (12+ characters)")
@@ -69,53 +124,61 @@ def build_parser() -> argparse.ArgumentParser:
                        help="serve the class view of the learners listed in FILE instead")
     serve.add_argument("--font-size", type=int, default=18, help="browser font size (default 18)")
 
-    klass = sub.add_parser("class", help="the class view in the terminal: every learner's progress")
+    klass = command("class", help="the class view in the terminal: every learner's progress")
     klass.add_argument("roster", type=Path, metavar="FILE", help="TOML file of [[learner]] tables")
     klass.add_argument("--presenter", action="store_true", help=argparse.SUPPRESS)
-    _add_theme(klass)
 
-    watch = sub.add_parser("watch", help="open the viewer (also what `awsview` alone does)")
-    _add_target(watch)
-    _add_theme(watch)
+    watch = command("watch", help="open the viewer (also what `awsview` alone does)")
     watch.add_argument("--presenter", action="store_true",
                        help="read-only kiosk: navigation only, follows the newest execution and decision")
-    # `awsview` with no command is `awsview watch`, with the same options.
-    _add_target(parser)
-    _add_theme(parser)
     return parser
 
 
-def _add_theme(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--theme", help="dark (default), light, high-contrast, docs, or any Textual theme")
-
-
-def _add_target(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--lab", help="lab profile (ev04, ev05, q05); default: detected")
-    parser.add_argument("--prefix", default="", help="with no known lab: only resources named PREFIX*")
-    parser.add_argument("--profile", help="AWS profile from the shared config")
-    _add_endpoint(parser)
+def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    """The command line as one namespace: every shared option the command takes is set (given
+    before the command, after it, or its default); raises UsageError."""
+    args, extra = build_parser().parse_known_args(argv)
+    command = args.command or "watch"
+    args.command = command
+    if extra:
+        flag = extra[0].split("=", 1)[0]
+        if any(flag == f for f, _ in SHARED.values()):
+            raise UsageError(f"awsview {command}: {flag} does not apply here (see awsview {command} --help)")
+        raise UsageError(f"awsview {command}: unrecognized arguments: {' '.join(extra)} "
+                         f"(see awsview {command} --help)")
+    for name, (flag, _) in SHARED.items():
+        before = getattr(args, f"before_{name}", _UNSET)
+        after = getattr(args, name, _UNSET)
+        if hasattr(args, f"before_{name}"):
+            delattr(args, f"before_{name}")
+        given = [v for v in (before, after) if v is not _UNSET]
+        if given and name not in TAKES[command]:
+            raise UsageError(f"awsview {command}: {flag} does not apply here (see awsview {command} --help)")
+        if name == "lab":
+            value = [lab for labs in given for lab in labs] or None
+            if value is not None and command not in MANY_LABS:
+                if len(set(value)) > 1:
+                    raise UsageError(f"awsview {command}: {flag} given twice ({', '.join(value)}): one lab at a time")
+                value = value[0]
+        elif len(given) == 2 and before != after:
+            raise UsageError(f"awsview {command}: {flag} given twice ({before} and {after})")
+        else:
+            value = given[0] if given else DEFAULTS.get(command, {}).get(name, DEFAULT.get(name))
+        setattr(args, name, value)
+    if command == "docs":
+        args.lab = args.docs_lab
+    args.presenter = getattr(args, "presenter", False)
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
     try:
-        if args.command == "emulator":
-            return run_emulator(args)
-        if args.command == "lab":
-            return run_lab(args)
-        if args.command == "demo":
-            return run_demo(args)
-        if args.command == "dump":
-            return run_dump(args)
-        if args.command == "screenshot":
-            return run_screenshot(args)
-        if args.command == "docs":
-            return run_docs(args)
-        if args.command == "serve":
-            return run_serve(args)
-        if args.command == "class":
-            return run_class(args)
-        return run_watch(args)
+        args = parse(argv)
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        return COMMANDS[args.command](args)
     except KeyboardInterrupt:
         return 130
 
@@ -261,3 +324,10 @@ def run_watch(args: argparse.Namespace) -> int:
         return _fail(str(exc), EXIT_USAGE)
     app.run()
     return app.return_code or 0
+
+
+COMMANDS = {
+    "emulator": run_emulator, "lab": run_lab, "demo": run_demo, "dump": run_dump,
+    "screenshot": run_screenshot, "docs": run_docs, "serve": run_serve, "class": run_class,
+    "watch": run_watch,
+}
