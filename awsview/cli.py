@@ -177,8 +177,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
+    from awsview.aws.session import ConfigError
+
     try:
         return COMMANDS[args.command](args)
+    except ConfigError as exc:
+        return _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         return 130
 
@@ -210,6 +214,7 @@ def run_emulator(args: argparse.Namespace) -> int:
 
 
 def run_lab(args: argparse.Namespace) -> int:
+    from awsview.aws.session import ConfigError, check_credentials
     from awsview.labs import LABS, UnknownLab, get_lab
     from awsview.labs.player import LabError, LabPlayer
 
@@ -223,8 +228,12 @@ def run_lab(args: argparse.Namespace) -> int:
         lab = get_lab(args.name)
     except UnknownLab as exc:
         return _fail(str(exc), EXIT_USAGE)
-    player = LabPlayer(lab, endpoint_url=args.endpoint_url, region=args.region or "us-east-1",
-                       log=lambda line: print(line, flush=True))
+    try:
+        player = LabPlayer(lab, endpoint_url=args.endpoint_url, region=args.region, profile=args.profile,
+                           log=lambda line: print(line, flush=True))
+        check_credentials(player.context.resolved)
+    except ConfigError as exc:
+        return _fail(str(exc), EXIT_USAGE)
     until = int(args.until) if args.until and args.until.isdigit() else args.until
     try:
         if args.action == "setup":
@@ -236,21 +245,20 @@ def run_lab(args: argparse.Namespace) -> int:
     except LabError as exc:
         return _fail(str(exc))
     except Exception as exc:  # botocore connection and credential errors, one line each
-        return _fail(_describe_aws_error(exc))
+        from awsview.aws.errors import classify
+
+        return _fail(classify(exc).text)
     return 0
 
 
-def _describe_aws_error(exc: Exception) -> str:
-    from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
+def checked_target(args: argparse.Namespace) -> Any:
+    """The target of the command line, resolved and its credentials fetched once, so that a
+    configuration that cannot work is one line (ConfigError) before anything opens."""
+    from awsview.aws.session import Target, check_credentials, resolve
 
-    if isinstance(exc, NoCredentialsError):
-        return "no AWS credentials found (set a profile, or AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
-    if isinstance(exc, ClientError):
-        error = exc.response.get("Error", {})
-        return f"{error.get('Code', 'Error')}: {error.get('Message', '')}".strip()
-    if isinstance(exc, BotoCoreError):
-        return str(exc)
-    return f"{type(exc).__name__}: {exc}"
+    target = Target(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+    check_credentials(resolve(target))
+    return target
 
 
 def run_demo(args: argparse.Namespace) -> int:
@@ -260,19 +268,15 @@ def run_demo(args: argparse.Namespace) -> int:
 
 
 def run_dump(args: argparse.Namespace) -> int:
-    from awsview.aws.session import Target
     from awsview.dump import run
 
-    target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
-    return run(target, args.lab, args.prefix, args.json)
+    return run(checked_target(args), args.lab, args.prefix, args.json)
 
 
 def run_screenshot(args: argparse.Namespace) -> int:
-    from awsview.aws.session import Target
     from awsview.ui.shot import run
 
-    target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
-    return run(target, args.lab, args.prefix, args.size, args.theme, args.output)
+    return run(checked_target(args), args.lab, args.prefix, args.size, args.theme, args.output)
 
 
 def run_docs(args: argparse.Namespace) -> int:
@@ -284,6 +288,8 @@ def run_docs(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     from awsview.serve import run
 
+    if args.roster is None:
+        checked_target(args)  # each session checks again; this says it once, before serving
     return run(args)
 
 
@@ -294,9 +300,9 @@ def run_class(args: argparse.Namespace) -> int:
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    """The viewer. A failed preflight still opens it: the panels show the error, never "empty"."""
+    """The viewer. A configuration that cannot work is one line; a failed preflight (endpoint
+    down, credentials refused) still opens it: the panels show the error, never "empty"."""
     from awsview import profiles
-    from awsview.aws.session import Target
 
     if args.lab:
         try:
@@ -309,6 +315,7 @@ def run_watch(args: argparse.Namespace) -> int:
         themes.check(args.theme)
     except themes.ThemeError as exc:
         return _fail(str(exc), EXIT_USAGE)
+    target = checked_target(args)
     presenter = getattr(args, "presenter", False)
     # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
     if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -316,7 +323,6 @@ def run_watch(args: argparse.Namespace) -> int:
     from awsview.ui.app import AWSViewApp
     from awsview.ui.themes import ThemeError
 
-    target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
     try:
         app = AWSViewApp(target=target, lab=args.lab, prefix=args.prefix, theme=args.theme,
                          presenter=presenter)

@@ -14,14 +14,20 @@ from typing import Any, Mapping, TextIO
 
 from awsview import profiles
 from awsview.aws.errors import classify
-from awsview.aws.session import Connection, Target
+from awsview.aws.session import ConfigError, Connection, Target
 from awsview.pollers.base import LabModel
 from awsview.pollers.scheduler import Scheduler
 from awsview.render import Panel, panels
 
 
 class DumpError(Exception):
-    """A one-line reason the dump could not be made."""
+    """A one-line reason the dump could not be made; ``kind`` is the failure's ("network",
+    "auth", …): credentials that AWS refuses are a configuration error, not an outage."""
+
+    def __init__(self, text: str, kind: str = "other", reason: str | None = None):
+        super().__init__(text)
+        self.kind = kind
+        self.reason = reason or text  # without saying where: for a place that already names it
 
 
 async def preflight(conn: Connection) -> str:
@@ -29,7 +35,8 @@ async def preflight(conn: Connection) -> str:
     try:
         identity = await conn.call("sts", "get_caller_identity")
     except Exception as exc:
-        raise DumpError(f"cannot use {conn.target.describe()}: {classify(exc).text}") from None
+        failure = classify(exc)
+        raise DumpError(f"cannot use {conn.describe()}: {failure.text}", failure.kind, failure.text) from None
     return identity.get("Account", "?")
 
 
@@ -53,7 +60,8 @@ async def detect_profile(conn: Connection, prefix: str = "") -> profiles.LabProf
     return profiles.generic_profile(prefix)
 
 
-async def collect(target: Target, lab: str | None = None, prefix: str = "") -> tuple[profiles.LabProfile, LabModel, str]:
+async def collect(target: Target, lab: str | None = None, prefix: str = "") -> tuple[profiles.LabProfile, LabModel, str, str]:
+    """One round: (lab profile, model, account id, what was watched as the SDK resolved it)."""
     chosen = profiles.load(lab) if lab else None  # an unknown lab is reported before any call
     async with Connection(target) as conn:
         account = await preflight(conn)
@@ -61,7 +69,7 @@ async def collect(target: Target, lab: str | None = None, prefix: str = "") -> t
         scheduler = Scheduler(conn, profile)
         await scheduler.run_once()
         await scheduler.stop()
-        return profile, scheduler.model, account
+        return profile, scheduler.model, account, conn.describe()
 
 
 def to_jsonable(value: Any) -> Any:
@@ -85,19 +93,19 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def as_json(profile: profiles.LabProfile, model: LabModel, target: Target, account: str,
+def as_json(profile: profiles.LabProfile, model: LabModel, target: str, account: str,
             now: float) -> dict[str, Any]:
     return {
-        "lab": profile.name, "title": profile.title, "target": target.describe(), "account": account,
+        "lab": profile.name, "title": profile.title, "target": target, "account": account,
         "panels": [to_jsonable(p) for p in panels(model, profile, now)],
         "snapshots": {key: {**s.to_json(now), "data": to_jsonable(s.data)}
                       for key, s in sorted(model.snapshots.items())},
     }
 
 
-def as_text(profile: profiles.LabProfile, model: LabModel, target: Target, account: str,
+def as_text(profile: profiles.LabProfile, model: LabModel, target: str, account: str,
             now: float) -> str:
-    out = [f"AWS View — {profile.name}: {profile.title}", f"{target.describe()} · account {account}"]
+    out = [f"AWS View — {profile.name}: {profile.title}", f"{target} · account {account}"]
     for panel in panels(model, profile, now):
         out.append("")
         out.append(f"== {panel.title}  [{panel.freshness}]")
@@ -122,17 +130,17 @@ def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out:
     import asyncio
 
     try:
-        profile, model, account = asyncio.run(collect(target, lab, prefix))
+        profile, model, account, where = asyncio.run(collect(target, lab, prefix))
     except DumpError as exc:
         print(f"awsview: {exc}", file=sys.stderr)
-        return 1
-    except (profiles.ProfileError, profiles.UnknownProfile) as exc:
+        return 2 if exc.kind == "auth" else 1
+    except (profiles.ProfileError, profiles.UnknownProfile, ConfigError) as exc:
         print(f"awsview: {exc}", file=sys.stderr)
         return 2
     now = time.time()
     if as_json_output:
-        json.dump(as_json(profile, model, target, account, now), out, indent=2, sort_keys=True)
+        json.dump(as_json(profile, model, where, account, now), out, indent=2, sort_keys=True)
         out.write("\n")
     else:
-        out.write(as_text(profile, model, target, account, now))
+        out.write(as_text(profile, model, where, account, now))
     return 0

@@ -205,13 +205,19 @@ def _item_text(item: Any) -> str:
     return ", ".join(f"{k}={format_value(v, 40)}" for k, v in sorted(item.items()))
 
 
-def _timeline_sources(model: LabModel) -> list[Snapshot[Any]]:
-    """The timeline computes without calls of its own; a failing journal speaks for it."""
+def _failing(snapshots: list[Snapshot[Any] | None]) -> list[Snapshot[Any]]:
+    return [s for s in snapshots if s is not None and s.health in (Health.STALE, Health.ERROR)]
+
+
+def _timeline_sources(model: LabModel, profile: LabProfile) -> list[Snapshot[Any]]:
+    """The timeline computes without calls of its own: each evidence that could not be read
+    (journal, business tables, streams, log groups, executions and their histories) speaks for
+    it, so "no write decisions" is only said after looking."""
     found = [s for s in (model.get("timeline"),) if s is not None]
-    journal = model.get("journal")
-    if journal is not None and journal.health in (Health.STALE, Health.ERROR):
-        found.append(journal)
-    return found
+    evidence = [model.get("journal"), *(model.get(f"table:{t}") for t in profile.tables("business"))]
+    for prefix in ("stream:", "logs:", "executions:", "history:"):
+        evidence += model.with_prefix(prefix)
+    return found + _failing(evidence)
 
 
 def decisions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
@@ -227,7 +233,7 @@ def decisions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
             cell(datetime.fromtimestamp(d.time).strftime("%H:%M:%S")), cell(d.table), cell(d.key),
             cell(d.operation), cell(d.condition or "none"), cell(outcome), cell(d.kind),
             cell(change, 200), cell(d.actor.text))))
-    panel = _panel("decisions", "Write decisions", _timeline_sources(model),
+    panel = _panel("decisions", "Write decisions", _timeline_sources(model, profile),
                    ("TIME", "TABLE", "KEY", "OPERATION", "CONDITION", "OUTCOME", "KIND", "BEFORE → AFTER", "BY"),
                    rows, now, "no write decisions")
     return [dataclasses.replace(panel, note=_evidence_note(built))]
@@ -240,7 +246,7 @@ def verdicts(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
                                        "ALARM" if k.verdict.alarm else "ok",
                                        cell("; ".join(k.results), 200)))
             for k in (built.keys if built else ())]
-    panel = _panel("verdicts", "Idempotency per business key", _timeline_sources(model),
+    panel = _panel("verdicts", "Idempotency per business key", _timeline_sources(model, profile),
                    ("TABLE", "KEY", "VERDICT", "", "CONSUMER RESULTS"), rows, now, "no business keys written")
     return [dataclasses.replace(panel, note=_evidence_note(built))]
 
@@ -263,7 +269,9 @@ def checkpoints(model: LabModel, profile: LabProfile, now: float) -> list[Panel]
     rows = [Row(f"{r.checkpoint.step}#{i}", (r.mark, cell(r.checkpoint.step), cell(r.checkpoint.text),
                                             cell(r.detail, 200)))
             for i, r in enumerate((snapshot.data or ()) if snapshot else ())]
-    return [_panel("checkpoints", f"Checkpoints · {cell(profile.name)}", [snapshot] if snapshot else [],
+    # Checkpoints read the whole model: what could not be read says why a mark is "?".
+    sources = ([snapshot] + _failing(list(model.snapshots.values()))) if snapshot else []
+    return [_panel("checkpoints", f"Checkpoints · {cell(profile.name)}", sources,
                    ("", "STEP", "CHECKPOINT", "NOW"), rows, now, "no checkpoints for this lab")]
 
 

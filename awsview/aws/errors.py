@@ -12,7 +12,6 @@ from botocore.exceptions import (
     ConnectionClosedError,
     ConnectTimeoutError,
     EndpointConnectionError,
-    NoCredentialsError,
     NoRegionError,
     ReadTimeoutError,
 )
@@ -22,6 +21,7 @@ NOT_FOUND_CODES = frozenset({
     "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "NoSuchEntity",
     "NoSuchEntityException",
 })
+NETWORK_ERRORS = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)
 THROTTLING_CODES = frozenset({
     "Throttling", "ThrottlingException", "ThrottledException", "TooManyRequestsException",
     "RequestLimitExceeded", "ProvisionedThroughputExceededException", "RequestThrottled",
@@ -69,6 +69,13 @@ def classify(exc: BaseException) -> Failure:
 
 
 def _classify(exc: BaseException) -> Failure:
+    from awsview.aws.session import ConfigError, credentials_text
+
+    if isinstance(exc, ConfigError):
+        return Failure("auth", str(exc))
+    chain = credentials_text(exc, None)
+    if chain is not None:
+        return Failure("auth", chain)
     if isinstance(exc, ClientError):
         code = error_code(exc) or "Error"
         message = " ".join(str(exc.response.get("Error", {}).get("Message", "")).split())[:160]
@@ -79,10 +86,8 @@ def _classify(exc: BaseException) -> Failure:
         if code in AUTH_CODES:
             return Failure("auth", f"{AUTH_CODES[code]} ({code}: {message})", code)
         return Failure("other", f"{code}: {message}".rstrip(": "), code)
-    if isinstance(exc, NoCredentialsError):
-        return Failure("auth", "no AWS credentials found (profile, environment or instance role)")
     if isinstance(exc, NoRegionError):
-        return Failure("other", "no AWS region configured (use --region or AWS_DEFAULT_REGION)")
+        return Failure("other", "no AWS region configured (use --region or AWS_REGION)")
     if isinstance(exc, EndpointConnectionError):
         return Failure("network", f"connection refused — {exc.kwargs.get('endpoint_url', '')}".strip(" —"))
     if isinstance(exc, (ConnectTimeoutError, ReadTimeoutError, asyncio.TimeoutError)):

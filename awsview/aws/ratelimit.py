@@ -57,14 +57,14 @@ class RateLimiter:
 
     def __init__(self, rates: dict[tuple[str, str], float] | None = None, scale: float = 1.0):
         self._rates = {**RATES, **(rates or {})}
-        self._scale = scale
+        self.scale = scale  # 10 for a local emulator, whose buckets are wider
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
         self.calls: Counter[tuple[str, str]] = Counter()
 
     def bucket(self, service: str, operation: str) -> TokenBucket:
         key = (service, operation)
         if key not in self._buckets:
-            rate = self._rates.get(key, DEFAULT_RATE) * self._scale
+            rate = self._rates.get(key, DEFAULT_RATE) * self.scale
             self._buckets[key] = TokenBucket(rate, max(1.0, rate * BURST_SECONDS))
         return self._buckets[key]
 

@@ -165,7 +165,9 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
 
     moto_app = DomainDispatcherApplication(create_backend_app)
     server.app = _journal_api(moto_app, emulator)
-    server.RequestHandlerClass = MotoRequestHandler
+    from awsview.emulator import portal
+
+    server.RequestHandlerClass = portal.keeping_the_token(MotoRequestHandler)
     emulator._server = server
     emulator._poller = SqsPoller(emulator._runtime, sqs_batches_in_flight or MAX_BATCHES_IN_FLIGHT)
     emulator._poller.start()
@@ -257,6 +259,8 @@ def _injected(faults: Faults, authorization: str, agent: str) -> tuple[str, list
 
 
 def _journal_api(app: Callable, emulator: Emulator) -> Callable:
+    from awsview.emulator import portal
+
     faults = Faults(emulator.state_dir / "faults.json")
 
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -268,6 +272,8 @@ def _journal_api(app: Callable, emulator: Emulator) -> Callable:
             status, headers, body = rejected
             start_response(status, headers)
             return [body]
+        if path == portal.PATH:
+            return portal.answer(environ, start_response)
         if not path.startswith(API_PREFIX):
             return app(environ, start_response)
         status, body = _answer(path[len(API_PREFIX):], environ, emulator)

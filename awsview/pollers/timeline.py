@@ -45,7 +45,7 @@ class TimelinePoller(Poller):
 
     def _memory(self, conn: Connection) -> dict[str, timeline.Decision]:
         if self._stored is None:
-            self._scope = conn.target.endpoint_url or f"aws:{conn.target.profile or 'default'}:{conn.region}"
+            self._scope = conn.resolved.scope
             try:
                 self._store = self._store or DecisionStore()
                 self._stored = {d.ident: d for d in self._store.load(self._scope)}
@@ -110,7 +110,7 @@ class CheckpointPoller(Poller):
         from awsview.checkpoints import Memory, evaluate
 
         if self._memory is None:
-            scope = conn.target.endpoint_url or f"aws:{conn.target.profile or 'default'}:{conn.region}"
+            scope = conn.resolved.scope
             try:
                 store = self._store or DecisionStore()
                 self._memory = Memory(first=lambda name, value: store.first(scope, name, value))

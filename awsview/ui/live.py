@@ -8,10 +8,11 @@ until it succeeds (then the lab is detected, if none was chosen).
 from __future__ import annotations
 
 import asyncio
+from contextlib import AsyncExitStack
 from typing import Callable
 
 from awsview import profiles
-from awsview.aws.session import Connection, Target
+from awsview.aws.session import ConfigError, Connection, Target
 from awsview.dump import DumpError, detect_profile, preflight
 from awsview.pollers.base import LabModel
 from awsview.pollers.scheduler import Scheduler
@@ -40,7 +41,12 @@ class LivePolling:
         self._switch.put_nowait(lab)
 
     async def run(self) -> None:
-        async with Connection(self.target) as conn:
+        async with AsyncExitStack() as stack:
+            try:
+                conn = await stack.enter_async_context(Connection(self.target))
+            except ConfigError as exc:  # `awsview watch` checks first; a test may not
+                self.on_status("error", str(exc))
+                return
             await self._preflight(conn)
             profile = await self._profile(conn)
             while True:
@@ -59,7 +65,7 @@ class LivePolling:
         except DumpError as exc:
             self.on_status("error", f"{exc} — retrying every {RETRY_PREFLIGHT_S:.0f} s")
             return False
-        self.on_status("ok", f"{self.target.describe()} · account {self.account}")
+        self.on_status("ok", f"{conn.describe()} · account {self.account}")
         return True
 
     async def _profile(self, conn: Connection) -> profiles.LabProfile:
