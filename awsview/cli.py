@@ -98,6 +98,8 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("action", choices=["setup", "play", "clean", "list"])
     lab.add_argument("name", nargs="?")
     lab.add_argument("--until", help="stop after this step (number or key)")
+    lab.add_argument("--real-account", action="store_true",
+                     help="allow setup, play and clean on an endpoint that is not local (a real AWS account)")
 
     demo = command("demo", help="start the emulator, open the viewer and play the labs in it")
     demo.add_argument("--step-seconds", type=float, default=8.0,
@@ -231,9 +233,24 @@ def run_lab(args: argparse.Namespace) -> int:
     try:
         player = LabPlayer(lab, endpoint_url=args.endpoint_url, region=args.region, profile=args.profile,
                            log=lambda line: print(line, flush=True))
-        check_credentials(player.context.resolved)
+        resolved = player.context.resolved
+        if not resolved.is_local and not args.real_account:
+            return _fail(f"lab {args.action} {lab.name} would create and delete resources on "
+                         f"{resolved.describe()}, which is not a local endpoint: pass --real-account "
+                         "if that is what you mean", EXIT_USAGE)
+        check_credentials(resolved)
     except ConfigError as exc:
         return _fail(str(exc), EXIT_USAGE)
+    if not resolved.is_local:
+        try:
+            account = player.context.account  # sts:GetCallerIdentity, before anything is written
+        except Exception as exc:
+            from awsview.aws.errors import classify
+
+            failure = classify(exc)
+            return _fail(f"cannot use {resolved.describe()}: {failure.text}", 2 if failure.kind == "auth" else 1)
+        print(f"awsview: {args.action} {lab.name} in account {account}, region {resolved.region} "
+              f"({resolved.describe()})", flush=True)
     until = int(args.until) if args.until and args.until.isdigit() else args.until
     try:
         if args.action == "setup":

@@ -40,8 +40,23 @@ async def preflight(conn: Connection) -> str:
     return identity.get("Account", "?")
 
 
+class NeedsPrefix(DumpError):
+    """No known lab on an account that is not local, and no prefix: AWS View does not watch a
+    whole region of a real account (it would scan every table in it). Says which prefixes exist."""
+
+    def __init__(self, where: str, found: list[tuple[str, int]]):
+        names = ", ".join(f"{p} ({n})" for p, n in found[:6])
+        text = (f"no known lab on {where} and no --prefix: on an account AWS View watches only "
+                f"resources named PREFIX*, never a whole region — "
+                + (f"names found start with {names}" if names else "no shared name prefix found"))
+        super().__init__(text, "usage")
+        self.found = found
+
+
 async def detect_profile(conn: Connection, prefix: str = "") -> profiles.LabProfile:
-    """The lab whose resources exist here; otherwise a generic view of the region."""
+    """The lab whose resources exist here; otherwise a generic view of the names under
+    ``prefix``. With no prefix that is the whole region: only on a local endpoint (an emulator),
+    anywhere else NeedsPrefix says which prefixes exist."""
     known = [profiles.load(name) for name in profiles.available()]
     names: list[str] = []
     for service, method, key, token_in, token_out in (
@@ -57,6 +72,8 @@ async def detect_profile(conn: Connection, prefix: str = "") -> profiles.LabProf
     best = max(known, key=lambda p: scores[p.name], default=None)
     if best is not None and scores[best.name] > 0:
         return best
+    if not prefix and not conn.is_local:
+        raise NeedsPrefix(conn.describe(), profiles.common_prefixes(names))
     return profiles.generic_profile(prefix)
 
 
@@ -126,14 +143,16 @@ def _table(panel: Panel) -> list[str]:
     return [line(panel.columns)] + [line(row.cells) for row in panel.rows]
 
 
-def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out: TextIO = sys.stdout) -> int:
+def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out: TextIO | None = None) -> int:
     import asyncio
+
+    out = out or sys.stdout  # looked up now: sys.stdout may have been replaced since import
 
     try:
         profile, model, account, where = asyncio.run(collect(target, lab, prefix))
     except DumpError as exc:
         print(f"awsview: {exc}", file=sys.stderr)
-        return 2 if exc.kind == "auth" else 1
+        return 2 if exc.kind in ("auth", "usage") else 1
     except (profiles.ProfileError, profiles.UnknownProfile, ConfigError) as exc:
         print(f"awsview: {exc}", file=sys.stderr)
         return 2

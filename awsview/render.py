@@ -134,6 +134,10 @@ def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
         title = f"Table · {cell(name)}"
         if table is not None and table.baseline:
             title += f" · reference {cell(table.baseline)}"
+        if table is not None and (table.paged or table.truncated):
+            total = f" of ~{table.item_count:,}" if table.item_count else ""
+            what = f"first {len(table.items):,}" if table.truncated else f"{len(table.items):,}"
+            title += f" · {what}{total} items, read in pages"
         panels.append(_panel("tables", title, [snapshot], ("KEY", "ATTRIBUTES"), rows, now, "no items"))
     return panels
 

@@ -36,6 +36,48 @@ def install(runtime: LambdaRuntime) -> None:
     _patch_lambda(runtime)
     _patch_event_source_mappings()
     _patch_stepfunctions(runtime)
+    _patch_dynamodb_read_units()
+
+
+# --- DynamoDB read units ------------------------------------------------------------------
+
+READ_UNIT_BYTES = 4096
+
+
+def read_units(sizes: Any, consistent: bool) -> float:
+    """What AWS bills a Scan or Query page: the bytes read, rounded up to 4 KB, one unit per 4 KB
+    strongly consistent, half eventually consistent; never less than one such step."""
+    steps = max(1, -(-sum(sizes) // READ_UNIT_BYTES))
+    return float(steps) if consistent else steps / 2
+
+
+def _patch_dynamodb_read_units() -> None:
+    """moto answers ``ReturnConsumedCapacity`` on Scan and Query with a constant 1.0; report what
+    AWS would bill instead, so what watching costs can be measured here. The page's items are
+    what was read: the viewer never filters (a filter would still bill the items it drops)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+    from moto.dynamodb.responses import DynamoHandler
+
+    def size(value: Any) -> int:
+        return (value if isinstance(value, DynamoType) else DynamoType(value)).size()
+
+    for name in ("scan", "query"):
+        original = getattr(DynamoHandler, name)
+
+        def patched(self: Any, _original: Any = original) -> Any:
+            result = _original(self)
+            body = result.result
+            capacity = body.get("ConsumedCapacity") if isinstance(body, dict) else None
+            if capacity:
+                sizes = (sum(len(k.encode()) + size(v) for k, v in attrs.items()) for attrs in body.get("Items", ()))
+                units = read_units(sizes, bool(self.body.get("ConsistentRead")))
+                capacity["CapacityUnits"] = units
+                if "Table" in capacity:
+                    capacity["Table"]["CapacityUnits"] = units
+            return result
+
+        patched.__name__ = name
+        setattr(DynamoHandler, name, patched)
 
 
 # --- Lambda -------------------------------------------------------------------------------

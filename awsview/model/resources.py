@@ -60,6 +60,9 @@ class Table:
     stream: str | None = None  # StreamViewType when a stream is enabled
     stream_arn: str | None = None
     baseline: str | None = None  # reference tables: "unchanged" since first seen, or "changed: …"
+    item_count: int | None = None  # DescribeTable's ItemCount (AWS updates it every ~6 hours)
+    paged: bool = False  # too big to read in one poll: read page by page, a pass over several polls
+    truncated: bool = False  # a pass stops at the poller's item limit: only the first items are shown
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from awsview.ui.commands import LabCommands, PanelCommands, ThemeCommands
 from awsview.ui.details import describe
 from awsview.ui.feed import DEFAULT_CAP, PanelFeed
 from awsview.ui.panel import HIGHLIGHT_S, PanelView
-from awsview.ui.screens import DetailScreen, HelpScreen
+from awsview.ui.screens import DetailScreen, HelpScreen, PrefixScreen
 
 FILTER_DELAY_S = 0.15
 FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …
@@ -75,6 +75,7 @@ class AWSViewApp(App[int]):
         Binding("right_square_bracket", "cycle(1)", "Next panel", show=False),
         Binding("left_square_bracket", "cycle(-1)", "Previous panel", show=False),
         Binding("t", "next_theme", "Theme", show=False),
+        Binding("u", "usage", "Usage", show=False),
         Binding("escape", "back", "Back", show=False),
         Binding("space", "demo_pause", "Pause/resume"),
         Binding("n", "demo_next", "Next step"),
@@ -106,6 +107,7 @@ class AWSViewApp(App[int]):
         self.feed = PanelFeed(cap)
         self.changes = ItemChanges()
         self.needle = ""
+        self.show_usage = False  # the status line counts the API calls and read units made
         self.status = ("ok", f"connecting to {target.describe()}…" if target else "")
         self.live = None
         self._filter_timer = None
@@ -180,6 +182,8 @@ class AWSViewApp(App[int]):
         if self.freezer is not None:
             shown = [replace(s, panel=self.freezer.panel(s.panel)) for s in shown]
         with self.batch_update():
+            if self.show_usage:
+                self._show_status()
             self.board.sync(shown, self.changes.for_panel, self.needle, waiting=not self.model.snapshots)
             if self.presenter:
                 self._follow_newest()
@@ -222,12 +226,23 @@ class AWSViewApp(App[int]):
         from awsview.ui.live import LivePolling
 
         self.live = LivePolling(self.target, self.lab, self.prefix, self._attach, self.set_status,
-                                speed=self.poll_speed)
+                                speed=self.poll_speed, on_choose=self._choose_prefix)
         try:
             await self.live.run()
         except Exception as exc:  # the panels keep what they had; say plainly that polling stopped
             self.set_status("error", f"polling stopped: {type(exc).__name__}: {exc}")
             raise
+
+    def _choose_prefix(self, found: list[tuple[str, int]]) -> None:
+        """No known lab on an account: ask which resources to watch (a presenter screen cannot
+        ask; its status line says to start it with --prefix)."""
+        if not self.presenter:
+            self.push_screen(PrefixScreen(found), self._prefix_chosen)
+
+    def _prefix_chosen(self, prefix: str | None) -> None:
+        if prefix and self.live is not None:
+            self.prefix = prefix
+            self.live.use_prefix(prefix)
 
     def switch_lab(self, lab: str) -> None:
         """Show another lab's panels (the palette's "Lab: …"); polling goes on, same endpoint."""
@@ -273,12 +288,21 @@ class AWSViewApp(App[int]):
         parts = ["AWS View" + (" · presenter (read-only)" if self.presenter else ""), lab, text]
         if self.needle:
             parts.append(f"filter “{self.needle}”")
+        if self.show_usage:
+            parts.append(self.usage())
         line = " · ".join(p for p in parts if p)
         if self.freezer is not None:
             line = self.freezer.text(line)
         status = self.query_one("#status", Static)
         status.update(plain(line))
         status.set_class(level == "error", "-error")
+
+    def usage(self) -> str:
+        """What watching has cost so far: API calls and DynamoDB read units."""
+        conn = self.live.conn if self.live is not None else None
+        if conn is None:
+            return "no calls yet"
+        return f"{conn.limiter.total_calls:,} API calls · {conn.limiter.total_read_units:,.1f} read units"
 
     def set_banner(self, text: str, level: str = "ok") -> None:
         if not alive(self._board):
@@ -372,6 +396,10 @@ class AWSViewApp(App[int]):
 
     def action_cycle(self, step: int) -> None:
         self.board.cycle(step)
+
+    def action_usage(self) -> None:
+        self.show_usage = not self.show_usage
+        self._show_status()
 
     def action_next_theme(self) -> None:
         self.theme = themes.following(self.awsview_themes, self.theme)
