@@ -41,6 +41,7 @@ TAKES: dict[str, set[str]] = {
     "docs": {"theme"},
     "class": {"theme"},
     "emulator": set(),
+    "iam-policy": {"profile", "region", "lab", "prefix"},
 }
 # Defaults that are not None; "lab" takes many values only where the command says so.
 DEFAULTS: dict[str, dict[str, Any]] = {
@@ -129,6 +130,9 @@ def build_parser() -> argparse.ArgumentParser:
     klass = command("class", help="the class view in the terminal: every learner's progress")
     klass.add_argument("roster", type=Path, metavar="FILE", help="TOML file of [[learner]] tables")
     klass.add_argument("--presenter", action="store_true", help=argparse.SUPPRESS)
+
+    policy = command("iam-policy", help="print the least-privilege read-only IAM policy the viewer needs")
+    policy.add_argument("--account", default="*", help="account id in the resource ARNs (default: any, *)")
 
     watch = command("watch", help="open the viewer (also what `awsview` alone does)")
     watch.add_argument("--presenter", action="store_true",
@@ -316,6 +320,34 @@ def run_class(args: argparse.Namespace) -> int:
     return run(args.roster, theme=args.theme, presenter=args.presenter)
 
 
+def run_iam_policy(args: argparse.Namespace) -> int:
+    """The policy for a lab or a prefix, in the region configured (any region if none is)."""
+    from awsview import profiles
+    from awsview.aws.policy import PolicyError, as_json, policy
+    from awsview.aws.session import ConfigError, botocore_session
+
+    try:
+        profile = profiles.load(args.lab) if args.lab else profiles.generic_profile(args.prefix)
+    except (profiles.UnknownProfile, profiles.ProfileError) as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    if args.account != "*" and not (args.account.isdigit() and len(args.account) == 12):
+        return _fail(f"--account must be a 12-digit account id, not {args.account!r}", EXIT_USAGE)
+    session = botocore_session(args.profile)
+    try:
+        region = args.region or session.get_config_variable("region") or "*"
+    except Exception as exc:  # an unknown profile, an unreadable config file
+        from awsview.aws.session import _config_text
+
+        raise ConfigError(_config_text(exc, args.profile)) from None
+    partition = session.get_partition_for_region(region) if region != "*" else "aws"
+    try:
+        document = policy(profile, region=region, account=args.account, partition=partition)
+    except PolicyError as exc:
+        return _fail(str(exc), EXIT_USAGE)
+    sys.stdout.write(as_json(document))
+    return 0
+
+
 def run_watch(args: argparse.Namespace) -> int:
     """The viewer. A configuration that cannot work is one line; a failed preflight (endpoint
     down, credentials refused) still opens it: the panels show the error, never "empty"."""
@@ -352,5 +384,5 @@ def run_watch(args: argparse.Namespace) -> int:
 COMMANDS = {
     "emulator": run_emulator, "lab": run_lab, "demo": run_demo, "dump": run_dump,
     "screenshot": run_screenshot, "docs": run_docs, "serve": run_serve, "class": run_class,
-    "watch": run_watch,
+    "watch": run_watch, "iam-policy": run_iam_policy,
 }

@@ -106,6 +106,10 @@ def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     panels = []
     for snapshot in model.with_prefix("history:"):
         if snapshot.data is None:
+            if snapshot.health is Health.ERROR:  # never read: the panel says why, it does not vanish
+                name = snapshot.key.rsplit(":", 1)[-1]
+                panels.append(_panel("history", f"History · {cell(name)}", [snapshot],
+                                     ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"), [], now, "no events"))
             continue
         rows = []
         for event in snapshot.data.history.events:

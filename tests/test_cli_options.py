@@ -13,7 +13,7 @@ from awsview.cli import SHARED, TAKES, UsageError, main, parse
 # The least each command needs besides the options under test.
 REQUIRED = {
     "emulator": [], "lab": ["setup", "q05"], "demo": [], "dump": [], "screenshot": ["-o", "x.svg"],
-    "docs": ["q05", "-o", "out"], "serve": [], "class": ["class.toml"], "watch": [],
+    "docs": ["q05", "-o", "out"], "serve": [], "class": ["class.toml"], "watch": [], "iam-policy": [],
 }
 VALUES = {
     "profile": "lab", "region": "eu-central-1", "endpoint_url": "http://127.0.0.1:5000",

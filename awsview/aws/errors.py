@@ -34,9 +34,10 @@ AUTH_CODES = {
     "UnrecognizedClientException": "credentials not recognised",
     "InvalidSignatureException": "credentials rejected (bad signature)",
     "SignatureDoesNotMatch": "credentials rejected (bad signature)",
-    "AccessDenied": "access denied", "AccessDeniedException": "access denied",
-    "AuthFailure": "credentials rejected", "NotAuthorized": "access denied",
+    "AuthFailure": "credentials rejected",
 }
+# Said as AWS says it: the code, then the message naming the action refused.
+ACCESS_DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "NotAuthorized"})
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ def _classify(exc: BaseException) -> Failure:
             return Failure("not_found", f"{code}: {message}".rstrip(": "), code)
         if code in THROTTLING_CODES:
             return Failure("throttled", f"throttled ({code})", code)
+        if code in ACCESS_DENIED_CODES:
+            return Failure("auth", f"{code}: {message}".rstrip(": "), code)
         if code in AUTH_CODES:
             return Failure("auth", f"{AUTH_CODES[code]} ({code}: {message})", code)
         return Failure("other", f"{code}: {message}".rstrip(": "), code)
