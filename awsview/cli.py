@@ -27,19 +27,21 @@ SHARED: dict[str, tuple[str, dict[str, Any]]] = {
     "lab": ("--lab", {"action": "append", "help": "lab profile (ev04, ev05, q05); default: detected"}),
     "prefix": ("--prefix", {"help": "with no known lab: only resources named PREFIX*"}),
     "theme": ("--theme", {"help": "dark (default), light, high-contrast, docs, or any Textual theme"}),
+    "log_file": ("--log-file", {"metavar": "FILE", "help": "record every failed call, retry and throttle "
+                                                          "with its API and time (default: $AWSVIEW_LOG)"}),
 }
 _WHERE = {"profile", "region", "endpoint_url"}
 _VIEW = _WHERE | {"lab", "prefix"}
 # Which shared options each command takes.
 TAKES: dict[str, set[str]] = {
-    "watch": _VIEW | {"theme"},
-    "dump": set(_VIEW),
-    "screenshot": _VIEW | {"theme"},
-    "serve": _VIEW | {"theme"},
+    "watch": _VIEW | {"theme", "log_file"},
+    "dump": _VIEW | {"log_file"},
+    "screenshot": _VIEW | {"theme", "log_file"},
+    "serve": _VIEW | {"theme", "log_file"},
     "lab": set(_WHERE),
-    "demo": {"lab", "theme"},
+    "demo": {"lab", "theme", "log_file"},
     "docs": {"theme"},
-    "class": {"theme"},
+    "class": {"theme", "log_file"},
     "emulator": set(),
     "iam-policy": {"profile", "region", "lab", "prefix"},
 }
@@ -122,7 +124,8 @@ def build_parser() -> argparse.ArgumentParser:
     serve = command("serve", help="the viewer in a browser, as a read-only presenter screen")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback)")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--token", help="required by every browser; mandatory off loopback (12+ characters)")
+    serve.add_argument("--token", help="required by every browser; mandatory off loopback (12+ characters; "
+                                       "default: $AWSVIEW_TOKEN, which keeps it out of ps)")
     serve.add_argument("--class", dest="roster", type=Path, metavar="FILE",
                        help="serve the class view of the learners listed in FILE instead")
     serve.add_argument("--font-size", type=int, default=18, help="browser font size (default 18)")
@@ -184,9 +187,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     from awsview.aws.session import ConfigError
+    from awsview.log import LogFileError, configure
 
     try:
+        if "log_file" in TAKES[args.command]:
+            configure(args.log_file)
         return COMMANDS[args.command](args)
+    except LogFileError as exc:
+        return _fail(str(exc), EXIT_USAGE)
     except ConfigError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
@@ -358,12 +366,19 @@ def run_watch(args: argparse.Namespace) -> int:
             profiles.load(args.lab)
         except (profiles.UnknownProfile, profiles.ProfileError) as exc:
             return _fail(str(exc), EXIT_USAGE)
+    from awsview import preferences
     from awsview.ui import themes
 
     try:
         themes.check(args.theme)
     except themes.ThemeError as exc:
         return _fail(str(exc), EXIT_USAGE)
+    saved, notice = preferences.load()
+    theme = args.theme or saved.get("theme")
+    try:
+        themes.check(theme)
+    except themes.ThemeError as exc:  # a theme saved once and since removed
+        theme, notice = None, f"{preferences.path()}: {exc} (ignored)"
     target = checked_target(args)
     presenter = getattr(args, "presenter", False)
     # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
@@ -373,8 +388,9 @@ def run_watch(args: argparse.Namespace) -> int:
     from awsview.ui.themes import ThemeError
 
     try:
-        app = AWSViewApp(target=target, lab=args.lab, prefix=args.prefix, theme=args.theme,
-                         presenter=presenter)
+        app = AWSViewApp(target=target, lab=args.lab, prefix=args.prefix, theme=theme,
+                         presenter=presenter, remember=not presenter,
+                         show_usage=bool(saved.get("usage")) and not presenter, notice=notice)
     except ThemeError as exc:
         return _fail(str(exc), EXIT_USAGE)
     app.run()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import hmac
 import ipaddress
+import os
 import secrets
 import shlex
 import sys
@@ -43,8 +44,8 @@ def check_token(host: str, token: str | None) -> str | None:
     if token is not None and len(token) < 12:
         raise ServeError("the token must be at least 12 characters long")
     if token is None and not is_loopback(host):
-        raise ServeError(f"serving on {host} exposes the lab to the network: pass --token "
-                         f"(e.g. --token {secrets.token_urlsafe(18)})")
+        raise ServeError(f"serving on {host} exposes the lab to the network: set AWSVIEW_TOKEN or pass "
+                         f"--token (e.g. AWSVIEW_TOKEN={secrets.token_urlsafe(18)})")
     return token
 
 
@@ -188,7 +189,8 @@ def run(args: argparse.Namespace) -> int:
     from awsview import profiles
 
     try:
-        token = check_token(args.host, args.token)
+        # AWSVIEW_TOKEN keeps the token out of `ps` and the shell's history.
+        token = check_token(args.host, args.token or os.environ.get("AWSVIEW_TOKEN") or None)
         if not 1 <= args.port <= 65535:
             raise ServeError(f"--port must be between 1 and 65535, not {args.port}")
         if not 8 <= args.font_size <= 64:

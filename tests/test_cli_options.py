@@ -17,7 +17,7 @@ REQUIRED = {
 }
 VALUES = {
     "profile": "lab", "region": "eu-central-1", "endpoint_url": "http://127.0.0.1:5000",
-    "lab": "q05", "prefix": "myapp-", "theme": "light",
+    "lab": "q05", "prefix": "myapp-", "theme": "light", "log_file": "/tmp/awsview.log",
 }
 CASES = [(command, name) for command in REQUIRED for name in SHARED]
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import difflib
 import ipaddress
+import logging
 import os
 from collections import Counter
 from contextlib import AsyncExitStack
@@ -305,6 +306,21 @@ def isolate_from_shell(environ: Any = os.environ) -> None:
                    AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull)
 
 
+_calls_log = logging.getLogger("awsview.calls")
+
+
+def _log_failure(service: str, operation: str, exc: BaseException) -> None:
+    """One line in the log file (if any) per failed call: its API, what went wrong."""
+    if not _calls_log.isEnabledFor(logging.INFO):
+        return
+    from awsview.aws.errors import classify
+
+    failure = classify(exc)
+    level = logging.INFO if failure.is_not_found else logging.WARNING
+    _calls_log.log(level, "%s:%s: %s%s", service, operation, failure.text,
+                   " (throttled)" if failure.kind == "throttled" and "throttled" not in failure.text else "")
+
+
 class Connection:
     """Opens one guarded client per service on first use; all close together.
 
@@ -383,6 +399,7 @@ class Connection:
         except Exception as exc:
             # The credential chain failed (say an SSO session expired mid-watch): name the profile.
             text = credentials_text(exc, self.resolved.profile if self.resolved else self.target.profile)
+            _log_failure(service, operation, ConfigError(text) if text is not None else exc)
             if text is not None:
                 raise ConfigError(text) from exc
             raise

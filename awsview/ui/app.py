@@ -87,8 +87,11 @@ class AWSViewApp(App[int]):
                  demo: Any = None, cap: int = DEFAULT_CAP, highlight_seconds: float = HIGHLIGHT_S,
                  tick_seconds: float = 1.0, poll_speed: float = 1.0,
                  monotonic: Callable[[], float] = time.monotonic, freezer: Any = None,
-                 presenter: bool = False):
+                 presenter: bool = False, remember: bool = False, show_usage: bool = False,
+                 notice: str | None = None):
         super().__init__()
+        self.remember = remember  # the theme and usage line picked are saved in config.toml
+        self.notice = notice  # one line to show once started (e.g. preferences ignored)
         self.awsview_themes = themes.install(self, theme)
         self.target = target
         self.lab = lab
@@ -107,7 +110,7 @@ class AWSViewApp(App[int]):
         self.feed = PanelFeed(cap)
         self.changes = ItemChanges()
         self.needle = ""
-        self.show_usage = False  # the status line counts the API calls and read units made
+        self.show_usage = show_usage  # the status line counts the API calls and read units made
         self.status = ("ok", f"connecting to {target.describe()}…" if target else "")
         self.live = None
         self._filter_timer = None
@@ -142,6 +145,8 @@ class AWSViewApp(App[int]):
         self.set_interval(self.tick_seconds, self.refresh_panels)
         self.set_interval(1.0, self._age_memory)
         self._show_status()
+        if self.notice:
+            self.notify(self.notice, severity="warning", timeout=8, markup=False)
 
     def on_resize(self) -> None:
         if alive(self._board):
@@ -400,10 +405,24 @@ class AWSViewApp(App[int]):
     def action_usage(self) -> None:
         self.show_usage = not self.show_usage
         self._show_status()
+        self._remember(usage=self.show_usage)
 
     def action_next_theme(self) -> None:
-        self.theme = themes.following(self.awsview_themes, self.theme)
+        self.pick_theme(themes.following(self.awsview_themes, self.theme))
         self.notify(f"theme {self.theme}", timeout=2)
+
+    def pick_theme(self, name: str) -> None:
+        """A theme the user picked (t, the palette): shown, and remembered for next time."""
+        self.theme = name
+        self._remember(theme=name)
+
+    def _remember(self, **changes: Any) -> None:
+        if self.remember and not self.presenter:
+            from awsview import preferences
+
+            problem = preferences.save(**changes)
+            if problem:
+                self.notify(problem, severity="warning", timeout=5, markup=False)
 
     def action_demo_pause(self) -> None:
         if self.demo is not None:
