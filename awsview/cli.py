@@ -317,9 +317,8 @@ def run_docs(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     from awsview.serve import run
 
-    if args.roster is None:
-        checked_target(args)  # each session checks again; this says it once, before serving
-    return run(args)
+    # Each session checks the target again; this says it once, before serving.
+    return run(args, check_target=None if args.roster is not None else lambda: checked_target(args))
 
 
 def run_class(args: argparse.Namespace) -> int:

@@ -184,9 +184,11 @@ def watch_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def run(args: argparse.Namespace) -> int:
-    """`awsview serve`: check everything that can be checked before binding, then serve."""
+def run(args: argparse.Namespace, check_target: Any = None) -> int:
+    """`awsview serve`: check everything that can be checked before binding, then serve.
+    ``check_target`` raises ConfigError when the AWS configuration cannot work."""
     from awsview import profiles
+    from awsview.aws.session import ConfigError
 
     try:
         # AWSVIEW_TOKEN keeps the token out of `ps` and the shell's history.
@@ -200,8 +202,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             if args.lab:
                 profiles.load(args.lab)
+            if check_target is not None:
+                check_target()
             command = app_command(watch_args(args))
-    except (ServeError, profiles.UnknownProfile, profiles.ProfileError) as exc:
+    except (ServeError, profiles.UnknownProfile, profiles.ProfileError, ConfigError) as exc:
         print(f"awsview: {exc}", file=sys.stderr)
         return 2
     server = make_server(args.host, args.port, token, command, args.font_size,
