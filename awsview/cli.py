@@ -187,18 +187,34 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
     from awsview.aws.session import ConfigError
+    from awsview.extras import MissingExtra, require
     from awsview.log import LogFileError, configure
 
     try:
+        for extra, what in needs(args):
+            require(extra, what)
         if "log_file" in TAKES[args.command]:
             configure(args.log_file)
         return COMMANDS[args.command](args)
-    except LogFileError as exc:
+    except (LogFileError, MissingExtra) as exc:
         return _fail(str(exc), EXIT_USAGE)
     except ConfigError as exc:
         return _fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         return 130
+
+
+def needs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The extras this command line needs: (extra, what needs it)."""
+    found = []
+    if args.command in ("emulator", "demo", "docs"):
+        found.append(("emulator", f"awsview {args.command}"))
+    if args.command == "serve":
+        found.append(("serve", "awsview serve"))
+    if (args.command == "screenshot" and str(args.output).lower().endswith(".png")) or \
+            (args.command == "docs" and args.format == "png"):
+        found.append(("png", f"awsview {args.command} in PNG"))
+    return found
 
 
 def run_emulator(args: argparse.Namespace) -> int:

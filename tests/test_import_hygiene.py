@@ -14,7 +14,8 @@ CORE_MODULES = [
     "awsview.model.loglines", "awsview.model.items", "awsview.pollers.scheduler", "awsview.profiles",
     "awsview.render", "awsview.dump", "awsview.emulator.server", "awsview.labs.player",
     "awsview.classroom", "awsview.checkpoints", "awsview.timeline", "awsview.explain", "awsview.store",
-    "awsview.docs", "awsview.freeze",
+    "awsview.docs", "awsview.freeze", "awsview.aws.policy", "awsview.log", "awsview.preferences",
+    "awsview.extras",
 ]
 FORBIDDEN = ("textual", "rich")
 
