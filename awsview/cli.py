@@ -20,15 +20,19 @@ _UNSET = object()
 
 # The options shared by the commands: dest -> (flag, argparse keywords).
 SHARED: dict[str, tuple[str, dict[str, Any]]] = {
-    "profile": ("--profile", {"metavar": "NAME", "help": "AWS profile from the shared config (default: AWS_PROFILE, else default)"}),
-    "region": ("--region", {"help": "AWS region (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's region)"}),
-    "endpoint_url": ("--endpoint-url", {"metavar": "URL", "help": "AWS-compatible endpoint (default: as the SDK resolves it, "
-                                                                  "AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, the profile's)"}),
+    "profile": ("--profile", {
+        "metavar": "NAME", "help": "AWS profile from the shared config (default: AWS_PROFILE, else default)"}),
+    "region": ("--region", {
+        "help": "AWS region (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's region)"}),
+    "endpoint_url": ("--endpoint-url", {
+        "metavar": "URL", "help": "AWS-compatible endpoint (default: as the SDK resolves it: "
+                                  "AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, the profile's)"}),
     "lab": ("--lab", {"action": "append", "help": "lab profile (ev04, ev05, q05); default: detected"}),
     "prefix": ("--prefix", {"help": "with no known lab: only resources named PREFIX*"}),
     "theme": ("--theme", {"help": "dark (default), light, high-contrast, docs, or any Textual theme"}),
-    "log_file": ("--log-file", {"metavar": "FILE", "help": "record every failed call, retry and throttle "
-                                                          "with its API and time (default: $AWSVIEW_LOG)"}),
+    "log_file": ("--log-file", {
+        "metavar": "FILE", "help": "record every failed call, retry and throttle with its API and time "
+                                   "(default: $AWSVIEW_LOG)"}),
 }
 _WHERE = {"profile", "region", "endpoint_url"}
 _VIEW = _WHERE | {"lab", "prefix"}
