@@ -262,3 +262,26 @@ def test_resolve_raises_config_error_not_botocore_errors(home):
     write_config(home, "[profile loop]\nsource_profile = loop\nrole_arn = arn:aws:iam::1:role/x\nregion = us-east-1\n")
     with pytest.raises(ConfigError, match="profile 'loop'"):
         check_credentials(resolve(Target(profile="loop")))
+
+
+def test_expired_sso_session_in_the_sso_session_format(emulator, home):
+    write_config(home, f"""
+        [profile sso-new]
+        sso_session = lab
+        sso_account_id = 123456789012
+        sso_role_name = LabViewer
+        region = us-east-1
+        endpoint_url = {emulator.endpoint_url}
+        [sso-session lab]
+        sso_start_url = https://lab.awsapps.com/start
+        sso_region = us-east-1
+        sso_registration_scopes = sso:account:access
+        """)
+    cache = home / ".aws" / "sso" / "cache"
+    cache.mkdir(parents=True)
+    (cache / f"{hashlib.sha1(b'lab').hexdigest()}.json").write_text(json.dumps({
+        "startUrl": "https://lab.awsapps.com/start", "region": "us-east-1", "accessToken": "t",
+        "expiresAt": "2020-01-01T00:00:00Z"}))
+    result = awsview("dump", "--profile", "sso-new")
+    assert result.returncode == 2
+    assert one_line(result).endswith("run: aws sso login --profile sso-new")

@@ -170,7 +170,7 @@ def resolve(target: Target) -> Resolved:
     if region is None:
         if resolved.reaches_aws:
             if _has_no_credentials(session):  # nothing configured at all: say the first thing first
-                raise ConfigError(no_credentials_text(profile, endpoint_given=False))
+                raise ConfigError(no_credentials_text(profile))
             raise ConfigError("no AWS region configured: pass --region, set AWS_REGION, or give the "
                               f"profile a region (aws configure set region … --profile {profile or 'default'})")
     elif resolved.reaches_aws:
@@ -234,17 +234,18 @@ def _config_text(exc: BaseException, profile: str | None) -> str:
     if isinstance(exc, ConfigParseError):
         return f"cannot read the AWS config file: {_one_line(exc)}"
     if isinstance(exc, NoCredentialsError):
-        return no_credentials_text(profile, endpoint_given=False)
+        return no_credentials_text(profile)
     if isinstance(exc, (CredentialRetrievalError, PartialCredentialsError, InvalidConfigError)):
         return f"profile {name!r}: {_one_line(exc)}"
     return _one_line(exc)
 
 
-def no_credentials_text(profile: str | None, endpoint_given: bool) -> str:
+def no_credentials_text(profile: str | None) -> str:
+    """No credentials for AWS itself: say where they were looked for, and how to try AWS View
+    without an account."""
     where = f"profile {profile!r}" if profile else \
         "the environment, ~/.aws/credentials, ~/.aws/config or an instance role"
-    text = f"no AWS credentials found in {where} (aws configure, aws sso login, or AWS_PROFILE=…)"
-    return text if endpoint_given else f"{text} — {DEMO_HINT}"
+    return f"no AWS credentials found in {where} (aws configure, aws sso login, or AWS_PROFILE=…) — {DEMO_HINT}"
 
 
 def check_credentials(resolved: Resolved) -> str | None:
@@ -265,7 +266,7 @@ def check_credentials(resolved: Resolved) -> str | None:
         if credentials is None:
             if not resolved.reaches_aws:
                 return None
-            raise ConfigError(no_credentials_text(resolved.profile, endpoint_given=False))
+            raise ConfigError(no_credentials_text(resolved.profile))
         credentials.get_frozen_credentials()
     except ConfigError:
         raise
