@@ -53,3 +53,33 @@ async def test_no_credentials_every_panel_says_so():
             assert NO_CREDENTIALS in says(app, ident), ident
             assert view(app, ident).has_class("-error"), ident
         assert "aws sso login" in status(app) or "awsview demo" in status(app)
+
+
+async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulator):
+    """Found by the fault soak: a machine deleted between ListStateMachines and its
+    DescribeStateMachine turned the whole listing ABSENT."""
+    import json
+
+    from awsview.aws.session import Connection
+    from awsview.pollers.stepfunctions import StateMachinePoller
+    from awsview.profiles import generic_profile
+
+    sfn = emulator.client("stepfunctions")
+    definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}})
+    arns = {name: sfn.create_state_machine(name=name, definition=definition,
+                                           roleArn="arn:aws:iam::123456789012:role/race")["stateMachineArn"]
+            for name in ("race-a", "race-b")}
+    poller, model = StateMachinePoller(generic_profile("race-")), LabModel()
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        call = conn.call
+
+        async def deleting_first(service, method, **params):
+            if method == "describe_state_machine" and params.get("stateMachineArn") == arns["race-a"]:
+                sfn.delete_state_machine(stateMachineArn=arns["race-a"])
+            return await call(service, method, **params)
+
+        conn.call = deleting_first
+        model.apply(await poller.poll(conn, model))
+    snapshot = model.get("state_machines")
+    assert snapshot.health.value == "ok", snapshot.freshness()
+    assert [m.name for m in snapshot.data] == ["race-b"]

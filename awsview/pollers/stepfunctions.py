@@ -10,6 +10,7 @@ import json
 import time
 from typing import Any
 
+from awsview.aws.errors import classify
 from awsview.aws.session import Connection
 from awsview.model.asl import DefinitionError, parse_definition
 from awsview.model.history import parse_history
@@ -51,7 +52,12 @@ class StateMachinePoller(Poller):
                     continue
                 cached = self._described.get(entry["stateMachineArn"])
                 if cached is None or time.monotonic() - cached[0] > REDESCRIBE_S:
-                    cached = (time.monotonic(), await self._describe(conn, entry))
+                    try:
+                        cached = (time.monotonic(), await self._describe(conn, entry))
+                    except Exception as exc:
+                        if classify(exc).is_not_found:
+                            continue  # deleted between the listing and this call: not listed
+                        raise  # any other failure is the listing's (never "absent")
                     self._described[entry["stateMachineArn"]] = cached
                 machines.append(cached[1])
             live = {m.arn for m in machines}
