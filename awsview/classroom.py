@@ -182,7 +182,7 @@ class ClassMonitor:
                                    error=_worst_error(model), updated_at=time.time(), account=account)
         except Exception as exc:  # one learner's trouble is shown on its card, never raised
             previous = follow.status or LearnerStatus(learner)
-            status = replace(previous, error=str(exc) if type(exc).__name__ == "DumpError" else classify(exc).text,
+            status = replace(previous, error=getattr(exc, "reason", None) or classify(exc).text,
                              stale=True)
             follow.failures += 1
             follow.retry_at = time.monotonic() + min(30.0, 2.0 ** follow.failures)

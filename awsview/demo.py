@@ -3,7 +3,6 @@ step by step inside the viewer (a step banner on top; space pauses, n plays the 
 
 from __future__ import annotations
 
-import os
 import sys
 import tempfile
 from pathlib import Path
@@ -11,7 +10,7 @@ from pathlib import Path
 
 def run(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.0) -> int:
     """Open the viewer on a fresh in-process emulator and play these labs in it."""
-    from awsview.aws.session import Target
+    from awsview.aws.session import Target, isolate_from_shell
     from awsview.emulator.server import EmulatorError, start
     from awsview.labs import UnknownLab, get_lab
 
@@ -29,10 +28,8 @@ def run(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.
     from awsview.ui.demo import DemoDriver
     from awsview.ui.themes import ThemeError
 
-    # The demo talks only to its own emulator: never hand it the credentials of a real account.
-    for name in ("AWS_PROFILE", "AWS_SESSION_TOKEN", "AWS_ENDPOINT_URL"):
-        os.environ.pop(name, None)
-    os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing")
+    # The demo talks only to its own emulator: never hand it a real account's configuration.
+    isolate_from_shell()
     state_dir = Path(tempfile.mkdtemp(prefix="awsview-demo-"))
     try:
         emulator = start("127.0.0.1", 0, state_dir)

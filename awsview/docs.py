@@ -22,9 +22,6 @@ if TYPE_CHECKING:
 # What every page shows instead of the emulator's free port, so two runs match byte for byte.
 DOCS_ENDPOINT = "http://127.0.0.1:5000"
 FORMATS = ("svg", "png")
-# Never hand the emulator — nor the viewer polling it — a real account's credentials.
-CREDENTIAL_VARIABLES = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN",
-                        "AWS_SECURITY_TOKEN", "AWS_ENDPOINT_URL")
 
 
 class DocsError(Exception):
@@ -86,23 +83,19 @@ def _lab_environment(scratch: Path) -> Iterator[None]:
     """Testing credentials and a scratch state directory (the viewer's decision memory is kept
     per endpoint; an earlier run on the same port must not show up); the environment and the
     logging handlers are as they were afterwards."""
-    touched = (*CREDENTIAL_VARIABLES, "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-               "XDG_STATE_HOME", "MOTO_PORT")
-    saved = {name: os.environ.get(name) for name in touched}
+    from awsview.aws.session import isolate_from_shell
+
+    # Never hand the emulator — nor the viewer polling it — a real account's configuration.
+    saved = dict(os.environ)
     root = logging.getLogger()
     handlers, level = list(root.handlers), root.level  # the emulator sends logging to its file
-    for name in CREDENTIAL_VARIABLES:
-        os.environ.pop(name, None)
-    os.environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
-                      XDG_STATE_HOME=str(scratch / "state"))
+    isolate_from_shell()
+    os.environ["XDG_STATE_HOME"] = str(scratch / "state")
     try:
         yield
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        os.environ.clear()
+        os.environ.update(saved)
         for handler in [h for h in root.handlers if h not in handlers]:
             root.removeHandler(handler)
             handler.close()

@@ -130,7 +130,9 @@ async def diagnose(target: Target, lab: str | None = None, prefix: str = "",
         profile = chosen or await detect_profile(conn, prefix)
         prober = _Prober(conn)
         probes: list[Probe] = [Probe("identity", "ok", f"account {account}")]
-        emulator = await _emulator(target, http_get, probes)
+        # The endpoint as the SDK resolved it (--endpoint-url, AWS_ENDPOINT_URL*, the profile's).
+        endpoint = conn.resolved.endpoint_url if conn.resolved is not None else target.endpoint_url
+        emulator = await _emulator(endpoint, http_get, probes)
         sfn = await _stepfunctions(prober, profile, probes)
         streams = await _dynamodb(prober, profile, probes)
         await _simple(prober, probes, "sqs", "list_queues", "queues", "sqs:ListQueues, sqs:GetQueueAttributes",
@@ -143,9 +145,9 @@ async def diagnose(target: Target, lab: str | None = None, prefix: str = "",
         probes.append(_headroom(conn, prober))
         times = sorted(prober.times) or [0.0]
     panels = _verdicts(profile, {p.name: p for p in probes}, emulator, sfn, streams)
-    backend = "AWS" if not target.endpoint_url else \
+    backend = "AWS" if not endpoint else \
         "AWS View emulator" if emulator else "an AWS-compatible endpoint (not the AWS View emulator)"
-    return Diagnosis(target.describe(), account, backend, profile.name, tuple(probes), tuple(panels),
+    return Diagnosis(conn.describe(), account, backend, profile.name, tuple(probes), tuple(panels),
                      calls=len(prober.times), latency_ms=(times[len(times) // 2] * 1000, times[-1] * 1000))
 
 
@@ -161,14 +163,14 @@ async def _get(url: str) -> tuple[int, Any]:
                 return response.status, None
 
 
-async def _emulator(target: Target, http_get: Any, probes: list[Probe]) -> bool:
+async def _emulator(endpoint: str | None, http_get: Any, probes: list[Probe]) -> bool:
     """The AWS View emulator's own read-only routes: health, journal, change feed."""
-    if not target.endpoint_url:
+    if not endpoint:
         probes += [Probe("emulator journal", "n/a", "real AWS has no write-decision journal"),
                    Probe("change feed", "n/a", "no change feed on AWS: polled")]
         return False
     get = http_get or _get
-    base = target.endpoint_url.rstrip("/")
+    base = endpoint.rstrip("/")
     found = {}
     for route in ("health", "journal?since=0&limit=1", "changes?since=0&limit=1"):
         try:
@@ -284,7 +286,7 @@ async def _logs(prober: _Prober, profile: profiles.LabProfile, probes: list[Prob
 
 def _headroom(conn: Connection, prober: _Prober) -> Probe:
     """How much of AWS's quotas the viewer's budgets leave to the learner's own calls."""
-    scale = conn.limiter._scale
+    scale = conn.limiter.scale
     tight = min(RATES.items(), key=lambda kv: kv[1])
     text = (f"viewer at most {tight[1] * scale:g}/s for {tight[0][1]} (AWS allows 5/s), "
             f"{DEFAULT_RATE * scale:g}/s for other APIs; {prober.throttled} of {len(prober.times)} probe calls throttled")

@@ -67,6 +67,24 @@ def generic_profile(prefix: str = "") -> LabProfile:
     return LabProfile(name="generic", title=title, prefix=prefix, generic=True)
 
 
+SEPARATORS = "-_./"
+
+
+def common_prefixes(names: list[str], limit: int = 12) -> list[tuple[str, int]]:
+    """The name prefixes (up to a ``-``, ``_``, ``.`` or ``/``) that several resources share,
+    with how many: what to offer in place of a whole account. Most resources first; a prefix is
+    left out when a longer one names the same resources."""
+    counts: dict[str, int] = {}
+    for name in set(names):
+        for i, char in enumerate(name[:-1]):
+            if char in SEPARATORS and i > 0:
+                counts[name[:i + 1]] = counts.get(name[:i + 1], 0) + 1
+    shared = {p: n for p, n in counts.items() if n >= 2}
+    kept = [(p, n) for p, n in shared.items()
+            if not any(q != p and q.startswith(p) and m == n for q, m in shared.items())]
+    return sorted(kept, key=lambda pair: (-pair[1], pair[0]))[:limit]
+
+
 def profile_dir() -> Path:
     """``panels/`` beside the package in a checkout, or the copy shipped inside the wheel."""
     checkout = Path(__file__).resolve().parent.parent / "panels"

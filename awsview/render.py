@@ -107,6 +107,10 @@ def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     panels = []
     for snapshot in model.with_prefix("history:"):
         if snapshot.data is None:
+            if snapshot.health is Health.ERROR:  # never read: the panel says why, it does not vanish
+                name = snapshot.key.rsplit(":", 1)[-1]
+                panels.append(_panel("history", f"History · {cell(name)}", [snapshot],
+                                     ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"), [], now, "no events"))
             continue
         rows = []
         for event in snapshot.data.history.events:
@@ -135,6 +139,10 @@ def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
         title = f"Table · {cell(name)}"
         if table is not None and table.baseline:
             title += f" · reference {cell(table.baseline)}"
+        if table is not None and (table.paged or table.truncated):
+            total = f" of ~{table.item_count:,}" if table.item_count else ""
+            what = f"first {len(table.items):,}" if table.truncated else f"{len(table.items):,}"
+            title += f" · {what}{total} items, read in pages"
         panels.append(_panel("tables", title, [snapshot], ("KEY", "ATTRIBUTES"), rows, now, "no items"))
     return panels
 
@@ -241,13 +249,19 @@ def _item_text(item: Any) -> str:
     return ", ".join(f"{k}={format_value(v, 40)}" for k, v in sorted(item.items()))
 
 
-def _timeline_sources(model: LabModel) -> list[Snapshot[Any]]:
-    """The timeline computes without calls of its own; a failing journal speaks for it."""
+def _failing(snapshots: list[Snapshot[Any] | None]) -> list[Snapshot[Any]]:
+    return [s for s in snapshots if s is not None and s.health in (Health.STALE, Health.ERROR)]
+
+
+def _timeline_sources(model: LabModel, profile: LabProfile) -> list[Snapshot[Any]]:
+    """The timeline computes without calls of its own: each evidence that could not be read
+    (journal, business tables, streams, log groups, executions and their histories) speaks for
+    it, so "no write decisions" is only said after looking."""
     found = [s for s in (model.get("timeline"),) if s is not None]
-    journal = model.get("journal")
-    if journal is not None and journal.health in (Health.STALE, Health.ERROR):
-        found.append(journal)
-    return found
+    evidence = [model.get("journal"), *(model.get(f"table:{t}") for t in profile.tables("business"))]
+    for prefix in ("stream:", "logs:", "executions:", "history:"):
+        evidence += model.with_prefix(prefix)
+    return found + _failing(evidence)
 
 
 def decisions(model: LabModel, profile: LabProfile, now: float, all_runs: bool = False) -> list[Panel]:
@@ -264,7 +278,7 @@ def decisions(model: LabModel, profile: LabProfile, now: float, all_runs: bool =
                  cell(change, 200), cell(d.actor.text))
         rows.append(Row(d.ident, (_run_cell(built, d.run), *cells) if all_runs else cells))
     columns = ("TIME", "TABLE", "KEY", "OPERATION", "CONDITION", "OUTCOME", "KIND", "BEFORE → AFTER", "BY")
-    panel = _panel("decisions", "Write decisions", _timeline_sources(model),
+    panel = _panel("decisions", "Write decisions", _timeline_sources(model, profile),
                    ("RUN", *columns) if all_runs else columns, rows, now, "no write decisions")
     return [dataclasses.replace(panel, note=_evidence_note(built, all_runs))]
 
@@ -290,7 +304,7 @@ def verdicts(model: LabModel, profile: LabProfile, now: float, all_runs: bool = 
             rows.append(Row(f"{prefix}{k.table}#{k.key}",
                             (_run_cell(built, run.number if run else 0), *cells) if all_runs else cells))
     columns = ("TABLE", "KEY", "VERDICT", "", "CONSUMER RESULTS")
-    panel = _panel("verdicts", "Idempotency per business key", _timeline_sources(model),
+    panel = _panel("verdicts", "Idempotency per business key", _timeline_sources(model, profile),
                    ("RUN", *columns) if all_runs else columns, rows, now, "no business keys written")
     return [dataclasses.replace(panel, note=_evidence_note(built, all_runs))]
 
@@ -335,7 +349,9 @@ def checkpoints(model: LabModel, profile: LabProfile, now: float) -> list[Panel]
     rows = [Row(f"{r.checkpoint.step}#{i}", (r.mark, cell(r.checkpoint.step), cell(r.checkpoint.text),
                                             cell(r.detail, 200)))
             for i, r in enumerate((snapshot.data or ()) if snapshot else ())]
-    return [_panel("checkpoints", f"Checkpoints · {cell(profile.name)}", [snapshot] if snapshot else [],
+    # Checkpoints read the whole model: what could not be read says why a mark is "?".
+    sources = ([snapshot] + _failing(list(model.snapshots.values()))) if snapshot else []
+    return [_panel("checkpoints", f"Checkpoints · {cell(profile.name)}", sources,
                    ("", "STEP", "CHECKPOINT", "NOW"), rows, now, "no checkpoints for this lab")]
 
 

@@ -14,6 +14,7 @@ import argparse
 import asyncio
 import hmac
 import ipaddress
+import os
 import secrets
 import shlex
 import signal
@@ -45,8 +46,8 @@ def check_token(host: str, token: str | None) -> str | None:
     if token is not None and len(token) < 12:
         raise ServeError("the token must be at least 12 characters long")
     if token is None and not is_loopback(host):
-        raise ServeError(f"serving on {host} exposes the lab to the network: pass --token "
-                         f"(e.g. --token {secrets.token_urlsafe(18)})")
+        raise ServeError(f"serving on {host} exposes the lab to the network: set AWSVIEW_TOKEN or pass "
+                         f"--token (e.g. AWSVIEW_TOKEN={secrets.token_urlsafe(18)})")
     return token
 
 
@@ -219,12 +220,15 @@ def watch_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def run(args: argparse.Namespace) -> int:
-    """`awsview serve`: check everything that can be checked before binding, then serve."""
+def run(args: argparse.Namespace, check_target: Any = None) -> int:
+    """`awsview serve`: check everything that can be checked before binding, then serve.
+    ``check_target`` raises ConfigError when the AWS configuration cannot work."""
     from awsview import profiles
+    from awsview.aws.session import ConfigError
 
     try:
-        token = check_token(args.host, args.token)
+        # AWSVIEW_TOKEN keeps the token out of `ps` and the shell's history.
+        token = check_token(args.host, args.token or os.environ.get("AWSVIEW_TOKEN") or None)
         if not 1 <= args.port <= 65535:
             raise ServeError(f"--port must be between 1 and 65535, not {args.port}")
         if not 8 <= args.font_size <= 64:
@@ -234,8 +238,10 @@ def run(args: argparse.Namespace) -> int:
         else:
             if args.lab:
                 profiles.load(args.lab)
+            if check_target is not None:
+                check_target()
             command = app_command(watch_args(args))
-    except (ServeError, profiles.UnknownProfile, profiles.ProfileError) as exc:
+    except (ServeError, profiles.UnknownProfile, profiles.ProfileError, ConfigError) as exc:
         print(f"awsview: {exc}", file=sys.stderr)
         return 2
     server = make_server(args.host, args.port, token, command, args.font_size,
@@ -280,7 +286,7 @@ def _record_in_background(args: argparse.Namespace) -> None:
         monitor = ClassMonitor(load_roster(args.roster), on_update=recording.status, on_model=recording.model)
         work = monitor.run()
     else:
-        target = Target.from_env(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+        target = Target(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
         work = record_headless(target, args.lab, args.prefix, writer)
     threading.Thread(target=asyncio.run, args=(work,), name="awsview-record", daemon=True).start()
     print(f"  recording to {args.record}", flush=True)

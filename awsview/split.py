@@ -190,11 +190,14 @@ def main(argv: Sequence[str]) -> int:
     args, viewer_args = parser.parse_known_args(list(argv))
     if viewer_args[:1] == ["--"]:
         viewer_args = viewer_args[1:]
-    from awsview.cli import build_parser
+    from awsview.cli import UsageError, parse
 
     try:
-        build_parser().parse_args(["watch", *viewer_args])  # a mistake is said here, not in a pane that closes
-    except SystemExit as stop:
+        parse(["watch", *viewer_args])  # a mistake is said here, not in a pane that closes
+    except UsageError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except SystemExit as stop:  # --help, --version
         return int(stop.code or 0)
     try:
         print(split(args.width, viewer_args), flush=True)

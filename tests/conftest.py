@@ -16,6 +16,15 @@ import pytest
 
 # The viewer keeps decisions in the user state directory: never the real one during tests.
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="awsview-test-state-")
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="awsview-test-config-")
+# No test may reach a real AWS account: the shell's AWS configuration is not the tests'. A test
+# that needs a profile writes its own config file; everything else talks to the emulator.
+_aws_home = tempfile.mkdtemp(prefix="awsview-test-aws-")
+for _name in [n for n in os.environ if n.startswith("AWS_") and n != "AWS_CA_BUNDLE"]:
+    del os.environ[_name]
+os.environ.update(AWS_CONFIG_FILE=os.path.join(_aws_home, "config"),
+                  AWS_SHARED_CREDENTIALS_FILE=os.path.join(_aws_home, "credentials"),
+                  AWS_EC2_METADATA_DISABLED="true")
 
 REGION = "us-east-1"
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}

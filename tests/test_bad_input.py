@@ -52,7 +52,7 @@ NOW = 1_800_000_000.0
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 PROFILE = dataclasses.replace(profiles.load("ev04"), panels=profiles.PANELS)  # every panel
 BUSINESS = PROFILE.tables("business")[0]
-TARGET = Target(endpoint_url="http://127.0.0.1:5000")
+TARGET = Target(endpoint_url="http://127.0.0.1:5000").describe()
 MACHINE_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:labex-ev04-orders"
 
 # Reasons a failed call leaves on a snapshot (AWS error messages, exception text) are cleaned by

@@ -208,7 +208,7 @@ def test_dump_with_bad_credentials_is_one_line(emulator, key, reason):
     env = {**emulator.env, "AWS_ACCESS_KEY_ID": key}
     result = subprocess.run([sys.executable, "-m", "awsview", "dump", "--endpoint-url", emulator.endpoint_url],
                             capture_output=True, text=True, timeout=60, env=env)
-    assert result.returncode == 1
+    assert result.returncode == 2  # credentials AWS refuses are a configuration error, not an outage
     assert reason in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
 

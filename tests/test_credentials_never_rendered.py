@@ -132,7 +132,7 @@ def test_dump_never_prints_the_secret(leaky_lab: RunningEmulator, secret_env: di
     assert done.returncode == 0, done.stderr
     _assert_never_shown("awsview dump --profile lab", done.stdout + done.stderr)
     refused = _dump(leaky_lab, {**secret_env, "AWS_ACCESS_KEY_ID": "INVALIDKEY9F3C"}, "--endpoint-url", url)
-    assert refused.returncode == 1 and "credentials not recognised" in refused.stderr
+    assert refused.returncode == 2 and "credentials not recognised" in refused.stderr
     _assert_never_shown("awsview dump with refused credentials", refused.stdout + refused.stderr)
 
 
@@ -149,8 +149,8 @@ async def test_panels_details_and_json_never_show_the_secret(leaky_lab: RunningE
     panels = render.panels(model, profile, now)
     logs = [r for p in panels if p.name == "logs" for r in p.rows]
     assert any("‹redacted›" in c for r in logs for c in r.cells) and len(logs) > 20
-    everything = [as_text(profile, model, conn.target, "123456789012", now),
-                  json.dumps(as_json(profile, model, conn.target, "123456789012", now), default=str)]
+    everything = [as_text(profile, model, conn.describe(), "123456789012", now),
+                  json.dumps(as_json(profile, model, conn.describe(), "123456789012", now), default=str)]
     for shown in PanelFeed().panels(model, profile, now):
         for row in shown.panel.rows:
             detail = describe(model, shown.panel, shown.id, row.key)

@@ -92,7 +92,7 @@ def test_the_last_shot_shows_the_cleanup_done_and_the_decisions_kept(pages):
     assert "no queues" in screen and "no items" in screen  # the queue and both orders are gone
     assert "1 write · 2 duplicates · 0 overwrites · 1 delete ✓" in screen  # what happened stays shown
     # Volatile values are frozen: the emulator's port, clock times, request ids.
-    assert "http://127.0.0.1:5000 (us-east-1)" in screen
+    assert "http://127.0.0.1:5000 · us-east-1 · account" in screen
     assert re.search(r"held at 12:03:00", screen), screen
 
 

@@ -17,6 +17,8 @@ CORE_MODULES = [
     "awsview.docs", "awsview.freeze", "awsview.graph", "awsview.stateruns", "awsview.textgrid",
     "awsview.model.codec", "awsview.model.patch", "awsview.recording",
     "awsview.recorder", "awsview.recorded", "awsview.doctor", "awsview.runs", "awsview.pollers.runs",
+    "awsview.docs", "awsview.freeze", "awsview.aws.policy", "awsview.log", "awsview.preferences",
+    "awsview.extras",
 ]
 FORBIDDEN = ("textual", "rich")
 

@@ -116,7 +116,7 @@ def test_a_busy_port_is_one_line():
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        result = awsview("serve", "--port", str(busy.getsockname()[1]))
+        result = awsview("serve", "--port", str(busy.getsockname()[1]), "--endpoint-url", "http://127.0.0.1:9")
     assert result.returncode == 1
     assert "cannot serve on 127.0.0.1" in result.stderr and "Traceback" not in result.stderr
 

@@ -12,7 +12,6 @@ from botocore.exceptions import (
     ConnectionClosedError,
     ConnectTimeoutError,
     EndpointConnectionError,
-    NoCredentialsError,
     NoRegionError,
     ReadTimeoutError,
 )
@@ -22,6 +21,7 @@ NOT_FOUND_CODES = frozenset({
     "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "NoSuchEntity",
     "NoSuchEntityException",
 })
+NETWORK_ERRORS = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)
 THROTTLING_CODES = frozenset({
     "Throttling", "ThrottlingException", "ThrottledException", "TooManyRequestsException",
     "RequestLimitExceeded", "ProvisionedThroughputExceededException", "RequestThrottled",
@@ -34,9 +34,10 @@ AUTH_CODES = {
     "UnrecognizedClientException": "credentials not recognised",
     "InvalidSignatureException": "credentials rejected (bad signature)",
     "SignatureDoesNotMatch": "credentials rejected (bad signature)",
-    "AccessDenied": "access denied", "AccessDeniedException": "access denied",
-    "AuthFailure": "credentials rejected", "NotAuthorized": "access denied",
+    "AuthFailure": "credentials rejected",
 }
+# Said as AWS says it: the code, then the message naming the action refused.
+ACCESS_DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "NotAuthorized"})
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,13 @@ def classify(exc: BaseException) -> Failure:
 
 
 def _classify(exc: BaseException) -> Failure:
+    from awsview.aws.session import ConfigError, credentials_text
+
+    if isinstance(exc, ConfigError):
+        return Failure("auth", str(exc))
+    chain = credentials_text(exc, None)
+    if chain is not None:
+        return Failure("auth", chain)
     if isinstance(exc, ClientError):
         code = error_code(exc) or "Error"
         message = " ".join(str(exc.response.get("Error", {}).get("Message", "")).split())[:160]
@@ -76,13 +84,13 @@ def _classify(exc: BaseException) -> Failure:
             return Failure("not_found", f"{code}: {message}".rstrip(": "), code)
         if code in THROTTLING_CODES:
             return Failure("throttled", f"throttled ({code})", code)
+        if code in ACCESS_DENIED_CODES:
+            return Failure("auth", f"{code}: {message}".rstrip(": "), code)
         if code in AUTH_CODES:
             return Failure("auth", f"{AUTH_CODES[code]} ({code}: {message})", code)
         return Failure("other", f"{code}: {message}".rstrip(": "), code)
-    if isinstance(exc, NoCredentialsError):
-        return Failure("auth", "no AWS credentials found (profile, environment or instance role)")
     if isinstance(exc, NoRegionError):
-        return Failure("other", "no AWS region configured (use --region or AWS_DEFAULT_REGION)")
+        return Failure("other", "no AWS region configured (use --region or AWS_REGION)")
     if isinstance(exc, EndpointConnectionError):
         return Failure("network", f"connection refused — {exc.kwargs.get('endpoint_url', '')}".strip(" —"))
     if isinstance(exc, (ConnectTimeoutError, ReadTimeoutError, asyncio.TimeoutError)):

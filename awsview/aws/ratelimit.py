@@ -1,4 +1,5 @@
-"""Per-API token buckets that stay well inside AWS's request quotas, and call counting."""
+"""Per-API token buckets that stay well inside AWS's request quotas; the calls made and the
+DynamoDB read units consumed, counted."""
 
 from __future__ import annotations
 
@@ -57,14 +58,15 @@ class RateLimiter:
 
     def __init__(self, rates: dict[tuple[str, str], float] | None = None, scale: float = 1.0):
         self._rates = {**RATES, **(rates or {})}
-        self._scale = scale
+        self.scale = scale  # 10 for a local emulator, whose buckets are wider
         self._buckets: dict[tuple[str, str], TokenBucket] = {}
         self.calls: Counter[tuple[str, str]] = Counter()
+        self.read_units: Counter[str] = Counter()  # DynamoDB read units consumed, per table
 
     def bucket(self, service: str, operation: str) -> TokenBucket:
         key = (service, operation)
         if key not in self._buckets:
-            rate = self._rates.get(key, DEFAULT_RATE) * self._scale
+            rate = self._rates.get(key, DEFAULT_RATE) * self.scale
             self._buckets[key] = TokenBucket(rate, max(1.0, rate * BURST_SECONDS))
         return self._buckets[key]
 
@@ -72,6 +74,14 @@ class RateLimiter:
         await self.bucket(service, operation).acquire()
         self.calls[(service, operation)] += 1
 
+    def consumed(self, table: str, units: float) -> None:
+        """Count the read units a call consumed (its ReturnConsumedCapacity answer)."""
+        self.read_units[table] += units
+
     @property
     def total_calls(self) -> int:
         return sum(self.calls.values())
+
+    @property
+    def total_read_units(self) -> float:
+        return sum(self.read_units.values())

@@ -1,72 +1,372 @@
-"""The connection: long-lived, read-only aiobotocore clients on the standard credential chain."""
+"""Where to look, resolved exactly as the AWS SDK resolves it, and the read-only connection.
+
+AWS View re-implements none of the SDK's configuration rules; botocore resolves them:
+
+- the profile: ``--profile``, else ``AWS_PROFILE`` (``AWS_DEFAULT_PROFILE``), else ``default``;
+- the region: ``--region``, ``AWS_REGION``, ``AWS_DEFAULT_REGION``, the profile's ``region``.
+  botocore itself reads only ``AWS_DEFAULT_REGION``; ``AWS_REGION`` is put ahead of it through
+  botocore's own session variables, the order CLI v2 and the other SDKs use;
+- each service's endpoint: ``--endpoint-url``, else ``AWS_ENDPOINT_URL_<SERVICE>``,
+  ``AWS_ENDPOINT_URL``, the profile's ``services`` section, its ``endpoint_url``, else AWS's own.
+  The endpoint really used is read back from a client botocore made (``client.meta``);
+- credentials: botocore's chain for the profile (environment, SSO, ``credential_process``,
+  assume-role, the shared files, container and instance roles).
+
+Every configuration problem becomes a `ConfigError`: one line that says what to do, exit 2.
+"""
 
 from __future__ import annotations
 
+import asyncio
+import difflib
+import ipaddress
+import logging
 import os
+from collections import Counter
 from contextlib import AsyncExitStack
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from awsview.aws.ratelimit import RateLimiter
-from awsview.aws.readonly import guard
+from awsview.aws.readonly import READ_OPERATIONS, guard
 
-DEFAULT_REGION = "us-east-1"
+DEFAULT_REGION = "us-east-1"  # only for a local endpoint with no region configured
 LOCAL_RATE_SCALE = 10.0
-# Local emulators accept any credentials; these are used only when the chain has none.
+# An emulator accepts any credentials; these are used only when the chain has none and no
+# service goes to AWS itself.
 EMULATOR_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+# botocore's own session variable for the region, with AWS_REGION ahead of AWS_DEFAULT_REGION.
+SESSION_VARS = {"region": ("region", ["AWS_REGION", "AWS_DEFAULT_REGION"], None, None)}
+SERVICES = tuple(READ_OPERATIONS)  # every service the viewer may read
+# What a process talking only to its own embedded emulator must not inherit from the shell.
+SHELL_AWS_VARIABLES = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+                       "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_DEFAULT_REGION",
+                       "AWS_ENDPOINT_URL", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")
+DEMO_HINT = "to try AWS View without an account: awsview demo"
+
+
+class ConfigError(Exception):
+    """The AWS configuration cannot work as given; the message is one line saying what to do."""
 
 
 @dataclass(frozen=True)
 class Target:
-    """Where to look: a profile and region from the chain, optionally a local endpoint."""
+    """Where to look, as asked: a profile, region and endpoint given explicitly (``None`` leaves
+    each to the SDK's configuration)."""
 
     profile: str | None = None
     region: str | None = None
     endpoint_url: str | None = None
 
-    @classmethod
-    def from_env(cls, profile: str | None = None, region: str | None = None,
-                 endpoint_url: str | None = None) -> Target:
-        return cls(profile=profile or os.environ.get("AWS_PROFILE") or None,
-                   region=region, endpoint_url=endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None)
+    def describe(self) -> str:
+        """Before resolution: what was asked."""
+        parts = [self.endpoint_url or "AWS", self.region, self.profile and f"profile {self.profile}"]
+        return " · ".join(p for p in parts if p)
+
+
+def is_local_url(url: str | None) -> bool:
+    """An endpoint on this machine or its private network (an emulator), not AWS. Host names
+    are not resolved: only ``localhost`` and literal loopback or private addresses count."""
+    if not url:
+        return False
+    host = (urlsplit(url).hostname or "").lower()
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return address.is_loopback or address.is_private
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """A target as botocore resolves it: profile, region and the endpoint of every service."""
+
+    target: Target
+    profile: str | None
+    region: str
+    endpoints: tuple[tuple[str, str], ...]  # (service, endpoint URL), in SERVICES order
+    aws_suffixes: tuple[str, ...] = ()
+    session: Any = field(default=None, compare=False, repr=False)  # the botocore session
+
+    def endpoint(self, service: str) -> str:
+        return dict(self.endpoints)[service]
 
     @property
     def is_local(self) -> bool:
-        return bool(self.endpoint_url)
+        """Every service answers on a local endpoint (an emulator): nothing here is an account."""
+        return all(is_local_url(url) for _, url in self.endpoints)
+
+    def is_aws(self, url: str) -> bool:
+        """An endpoint of AWS itself (a partition's DNS suffix), not one configured elsewhere."""
+        host = (urlsplit(url).hostname or "").lower()
+        return any(host == suffix or host.endswith("." + suffix) for suffix in self.aws_suffixes)
+
+    @property
+    def reaches_aws(self) -> bool:
+        """Some service goes to AWS itself: credentials and a real region are needed."""
+        return any(self.is_aws(url) for _, url in self.endpoints)
+
+    @property
+    def endpoint_url(self) -> str | None:
+        """The endpoint configured for the lab's data (DynamoDB, where the embedded emulator also
+        keeps its journal), or None when that is AWS itself."""
+        url = self.endpoint("dynamodb")
+        return None if self.is_aws(url) else url
+
+    @property
+    def scope(self) -> str:
+        """Names what is watched, for what the viewer remembers between runs."""
+        return self.endpoint_url or f"aws:{self.profile or 'default'}:{self.region}"
 
     def describe(self) -> str:
-        where = self.endpoint_url or "AWS"
-        return f"{where} ({self.region or DEFAULT_REGION}{', profile ' + self.profile if self.profile else ''})"
+        """What is really used: endpoint (or AWS), region, profile; services that go elsewhere."""
+        def where(url: str) -> str:
+            return "AWS" if self.is_aws(url) else url.rstrip("/")
+
+        places = Counter(where(url) for _, url in self.endpoints)
+        main = places.most_common(1)[0][0]
+        parts = [main, self.region]
+        if self.profile:
+            parts.append(f"profile {self.profile}")
+        others = [f"{service} → {where(url)}" for service, url in self.endpoints if where(url) != main]
+        return " · ".join(parts) + (f" ({', '.join(others)})" if others else "")
+
+
+def botocore_session(profile: str | None = None) -> Any:
+    """A botocore session that resolves as the SDKs do (``AWS_REGION`` included)."""
+    import botocore.session
+
+    return botocore.session.Session(session_vars=SESSION_VARS, profile=profile)
+
+
+def resolve(target: Target) -> Resolved:
+    """Profile, region and endpoints as botocore resolves them; raises ConfigError.
+
+    About 0.1 s: it makes one botocore client per service (no request is sent).
+    """
+    from botocore.exceptions import BotoCoreError
+
+    session = botocore_session(target.profile)
+    try:
+        profile = session.profile
+        if profile is not None and profile not in session.available_profiles:
+            raise ConfigError(_unknown_profile(session, profile))
+        region = target.region or session.get_config_variable("region")
+        endpoints = tuple(
+            (service, _client(session, service, region or DEFAULT_REGION, target.endpoint_url).meta.endpoint_url)
+            for service in SERVICES)
+    except ConfigError:
+        raise
+    except BotoCoreError as exc:
+        raise ConfigError(_config_text(exc, profile=target.profile)) from None
+    except ValueError as exc:  # botocore's InvalidRegionError is also a ValueError
+        raise ConfigError(_one_line(exc)) from None
+    data = session.get_data("endpoints")
+    suffixes = tuple(sorted({p.get("dnsSuffix", "") for p in data.get("partitions", [])} - {""})) + ("api.aws",)
+    resolved = Resolved(target, profile, region or DEFAULT_REGION, endpoints, suffixes, session)
+    if region is None:
+        if resolved.reaches_aws:
+            if _has_no_credentials(session):  # nothing configured at all: say the first thing first
+                raise ConfigError(no_credentials_text(profile))
+            raise ConfigError("no AWS region configured: pass --region, set AWS_REGION, or give the "
+                              f"profile a region (aws configure set region … --profile {profile or 'default'})")
+    elif resolved.reaches_aws:
+        _check_region(region, data, resolved)
+    return resolved
+
+
+def _has_no_credentials(session: Any) -> bool:
+    try:
+        return session.get_credentials() is None
+    except Exception:  # a broken chain is for check_credentials to explain
+        return False
+
+
+def _client(session: Any, service: str, region: str, endpoint_url: str | None) -> Any:
+    # Dummy keys: making a client must not run the credential chain (that is check_credentials).
+    return session.create_client(service, region_name=region, endpoint_url=endpoint_url,
+                                 aws_access_key_id="resolve", aws_secret_access_key="resolve")
+
+
+def _check_region(region: str, data: dict[str, Any], resolved: Resolved) -> None:
+    """A region AWS does not have, sent to AWS, fails later as an unreachable host: say so now."""
+    known = {name for p in data.get("partitions", []) for name in p.get("regions", {})}
+    if region in known:
+        return
+    close = difflib.get_close_matches(region, sorted(known), n=1)
+    hint = f" — did you mean {close[0]}?" if close else ""
+    raise ConfigError(f"unknown AWS region {region!r}{hint} (a region newer than this botocore? "
+                      "upgrade it, or pass --endpoint-url)")
+
+
+def _unknown_profile(session: Any, profile: str) -> str:
+    names = sorted(session.available_profiles)
+    where = os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config"
+    known = f"profiles there: {', '.join(names)}" if names else "it has no profiles"
+    return f"unknown AWS profile {profile!r} in {where} ({known})"
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def _config_text(exc: BaseException, profile: str | None) -> str:
+    from botocore.exceptions import (
+        ConfigParseError,
+        CredentialRetrievalError,
+        InvalidConfigError,
+        NoCredentialsError,
+        PartialCredentialsError,
+        ProfileNotFound,
+        SSOError,
+        TokenRetrievalError,
+    )
+
+    name = profile or os.environ.get("AWS_PROFILE") or "default"
+    if isinstance(exc, (SSOError, TokenRetrievalError)):
+        return (f"the SSO session of profile {name!r} has expired or was never started — "
+                f"run: aws sso login --profile {name}")
+    if isinstance(exc, ProfileNotFound):
+        return f"unknown AWS profile {exc.kwargs.get('profile', name)!r}"
+    if isinstance(exc, ConfigParseError):
+        return f"cannot read the AWS config file: {_one_line(exc)}"
+    if isinstance(exc, NoCredentialsError):
+        return no_credentials_text(profile)
+    if isinstance(exc, (CredentialRetrievalError, PartialCredentialsError, InvalidConfigError)):
+        return f"profile {name!r}: {_one_line(exc)}"
+    return _one_line(exc)
+
+
+def no_credentials_text(profile: str | None) -> str:
+    """No credentials for AWS itself: say where they were looked for, and how to try AWS View
+    without an account."""
+    where = f"profile {profile!r}" if profile else \
+        "the environment, ~/.aws/credentials, ~/.aws/config or an instance role"
+    return f"no AWS credentials found in {where} (aws configure, aws sso login, or AWS_PROFILE=…) — {DEMO_HINT}"
+
+
+def check_credentials(resolved: Resolved) -> str | None:
+    """Run the credential chain once, as the first call would: SSO, credential_process and
+    assume-role profiles fetch their credentials here. Returns how they were found ("env",
+    "sso", "assume-role", …), or None for a local endpoint with none (the emulator's are used).
+
+    Raises ConfigError for what no retry can fix (no credentials, an expired SSO session, a
+    failing credential_process, a role that cannot be assumed). A network failure on the way is
+    left for the calls to report.
+    """
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    from awsview.aws.errors import NETWORK_ERRORS, classify
+
+    try:
+        credentials = resolved.session.get_credentials()
+        if credentials is None:
+            if not resolved.reaches_aws:
+                return None
+            raise ConfigError(no_credentials_text(resolved.profile))
+        credentials.get_frozen_credentials()
+    except ConfigError:
+        raise
+    except NETWORK_ERRORS:
+        return "unchecked"
+    except ClientError as exc:
+        raise ConfigError(f"profile {resolved.profile or 'default'!r}: cannot get credentials: "
+                          f"{classify(exc).text}") from None
+    except BotoCoreError as exc:
+        raise ConfigError(_config_text(exc, resolved.profile)) from None
+    return getattr(credentials, "method", "unknown")
+
+
+def credentials_text(exc: BaseException, profile: str | None) -> str | None:
+    """The one line for a credential-chain failure raised by a call, or None if it is not one."""
+    from botocore.exceptions import (
+        CredentialRetrievalError,
+        InvalidConfigError,
+        NoCredentialsError,
+        PartialCredentialsError,
+        ProfileNotFound,
+        SSOError,
+        TokenRetrievalError,
+    )
+
+    kinds = (SSOError, TokenRetrievalError, CredentialRetrievalError, PartialCredentialsError,
+             InvalidConfigError, ProfileNotFound, NoCredentialsError)
+    return _config_text(exc, profile) if isinstance(exc, kinds) else None
+
+
+def isolate_from_shell(environ: Any = os.environ) -> None:
+    """For a process that talks only to its own embedded emulator (demo, docs): forget the
+    shell's AWS profile, keys, endpoints and config files, so no real account can be reached
+    and no real credentials are handed to the emulator."""
+    for name in [n for n in environ if n in SHELL_AWS_VARIABLES or n.startswith("AWS_ENDPOINT_URL_")]:
+        del environ[name]
+    environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
+                   AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull)
+
+
+_calls_log = logging.getLogger("awsview.calls")
+
+
+def _log_failure(service: str, operation: str, exc: BaseException) -> None:
+    """One line in the log file (if any) per failed call: its API, what went wrong."""
+    if not _calls_log.isEnabledFor(logging.INFO):
+        return
+    from awsview.aws.errors import classify
+
+    failure = classify(exc)
+    level = logging.INFO if failure.is_not_found else logging.WARNING
+    _calls_log.log(level, "%s:%s: %s%s", service, operation, failure.text,
+                   " (throttled)" if failure.kind == "throttled" and "throttled" not in failure.text else "")
 
 
 class Connection:
     """Opens one guarded client per service on first use; all close together.
 
     Use as ``async with Connection(target) as conn: await conn.call("sqs", "list_queues")``.
+    Entering resolves the target (raises ConfigError).
     """
 
     def __init__(self, target: Target, limiter: RateLimiter | None = None,
                  connect_timeout: float = 3.0, read_timeout: float = 15.0):
         self.target = target
-        # AWS quotas do not apply to a local emulator; its buckets are ten times wider.
-        self.limiter = limiter or RateLimiter(scale=LOCAL_RATE_SCALE if target.is_local else 1.0)
+        self._own_limiter = limiter is None
+        self.limiter = limiter or RateLimiter()
         self._timeouts = (connect_timeout, read_timeout)
         self._stack: AsyncExitStack | None = None
         self._clients: dict[str, Any] = {}
         self._session: Any = None
         self._credentials: dict[str, str] = {}
+        self.resolved: Resolved | None = None
         self.region = target.region or DEFAULT_REGION
 
-    async def __aenter__(self) -> Connection:
-        from aiobotocore.session import get_session
+    @property
+    def is_local(self) -> bool:
+        return self.resolved is not None and self.resolved.is_local
 
+    def describe(self) -> str:
+        return self.resolved.describe() if self.resolved is not None else self.target.describe()
+
+    async def __aenter__(self) -> Connection:
+        from aiobotocore.session import AioSession
+
+        # botocore reads config files and builds endpoint rules: off the event loop.
+        self.resolved = await asyncio.to_thread(resolve, self.target)
+        self.region = self.resolved.region
+        if self._own_limiter:
+            # AWS quotas do not apply to a local emulator; its buckets are ten times wider.
+            self.limiter.scale = LOCAL_RATE_SCALE if self.resolved.is_local else 1.0
         self._stack = AsyncExitStack()
-        self._session = get_session()
-        if self.target.profile:
-            self._session.set_config_variable("profile", self.target.profile)
-        self.region = self.target.region or self._session.get_config_variable("region") or DEFAULT_REGION
-        if self.target.is_local and await self._session.get_credentials() is None:
-            self._credentials = dict(EMULATOR_CREDENTIALS)
+        self._session = AioSession(session_vars=SESSION_VARS, profile=self.target.profile)
+        if not self.resolved.reaches_aws:
+            try:
+                found = await self._session.get_credentials()
+            except Exception:  # a broken chain: the first call says why
+                found = True
+            if found is None:
+                self._credentials = dict(EMULATOR_CREDENTIALS)
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -95,7 +395,15 @@ class Connection:
         client = await self.client(service)
         operation = client.meta.method_to_api_mapping.get(method, method)
         await self.limiter.acquire(service, operation)
-        return await getattr(client, method)(**params)
+        try:
+            return await getattr(client, method)(**params)
+        except Exception as exc:
+            # The credential chain failed (say an SSO session expired mid-watch): name the profile.
+            text = credentials_text(exc, self.resolved.profile if self.resolved else self.target.profile)
+            _log_failure(service, operation, ConfigError(text) if text is not None else exc)
+            if text is not None:
+                raise ConfigError(text) from exc
+            raise
 
     async def pages(self, service: str, method: str, key: str, token_in: str = "nextToken",
                     token_out: str = "nextToken", limit: int | None = None, **params: Any) -> list[Any]:

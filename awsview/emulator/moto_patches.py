@@ -1,5 +1,7 @@
 """Where the emulator changes moto: Lambda runs real code, Step Functions invoke it in-process
-with the state machine role's permission checked, and event source mappings report AWS's states.
+with the state machine role's permission checked, event source mappings report AWS's states,
+DynamoDB reports the read units AWS would bill, and IAM authorization (when switched on) checks
+the resource AWS would check.
 
 Each patch names the moto 5.2 function it replaces; moto is pinned to that minor in pyproject.
 """
@@ -36,6 +38,116 @@ def install(runtime: LambdaRuntime) -> None:
     _patch_lambda(runtime)
     _patch_event_source_mappings()
     _patch_stepfunctions(runtime)
+    _patch_dynamodb_read_units()
+    _patch_resource_authorization()
+
+
+# --- IAM authorization by resource -------------------------------------------------------
+
+def _patch_resource_authorization() -> None:
+    """With moto's IAM authorization switched on (``INITIAL_NO_AUTH_ACTION_COUNT``), moto checks
+    most calls against ``"Resource": "*"``: only IAM and SQS name their resource. A policy narrowed
+    to a lab's ARNs, which AWS accepts, would then be refused. Name the resource of DynamoDB,
+    DynamoDB Streams, Step Functions and CloudWatch Logs calls as AWS does (moto asks a response
+    class's ``_determine_resource``); with authorization off (the default) nothing is parsed."""
+    from moto import settings
+    from moto.core.authorization import ActionAuthenticatorMixin
+    from moto.dynamodb.responses import DynamoHandler
+    from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
+    from moto.logs.responses import LogsResponse
+    from moto.stepfunctions.responses import StepFunctionResponse
+    from moto.utilities.utils import get_partition
+
+    def params(self: Any) -> dict[str, Any]:
+        if ActionAuthenticatorMixin.request_count < settings.INITIAL_NO_AUTH_ACTION_COUNT:
+            return {}  # not authorized by moto yet: no need to know
+        try:
+            body = json.loads(self.body or "{}") if isinstance(self.body, (str, bytes)) else self.body
+        except ValueError:
+            return {}
+        return body if isinstance(body, dict) else {}
+
+    def arn(self: Any, service: str, resource: str) -> str:
+        return f"arn:{get_partition(self.region)}:{service}:{self.region}:{self.current_account}:{resource}"
+
+    def table(self: Any) -> str:
+        name = params(self).get("TableName")
+        return arn(self, "dynamodb", f"table/{name}") if isinstance(name, str) and name else "*"
+
+    def stream(self: Any) -> str:
+        given = params(self)
+        found = given.get("StreamArn") or given.get("ShardIterator")  # moto's iterator: "<stream arn>|…"
+        return found.split("|", 1)[0] if isinstance(found, str) and found else "*"
+
+    def state_machine(self: Any) -> str:
+        given = params(self)
+        found = given.get("executionArn") or given.get("stateMachineArn")
+        return found if isinstance(found, str) and found else "*"
+
+    def log_group(self: Any) -> str:
+        name = params(self).get("logGroupName")
+        return arn(self, "logs", f"log-group:{name}:*") if isinstance(name, str) and name else "*"
+
+    for cls, determine in ((DynamoHandler, table), (DynamoDBStreamsHandler, stream),
+                           (StepFunctionResponse, state_machine), (LogsResponse, log_group)):
+        cls._determine_resource = determine
+
+    from botocore.awsrequest import AWSRequest
+    from moto.iam.access_control import IAMRequestBase
+
+    def create_aws_request(self: Any) -> AWSRequest:
+        """Replaces IAMRequestBase._create_aws_request, which re-signs a GET (every Lambda
+        listing) over its parsed parameters instead of its empty body, so that no such call's
+        signature ever matched. (A form POST's body was parsed away: its parameters are it.)"""
+        signed = self._get_string_between("SignedHeaders=", ",", self._headers["Authorization"]).split(";")
+        headers = self._create_headers_for_aws_request(signed, self._headers)
+        body = b"" if self._method in ("GET", "HEAD", "DELETE") and not self._body else (self._body or self._data)
+        request = AWSRequest(method=self._method, url=self._path, data=body, headers=headers)
+        request.context["timestamp"] = headers["X-Amz-Date"]
+        return request
+
+    IAMRequestBase._create_aws_request = create_aws_request
+
+
+# --- DynamoDB read units ------------------------------------------------------------------
+
+READ_UNIT_BYTES = 4096
+
+
+def read_units(sizes: Any, consistent: bool) -> float:
+    """What AWS bills a Scan or Query page: the bytes read, rounded up to 4 KB, one unit per 4 KB
+    strongly consistent, half eventually consistent; never less than one such step."""
+    steps = max(1, -(-sum(sizes) // READ_UNIT_BYTES))
+    return float(steps) if consistent else steps / 2
+
+
+def _patch_dynamodb_read_units() -> None:
+    """moto answers ``ReturnConsumedCapacity`` on Scan and Query with a constant 1.0; report what
+    AWS would bill instead, so what watching costs can be measured here. The page's items are
+    what was read: the viewer never filters (a filter would still bill the items it drops)."""
+    from moto.dynamodb.models.dynamo_type import DynamoType
+    from moto.dynamodb.responses import DynamoHandler
+
+    def size(value: Any) -> int:
+        return (value if isinstance(value, DynamoType) else DynamoType(value)).size()
+
+    for name in ("scan", "query"):
+        original = getattr(DynamoHandler, name)
+
+        def patched(self: Any, _original: Any = original) -> Any:
+            result = _original(self)
+            body = result.result
+            capacity = body.get("ConsumedCapacity") if isinstance(body, dict) else None
+            if capacity:
+                sizes = (sum(len(k.encode()) + size(v) for k, v in attrs.items()) for attrs in body.get("Items", ()))
+                units = read_units(sizes, bool(self.body.get("ConsistentRead")))
+                capacity["CapacityUnits"] = units
+                if "Table" in capacity:
+                    capacity["Table"]["CapacityUnits"] = units
+            return result
+
+        patched.__name__ = name
+        setattr(DynamoHandler, name, patched)
 
 
 # --- Lambda -------------------------------------------------------------------------------

@@ -164,8 +164,10 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
         _patched = True
 
     moto_app = DomainDispatcherApplication(create_backend_app)
-    server.app = _journal_api(moto_app, emulator)
-    server.RequestHandlerClass = MotoRequestHandler
+    server.app = _journal_api(_json_access_denied(moto_app), emulator)
+    from awsview.emulator import portal
+
+    server.RequestHandlerClass = portal.keeping_the_token(MotoRequestHandler)
     emulator._server = server
     emulator._poller = SqsPoller(emulator._runtime, sqs_batches_in_flight or MAX_BATCHES_IN_FLIGHT)
     emulator._poller.start()
@@ -257,6 +259,8 @@ def _injected(faults: Faults, authorization: str, agent: str) -> tuple[str, list
 
 
 def _journal_api(app: Callable, emulator: Emulator) -> Callable:
+    from awsview.emulator import portal
+
     faults = Faults(emulator.state_dir / "faults.json")
 
     def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
@@ -268,12 +272,48 @@ def _journal_api(app: Callable, emulator: Emulator) -> Callable:
             status, headers, body = rejected
             start_response(status, headers)
             return [body]
+        if path == portal.PATH:
+            return portal.answer(environ, start_response)
         if not path.startswith(API_PREFIX):
             return app(environ, start_response)
         status, body = _answer(path[len(API_PREFIX):], environ, emulator)
         data = json.dumps(body).encode()
         start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
         return [data]
+
+    return wsgi
+
+
+def _json_access_denied(app: Callable) -> Callable:
+    """moto refuses a call its IAM authorization denies with an XML body whatever the service's
+    protocol; a JSON SDK then reads only "403". JSON-protocol services (an ``X-Amz-Target``
+    header, or Lambda's versioned REST paths) get AWS's JSON ``AccessDeniedException`` instead."""
+
+    def wsgi(environ: dict, start_response: Callable) -> Iterable[bytes]:
+        if not (environ.get("HTTP_X_AMZ_TARGET") or environ.get("PATH_INFO", "").startswith("/20")):
+            return app(environ, start_response)
+        held: dict[str, Any] = {}
+
+        def hold(status: str, headers: list, exc_info: Any = None) -> Callable:
+            if not status.startswith("403"):
+                return start_response(status, headers, exc_info)
+            held.update(status=status, headers=headers)
+            return lambda data: None
+
+        answer = app(environ, hold)
+        if not held:
+            return answer
+        try:
+            body = b"".join(answer)
+        finally:
+            getattr(answer, "close", lambda: None)()
+        if b"<Code>AccessDenied</Code>" in body:
+            message = body.split(b"<Message>", 1)[1].split(b"</Message>", 1)[0].decode("utf-8", "replace")
+            body = json.dumps({"__type": "AccessDeniedException", "message": message}).encode()
+            held["headers"] = [("Content-Type", "application/x-amz-json-1.0"),
+                               ("x-amzn-ErrorType", "AccessDeniedException"), ("Content-Length", str(len(body)))]
+        start_response(held["status"], held["headers"])
+        return [body]
 
     return wsgi
 

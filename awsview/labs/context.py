@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable
 from functools import cached_property
@@ -24,23 +23,25 @@ def error_code(error: ClientError) -> str:
 
 
 class LabContext:
-    """Clients for one endpoint (None: the standard AWS chain) and lookups by name."""
+    """Clients for one target, resolved as the SDK resolves it (profile, region, endpoints), and
+    lookups by name. ``endpoint_url`` is the endpoint the lab's data lives on, None for AWS."""
 
-    def __init__(self, endpoint_url: str | None, region: str, log: Callable[[str], None]):
-        self.endpoint_url = endpoint_url
-        self.region = region
+    def __init__(self, endpoint_url: str | None, region: str | None, log: Callable[[str], None],
+                 profile: str | None = None):
+        from awsview.aws.session import EMULATOR_CREDENTIALS, Target, resolve
+
+        self.resolved = resolve(Target(profile=profile, region=region, endpoint_url=endpoint_url))
+        self.endpoint_url = self.resolved.endpoint_url
+        self.region = self.resolved.region
         self.log = log
         self._clients: dict[str, object] = {}
-        if endpoint_url:
-            # A local emulator wants some credentials; never send a real profile's there.
-            self._session = boto3.Session(
-                aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "testing"),
-                aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "testing"),
-                aws_session_token=os.environ.get("AWS_SESSION_TOKEN"),
-                region_name=region,
-            )
-        else:
-            self._session = boto3.Session(region_name=region)
+        self._endpoint = endpoint_url
+        botocore_session = self.resolved.session
+        if not self.resolved.reaches_aws and botocore_session.get_credentials() is None:
+            # An emulator wants some credentials; with none configured, any will do.
+            botocore_session.set_credentials(EMULATOR_CREDENTIALS["aws_access_key_id"],
+                                             EMULATOR_CREDENTIALS["aws_secret_access_key"])
+        self._session = boto3.Session(botocore_session=botocore_session, region_name=self.region)
 
     def client(self, service: str):
         if service not in self._clients:
@@ -50,7 +51,7 @@ class LabContext:
                 read_timeout=60,
             )
             self._clients[service] = self._session.client(
-                service, endpoint_url=self.endpoint_url, config=config
+                service, endpoint_url=self._endpoint, config=config
             )
         return self._clients[service]
 

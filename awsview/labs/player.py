@@ -28,15 +28,17 @@ UNREACHABLE = (
 class LabPlayer:
     """Performs a lab's commands with boto3, each step deriving what it needs from the endpoint.
 
-    endpoint_url None means real AWS with the standard credential chain.
+    endpoint_url, region and profile None leave each to the SDK's configuration (environment,
+    shared config, the standard credential chain); raises ConfigError if that cannot work.
     """
 
     def __init__(
         self,
         lab: Lab | str,
         endpoint_url: str | None = None,
-        region: str = "us-east-1",
+        region: str | None = None,
         log: Callable[[str], None] = print,
+        profile: str | None = None,
     ):
         if isinstance(lab, str):
             from awsview.labs import get_lab
@@ -45,7 +47,7 @@ class LabPlayer:
         self.lab = lab
         self.log = log
         self._label = lab.name
-        self.context = LabContext(endpoint_url, region, self._say)
+        self.context = LabContext(endpoint_url, region, self._say, profile=profile)
 
     def setup(self) -> None:
         """Create the lab's provided resources; existing ones are reused."""

@@ -42,9 +42,10 @@ class JournalPoller(Poller):
             await self._session.close()
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
-        if not conn.target.is_local:
+        endpoint = conn.resolved.endpoint_url if conn.resolved is not None else None
+        if endpoint is None:
             return [await self.fetch(model, JOURNAL, self._no_journal)]
-        return [await self.fetch(model, JOURNAL, lambda: self._read(conn.target.endpoint_url))]
+        return [await self.fetch(model, JOURNAL, lambda: self._read(endpoint))]
 
     async def _no_journal(self) -> JournalData:
         raise Absent("no write-decision journal on real AWS (it is a feature of the embedded emulator)")

@@ -20,7 +20,7 @@ ANSWERED = (Health.OK, Health.ABSENT)
 
 def scope_of(conn: Connection) -> str:
     """What the viewer's store keeps apart: one endpoint, or one account profile and region."""
-    return conn.target.endpoint_url or f"aws:{conn.target.profile or 'default'}:{conn.region}"
+    return conn.resolved.scope
 
 
 def sightings(profile: LabProfile, model: LabModel) -> tuple[list[Sighting], bool]:
@@ -85,7 +85,7 @@ class RunKeeper:
         book = self._loaded(conn)
         found, complete = sightings(self.profile, model)
         started = None
-        if conn.target.is_local:
+        if conn.is_local:
             journal = model.get("journal")
             if journal is None or journal.health not in ANSWERED:
                 complete = False

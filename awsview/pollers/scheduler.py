@@ -4,6 +4,7 @@ moves, slow when idle, exponential backoff when throttled or unreachable."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from typing import Any
 
@@ -23,6 +24,7 @@ from awsview.profiles import LabProfile
 from awsview.store import DecisionStore
 
 MAX_BACKOFF_S = 60.0
+_log = logging.getLogger("awsview.poll")  # to the log file, if one is configured (awsview.log)
 
 # Order matters for a single round: executions need machines, histories need executions; the
 # timeline (and the lab's runs) every resource's creation time and every decision, the
@@ -83,10 +85,15 @@ class Scheduler:
             base = poller.slow_interval if throttled else poller.fast_interval * 2
             previous = self._backoff.get(poller.kind, base / 2)
             self._backoff[poller.kind] = min(MAX_BACKOFF_S, max(base, previous * 2))
+            reason = poller.last_failure.text if poller.last_failure is not None else "failed"
+            _log.info("%s poller: retry in %.1f s after %s", poller.kind, self._backoff[poller.kind] * self.speed,
+                      reason)
             return self._backoff[poller.kind] * self.speed
-        if self._backoff.pop(poller.kind, None) is not None and self._backoff:
-            self._reachable_at = time.monotonic()  # this one recovered: the others need not
-            self._reachable.set()  # wait out their backoff
+        if self._backoff.pop(poller.kind, None) is not None:
+            _log.info("%s poller: recovered", poller.kind)
+            if self._backoff:
+                self._reachable_at = time.monotonic()  # this one recovered: the others need not
+                self._reachable.set()  # wait out their backoff
         return (poller.fast_interval if self.active() else poller.slow_interval) * self.speed
 
     async def _loop(self, poller: Poller) -> None:

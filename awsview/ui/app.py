@@ -30,7 +30,7 @@ from awsview.ui.commands import LabCommands, PanelCommands, ThemeCommands
 from awsview.ui.details import describe
 from awsview.ui.feed import DEFAULT_CAP, PanelFeed
 from awsview.ui.panel import HIGHLIGHT_S, PanelView
-from awsview.ui.screens import DetailScreen, HelpScreen
+from awsview.ui.screens import DetailScreen, HelpScreen, PrefixScreen
 
 FILTER_DELAY_S = 0.15
 FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …
@@ -91,6 +91,7 @@ class AWSViewApp(App[int]):
         Binding("left_square_bracket", "cycle(-1)", "Previous panel", show=False),
         Binding("t", "next_theme", "Theme", show=False),
         Binding("r", "earlier_runs", "Earlier runs"),
+        Binding("u", "usage", "Usage", show=False),
         Binding("escape", "back", "Back", show=False),
         Binding("space", "demo_pause", "Pause/resume"),
         Binding("n", "demo_next", "Next step"),
@@ -102,8 +103,11 @@ class AWSViewApp(App[int]):
                  demo: Any = None, cap: int = DEFAULT_CAP, highlight_seconds: float = HIGHLIGHT_S,
                  tick_seconds: float = 1.0, poll_speed: float = 1.0,
                  monotonic: Callable[[], float] = time.monotonic, freezer: Any = None,
-                 presenter: bool = False, recorder: Any = None):
+                 presenter: bool = False, recorder: Any = None, remember: bool = False,
+                 show_usage: bool = False, notice: str | None = None):
         super().__init__()
+        self.remember = remember  # the theme and usage line picked are saved in config.toml
+        self.notice = notice  # one line to show once started (e.g. preferences ignored)
         self.awsview_themes = themes.install(self, theme)
         self.target = target
         self.lab = lab
@@ -127,6 +131,7 @@ class AWSViewApp(App[int]):
         self.all_runs = False  # r: the write decisions and verdicts of every lab run, not just this one
         self.step_text = ""  # which step the learner is on, for the status line
         self._earlier_runs = False  # the timeline has runs before the current one (r is offered)
+        self.show_usage = show_usage  # the status line counts the API calls and read units made
         self.status = ("ok", f"connecting to {target.describe()}…" if target else "")
         self.live = None
         self._filter_timer = None
@@ -162,6 +167,8 @@ class AWSViewApp(App[int]):
         self.set_interval(self.tick_seconds, self.refresh_panels)
         self.set_interval(1.0, self._age_memory)
         self._show_status()
+        if self.notice:
+            self.notify(self.notice, severity="warning", timeout=8, markup=False)
 
     def on_resize(self) -> None:
         if alive(self._board):
@@ -215,6 +222,8 @@ class AWSViewApp(App[int]):
         if self.freezer is not None:
             shown = [replace(s, panel=self.freezer.panel(s.panel)) for s in shown]
         with self.batch_update():
+            if self.show_usage:
+                self._show_status()
             self.board.sync(shown, self.changes.for_panel, self.needle, waiting=not self.model.snapshots)
             if self.presenter:
                 self._follow_newest()
@@ -257,7 +266,7 @@ class AWSViewApp(App[int]):
         from awsview.ui.live import LivePolling
 
         self.live = LivePolling(self.target, self.lab, self.prefix, self._attach, self.set_status,
-                                speed=self.poll_speed)
+                                speed=self.poll_speed, on_choose=self._choose_prefix)
         try:
             await self.live.run()
         except Exception as exc:  # the panels keep what they had; say plainly that polling stopped
@@ -283,6 +292,17 @@ class AWSViewApp(App[int]):
                 return
             self._show_status()
             return
+
+    def _choose_prefix(self, found: list[tuple[str, int]]) -> None:
+        """No known lab on an account: ask which resources to watch (a presenter screen cannot
+        ask; its status line says to start it with --prefix)."""
+        if not self.presenter:
+            self.push_screen(PrefixScreen(found), self._prefix_chosen)
+
+    def _prefix_chosen(self, prefix: str | None) -> None:
+        if prefix and self.live is not None:
+            self.prefix = prefix
+            self.live.use_prefix(prefix)
 
     def switch_lab(self, lab: str) -> None:
         """Show another lab's panels (the palette's "Lab: …"); polling goes on, same endpoint."""
@@ -338,12 +358,21 @@ class AWSViewApp(App[int]):
             parts.append(f"filter “{self.needle}”")
         if self.recorder is not None:
             parts.append(self.recorder.stopped or f"● recording {self.recorder.channel.writer.path.name}")
+        if self.show_usage:
+            parts.append(self.usage())
         line = " · ".join(p for p in parts if p)
         if self.freezer is not None:
             line = self.freezer.text(line)
         status = self.query_one("#status", Static)
         status.update(plain(line))
         status.set_class(level == "error", "-error")
+
+    def usage(self) -> str:
+        """What watching has cost so far: API calls and DynamoDB read units."""
+        conn = self.live.conn if self.live is not None else None
+        if conn is None:
+            return "no calls yet"
+        return f"{conn.limiter.total_calls:,} API calls · {conn.limiter.total_read_units:,.1f} read units"
 
     def set_banner(self, text: str, level: str = "ok") -> None:
         if not alive(self._board):
@@ -440,8 +469,13 @@ class AWSViewApp(App[int]):
     def action_cycle(self, step: int) -> None:
         self.board.cycle(step)
 
+    def action_usage(self) -> None:
+        self.show_usage = not self.show_usage
+        self._show_status()
+        self._remember(usage=self.show_usage)
+
     def action_next_theme(self) -> None:
-        self.theme = themes.following(self.awsview_themes, self.theme)
+        self.pick_theme(themes.following(self.awsview_themes, self.theme))
         self.notify(f"theme {self.theme}", timeout=2)
 
     def action_earlier_runs(self) -> None:
@@ -449,6 +483,19 @@ class AWSViewApp(App[int]):
         self.all_runs = not self.all_runs
         self._show_status()
         self.refresh_panels()
+
+    def pick_theme(self, name: str) -> None:
+        """A theme the user picked (t, the palette): shown, and remembered for next time."""
+        self.theme = name
+        self._remember(theme=name)
+
+    def _remember(self, **changes: Any) -> None:
+        if self.remember and not self.presenter:
+            from awsview import preferences
+
+            problem = preferences.save(**changes)
+            if problem:
+                self.notify(problem, severity="warning", timeout=5, markup=False)
 
     def action_demo_pause(self) -> None:
         if self.demo is not None:

@@ -43,7 +43,8 @@ class LabCommands(_Commands):
 
 class ThemeCommands(_Commands):
     def commands(self) -> list[tuple[str, str, object]]:
-        return [(f"Theme: {name}", "colours of the viewer", partial(setattr, self.app, "theme", name))
+        pick = getattr(self.app, "pick_theme", None) or partial(setattr, self.app, "theme")
+        return [(f"Theme: {name}", "colours of the viewer", partial(pick, name))
                 for name in self.app.awsview_themes]
 
 

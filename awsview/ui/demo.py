@@ -116,7 +116,7 @@ async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -
             result = fn(*args, **kwargs)
         except BaseException as exc:  # handed to the awaiting coroutine
             if not loop.is_closed():
-                loop.call_soon_threadsafe(lambda: done.done() or done.set_exception(exc))
+                loop.call_soon_threadsafe(lambda e=exc: done.done() or done.set_exception(e))
         else:
             if not loop.is_closed():
                 loop.call_soon_threadsafe(lambda: done.done() or done.set_result(result))

@@ -8,11 +8,12 @@ until it succeeds (then the lab is detected, if none was chosen).
 from __future__ import annotations
 
 import asyncio
+from contextlib import AsyncExitStack
 from typing import Callable
 
 from awsview import profiles
-from awsview.aws.session import Connection, Target
-from awsview.dump import DumpError, detect_profile, preflight
+from awsview.aws.session import ConfigError, Connection, Target
+from awsview.dump import DumpError, NeedsPrefix, detect_profile, preflight
 from awsview.pollers.base import LabModel
 from awsview.pollers.scheduler import Scheduler
 
@@ -25,7 +26,8 @@ class LivePolling:
 
     def __init__(self, target: Target, lab: str | None, prefix: str,
                  on_profile: Callable[[profiles.LabProfile, LabModel], None],
-                 on_status: Callable[[str, str], None], speed: float = 1.0):
+                 on_status: Callable[[str, str], None], speed: float = 1.0,
+                 on_choose: Callable[[list[tuple[str, int]]], None] | None = None):
         self.target = target
         self.lab = lab
         self.prefix = prefix
@@ -34,18 +36,33 @@ class LivePolling:
         self.speed = speed
         self.account: str | None = None
         self.region: str | None = None  # as the connection resolved it
-        self._switch: asyncio.Queue[str] = asyncio.Queue()
+        self.conn: Connection | None = None  # while running: its limiter counts calls and read units
+        self._switch: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
+        self.on_choose = on_choose  # given the prefixes found when one must be chosen
+        self._asked = False
 
     def switch(self, lab: str) -> None:
         """Show another lab from the next moment on (same connection)."""
-        self._switch.put_nowait(lab)
+        self._switch.put_nowait(("lab", lab))
+
+    def use_prefix(self, prefix: str) -> None:
+        """Show the resources named ``prefix``* (no lab found, the user picked a prefix)."""
+        self._switch.put_nowait(("prefix", prefix))
 
     async def run(self) -> None:
-        async with Connection(self.target) as conn:
+        async with AsyncExitStack() as stack:
+            try:
+                conn = self.conn = await stack.enter_async_context(Connection(self.target))
+            except ConfigError as exc:  # `awsview watch` checks first; a test may not
+                self.on_status("error", str(exc))
+                return
             self.region = conn.region
             await self._preflight(conn)
             profile = await self._profile(conn)
             while True:
+                if profile is None:  # nothing to poll until a prefix is chosen
+                    profile = await self._next_profile(conn, None)
+                    continue
                 model = LabModel()
                 self.on_profile(profile, model)
                 scheduler = Scheduler(conn, profile, model, speed=self.speed)
@@ -61,27 +78,45 @@ class LivePolling:
         except DumpError as exc:
             self.on_status("error", f"{exc} — retrying every {RETRY_PREFLIGHT_S:.0f} s")
             return False
-        self.on_status("ok", f"{self.target.describe()} · account {self.account}")
+        self.on_status("ok", f"{conn.describe()} · account {self.account}")
         return True
 
-    async def _profile(self, conn: Connection) -> profiles.LabProfile:
+    async def _profile(self, conn: Connection) -> profiles.LabProfile | None:
+        """The lab to show; None while a prefix must be chosen first (an account, no lab found)."""
         if self.lab:
             return profiles.load(self.lab)
         if self.account is None:
-            return profiles.generic_profile(self.prefix)  # panels show the errors until it works
-        return await detect_profile(conn, self.prefix)
+            if self.prefix or conn.is_local:
+                return profiles.generic_profile(self.prefix)  # panels show the errors until it works
+            return None  # on an account: never the whole region, even once the credentials work
+        try:
+            return await detect_profile(conn, self.prefix)
+        except NeedsPrefix as exc:
+            self.on_status("error", str(exc))
+            if self.on_choose is not None and not self._asked:
+                self._asked = True
+                self.on_choose(exc.found)
+            return None
 
-    async def _next_profile(self, conn: Connection, current: profiles.LabProfile) -> profiles.LabProfile:
-        """Waits for a lab switch, or for a failed preflight to succeed and detect another lab."""
+    async def _next_profile(self, conn: Connection,
+                            current: profiles.LabProfile | None) -> profiles.LabProfile | None:
+        """Waits for a lab switch or a chosen prefix, or for a failed preflight to succeed (or a
+        lab to appear while none is shown) and detects the lab again."""
         while True:
             try:
-                lab = await asyncio.wait_for(self._switch.get(), timeout=RETRY_PREFLIGHT_S)
+                kind, value = await asyncio.wait_for(self._switch.get(), timeout=RETRY_PREFLIGHT_S)
             except asyncio.TimeoutError:
-                if self.account is not None or not await self._preflight(conn):
+                if self.account is None:
+                    if not await self._preflight(conn):
+                        continue
+                elif current is not None:
                     continue
                 detected = await self._profile(conn)
-                if detected.name != current.name:
+                if detected is not None and (current is None or detected.name != current.name):
                     return detected
                 continue
-            self.lab = lab
-            return profiles.load(lab)
+            if kind == "prefix":
+                self.prefix = value
+                return profiles.generic_profile(value)
+            self.lab = value
+            return profiles.load(value)

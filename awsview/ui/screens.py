@@ -1,8 +1,10 @@
-"""The detail screen (Enter on a row) and the help screen (?)."""
+"""The detail screen (Enter on a row), the help screen (?) and the prefix picker (no known lab on
+an account)."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from rich.table import Table as RichTable
 from rich.text import Text
@@ -100,6 +102,7 @@ reached yet, ? not knowable from here. The status line says which step the learn
 | `/` | filter every panel's rows; `enter` keeps the filter, `escape` clears it |
 | `r` | once the lab was run more than once here: the write decisions and verdicts of every run (again: this run only) |
 | `t` | next AWS View theme |
+| `u` | show what watching has cost so far (API calls, DynamoDB read units) in the status line |
 | `ctrl+p` | command palette: switch lab, theme or panel |
 | `space` / `n` | demo only: pause or resume / play the next step now |
 | `?` | this help |
@@ -131,6 +134,49 @@ class HelpScreen(ModalScreen[None]):
             text = PRESENTER_NOTE + HELP if self.presenter else HELP
             yield Markdown(text + ("\n" + self.backend if self.backend else ""))
         yield Footer()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+
+class PrefixScreen(ModalScreen["str | None"]):
+    """No known lab on an account: pick the name prefix of the resources to watch (AWS View
+    never watches a whole region of a real account). Enter picks, escape leaves it unpicked."""
+
+    BINDINGS = [Binding("escape", "close", "Close")]
+
+    def __init__(self, found: list[tuple[str, int]]) -> None:
+        super().__init__()
+        self.found = found
+
+    def compose(self) -> ComposeResult:
+        from textual.widgets import Input, OptionList
+        from textual.widgets.option_list import Option
+
+        with VerticalScroll(classes="prefix-body"):
+            yield Static(plain("No known lab here, and on an account AWS View watches only the "
+                               "resources whose names start with a prefix. Pick one, or type it:"))
+            yield OptionList(*(Option(plain(f"{prefix}*  ({count} resources)"), id=f"p{i}")
+                               for i, (prefix, count) in enumerate(self.found)), id="prefixes")
+            yield Input(placeholder="a prefix, e.g. myapp-", id="typed")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        from textual.widgets import Input, OptionList
+
+        options = self.query_one(OptionList)
+        if self.found:
+            options.highlighted = 0
+            options.focus()
+        else:
+            self.query_one(Input).focus()
+
+    def on_option_list_option_selected(self, event: Any) -> None:
+        self.dismiss(self.found[int(event.option.id[1:])][0])
+
+    def on_input_submitted(self, event: Any) -> None:
+        if event.value.strip():
+            self.dismiss(event.value.strip())
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1,0 +1,61 @@
+"""Install like the tools around it: the viewer's own dependencies are small; the emulator,
+`serve` and PNG output are extras, and a command whose extra is missing says which one to
+install (one line, exit 2). `make` installs everything through [test]."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+VIEWER_MODULES = ["awsview.cli", "awsview.ui.app", "awsview.ui.live", "awsview.dump", "awsview.ui.classview",
+                  "awsview.ui.shot", "awsview.labs.player", "awsview.aws.policy", "awsview.classroom"]
+EXTRA_MODULES = {"moto", "werkzeug", "flask", "PIL", "textual_serve"}
+
+
+def without(module: str, *argv: str) -> subprocess.CompletedProcess:
+    """`awsview ARGV` as if ``module`` were not installed."""
+    code = (f"import sys; sys.modules[{module!r}] = None\n"
+            f"from awsview.cli import main\nraise SystemExit(main({list(argv)!r}))")
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("module,extra,argv", [
+    ("moto", "emulator", ["emulator", "--port", "0"]),
+    ("moto", "emulator", ["demo"]),
+    ("werkzeug", "emulator", ["docs", "q05", "-o", "out"]),
+    ("textual_serve", "serve", ["serve", "--endpoint-url", "http://127.0.0.1:9"]),
+    ("PIL", "png", ["screenshot", "-o", "view.png", "--endpoint-url", "http://127.0.0.1:9"]),
+    ("PIL", "png", ["docs", "q05", "-o", "out", "--format", "png"]),
+])
+def test_a_missing_extra_says_which_to_install(module, extra, argv):
+    result = without(module, *argv)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert f"needs the {extra} extra" in result.stderr and f"pipx install 'awsview[{extra}]'" in result.stderr
+
+
+def test_the_viewer_runs_without_any_extra():
+    code = ("import sys, json, " + ", ".join(VIEWER_MODULES) + "\n"
+            f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(EXTRA_MODULES)!r})))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []
+    assert without("moto", "lab", "list").returncode == 0
+    assert without("PIL", "iam-policy", "--lab", "q05").returncode == 0
+
+
+def test_dependencies_and_extras():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    core = " ".join(project["dependencies"])
+    for heavy in ("moto", "werkzeug", "textual-serve", "pillow"):
+        assert heavy not in core
+    extras = project["optional-dependencies"]
+    assert {"emulator", "serve", "png", "all", "test"} <= set(extras)
+    assert "awsview[emulator,serve,png]" in extras["test"]  # `make` installs everything
+    assert "version" in project["dynamic"]  # one version: awsview.__version__
