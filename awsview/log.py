@@ -1,11 +1,13 @@
 """The log file: ``--log-file FILE`` or ``AWSVIEW_LOG=FILE`` records every failed API call (its
 service:operation and the reason), every retry and backoff a poller waits out, each throttle and
-each recovery, with the time. Nothing is logged anywhere unless asked: the terminal belongs to
-the viewer.
+each recovery, with the time. Nothing is logged anywhere unless asked — not to the terminal (it
+belongs to the viewer), not to the emulator's log when the emulator runs in the same process —
+and, unasked, nothing is even formatted: the loggers are off.
 
-Lines look like ``2025-05-02 14:03:11,482 WARNING awsview.calls: sqs:GetQueueAttributes: throttled
-(ThrottlingException)``. No credential reaches the log: every reason is the one-line, cleaned text
-the panels show.
+Lines look like ``2025-05-02 14:03:11,482 WARNING call sqs:GetQueueAttributes: throttled
+(ThrottlingException)`` and ``… INFO poll queues: retry in 4.0 s after throttled
+(ThrottlingException)``. No credential reaches the log: every reason is the one-line, cleaned
+text the panels show.
 """
 
 from __future__ import annotations
@@ -13,8 +15,14 @@ from __future__ import annotations
 import logging
 import os
 
-LOGGER = "awsview"
-FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+FORMAT = "%(asctime)s %(levelname)s %(message)s"
+OFF = logging.CRITICAL + 1
+
+_root = logging.getLogger("awsview.log")
+_root.propagate = False  # never the root logger's handlers (the emulator's log file, a terminal)
+_root.setLevel(OFF)
+calls = logging.getLogger("awsview.log.call")  # one line per failed call
+polls = logging.getLogger("awsview.log.poll")  # retries, backoffs, recoveries
 
 
 class LogFileError(Exception):
@@ -32,9 +40,15 @@ def configure(path: str | os.PathLike[str] | None = None) -> str | None:
     except OSError as exc:
         raise LogFileError(f"cannot write the log file {chosen}: {exc.strerror or exc}") from None
     handler.setFormatter(logging.Formatter(FORMAT))
-    logger = logging.getLogger(LOGGER)
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
+    _root.addHandler(handler)
+    _root.setLevel(logging.INFO)
     os.environ["AWSVIEW_LOG"] = chosen
     return chosen
+
+
+def stop() -> None:
+    """Stop logging (tests): close the files, turn the loggers off again."""
+    for handler in list(_root.handlers):
+        _root.removeHandler(handler)
+        handler.close()
+    _root.setLevel(OFF)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import os
 import re
 import subprocess
@@ -17,7 +16,7 @@ import pytest
 
 from awsview import preferences
 from awsview.aws.session import Connection, Target
-from awsview.log import LOGGER, configure
+from awsview.log import configure, stop
 from awsview.pollers.scheduler import Scheduler
 from awsview.profiles import load
 from awsview.ui.app import AWSViewApp
@@ -28,17 +27,11 @@ STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
 
 @pytest.fixture
 def log_file(tmp_path):
-    """The log file for this test; the logger is as it was afterwards."""
-    logger = logging.getLogger(LOGGER)
-    handlers, level, propagate = list(logger.handlers), logger.level, logger.propagate
+    """The log file for this test; logging is off again afterwards."""
     saved = os.environ.get("AWSVIEW_LOG")
     path = tmp_path / "awsview.log"
     yield path
-    for handler in [h for h in logger.handlers if h not in handlers]:
-        logger.removeHandler(handler)
-        handler.close()
-    logger.setLevel(level)
-    logger.propagate = propagate
+    stop()
     if saved is None:
         os.environ.pop("AWSVIEW_LOG", None)
     else:
@@ -55,7 +48,7 @@ def test_log_file_records_the_failed_call_with_its_api(tmp_path):
     result = awsview("dump", "--endpoint-url", "http://127.0.0.1:9", "--log-file", str(log))
     assert result.returncode == 1
     lines = log.read_text().splitlines()
-    assert any(STAMP.match(line) and "WARNING awsview.calls: sts:GetCallerIdentity: connection refused" in line
+    assert any(STAMP.match(line) and "WARNING call sts:GetCallerIdentity: connection refused" in line
                for line in lines), lines
     by_env = tmp_path / "env.log"
     awsview("--endpoint-url", "http://127.0.0.1:9", "dump", env={"AWSVIEW_LOG": str(by_env)})
@@ -79,19 +72,19 @@ async def test_throttles_retries_and_recovery_are_logged(emulator, log_file):
             scheduler.start()
             try:
                 deadline = time.monotonic() + 60
-                while "queues poller: retry in" not in log_file.read_text() and time.monotonic() < deadline:
+                while "poll queues: retry in" not in log_file.read_text() and time.monotonic() < deadline:
                     await asyncio.sleep(0.2)
                 faults.unlink()
-                while "queues poller: recovered" not in log_file.read_text() and time.monotonic() < deadline:
+                while "poll queues: recovered" not in log_file.read_text() and time.monotonic() < deadline:
                     await asyncio.sleep(0.2)
             finally:
                 await scheduler.stop()
     finally:
         faults.unlink(missing_ok=True)
     text = log_file.read_text()
-    assert re.search(r"WARNING awsview.calls: sqs:ListQueues: throttled \(ThrottlingException\)", text), text
-    assert re.search(r"INFO awsview.poll: queues poller: retry in [\d.]+ s after throttled", text), text
-    assert "INFO awsview.poll: queues poller: recovered" in text
+    assert re.search(r"WARNING call sqs:ListQueues: throttled \(ThrottlingException\)", text), text
+    assert re.search(r"INFO poll queues: retry in [\d.]+ s after throttled", text), text
+    assert "INFO poll queues: recovered" in text
 
 
 def test_awsview_token_is_read_from_the_environment():

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+from awsview import log as logfile
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.readonly import READ_OPERATIONS, guard
 
@@ -307,19 +308,15 @@ def isolate_from_shell(environ: Any = os.environ) -> None:
                    AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull)
 
 
-_calls_log = logging.getLogger("awsview.calls")
-
-
 def _log_failure(service: str, operation: str, exc: BaseException) -> None:
-    """One line in the log file (if any) per failed call: its API, what went wrong."""
-    if not _calls_log.isEnabledFor(logging.INFO):
-        return
+    """One line in the log file (if one is configured) per failed call: its API, what went wrong."""
+    if not logfile.calls.isEnabledFor(logging.INFO):
+        return  # no log file: nothing to format
     from awsview.aws.errors import classify
 
     failure = classify(exc)
     level = logging.INFO if failure.is_not_found else logging.WARNING
-    _calls_log.log(level, "%s:%s: %s%s", service, operation, failure.text,
-                   " (throttled)" if failure.kind == "throttled" and "throttled" not in failure.text else "")
+    logfile.calls.log(level, "call %s:%s: %s", service, operation, failure.text)
 
 
 class Connection:

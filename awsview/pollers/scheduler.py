@@ -4,11 +4,11 @@ moves, slow when idle, exponential backoff when throttled or unreachable."""
 from __future__ import annotations
 
 import asyncio
-import logging
 import time
 from typing import Any
 
 from awsview.aws.session import Connection
+from awsview.log import polls  # to the log file, if one is configured; off otherwise
 from awsview.model.snapshot import Health, Snapshot
 from awsview.pollers.base import LabModel, Poller
 from awsview.pollers.dynamodb import TablePoller
@@ -24,7 +24,6 @@ from awsview.profiles import LabProfile
 from awsview.store import DecisionStore
 
 MAX_BACKOFF_S = 60.0
-_log = logging.getLogger("awsview.poll")  # to the log file, if one is configured (awsview.log)
 
 # Order matters for a single round: executions need machines, histories need executions; the
 # timeline (and the lab's runs) every resource's creation time and every decision, the
@@ -86,11 +85,11 @@ class Scheduler:
             previous = self._backoff.get(poller.kind, base / 2)
             self._backoff[poller.kind] = min(MAX_BACKOFF_S, max(base, previous * 2))
             reason = poller.last_failure.text if poller.last_failure is not None else "failed"
-            _log.info("%s poller: retry in %.1f s after %s", poller.kind, self._backoff[poller.kind] * self.speed,
-                      reason)
+            polls.info("poll %s: retry in %.1f s after %s", poller.kind, self._backoff[poller.kind] * self.speed,
+                       reason)
             return self._backoff[poller.kind] * self.speed
         if self._backoff.pop(poller.kind, None) is not None:
-            _log.info("%s poller: recovered", poller.kind)
+            polls.info("poll %s: recovered", poller.kind)
             if self._backoff:
                 self._reachable_at = time.monotonic()  # this one recovered: the others need not
                 self._reachable.set()  # wait out their backoff
