@@ -139,14 +139,12 @@ def index_markdown(lab: Lab, pages: list[Page]) -> str:
 def run(lab: str, output: Path, size: str, theme: str, fmt: str) -> int:
     """The command line: print each file and the time taken; 2 for bad input, 1 for failure."""
     from awsview.labs import UnknownLab
-    from awsview.screenshot import ScreenshotError
+    from awsview.screenshot import ScreenshotError, screen_size
 
     try:
-        width, height = (int(n) for n in size.lower().split("x"))
-        if width < 20 or height < 10:
-            raise ValueError
-    except ValueError:
-        print(f"awsview: --size must look like 120x40, not {size!r}", file=sys.stderr)
+        width, height = screen_size(size)
+    except ValueError as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
         return 2
     started = time.monotonic()
     try:

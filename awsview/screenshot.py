@@ -15,6 +15,17 @@ FONT_CANDIDATES = (
 BOLD_CANDIDATES = tuple(p.replace("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf") for p in FONT_CANDIDATES)
 
 
+def screen_size(size: str) -> tuple[int, int]:
+    """``120x40`` as (columns, rows); ValueError saying the expected shape otherwise."""
+    try:
+        width, height = (int(n) for n in size.lower().split("x"))
+        if width >= 20 and height >= 10:
+            return width, height
+    except ValueError:
+        pass
+    raise ValueError(f"--size must look like 120x40, not {size!r}")
+
+
 class ScreenshotError(Exception):
     """Why a screenshot could not be made (e.g. no monospace font)."""
 

@@ -101,14 +101,12 @@ def index_markdown(source: Path, player: ChannelPlayer, pages: list[RecordedPage
 
 def run(source: Path, output: Path | None, size: str, theme: str, fmt: str, learner: str | None) -> int:
     from awsview.docs import DocsError
-    from awsview.screenshot import ScreenshotError
+    from awsview.screenshot import ScreenshotError, screen_size
 
     try:
-        width, height = (int(n) for n in size.lower().split("x"))
-        if width < 20 or height < 10:
-            raise ValueError
-    except ValueError:
-        print(f"awsview: --size must look like 120x40, not {size!r}", file=sys.stderr)
+        width, height = screen_size(size)
+    except ValueError as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
         return 2
     started = time.monotonic()
     try:

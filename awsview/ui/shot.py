@@ -56,10 +56,12 @@ def derived_after(model, moment: float) -> bool:
 def run(target: Target, lab: str | None, prefix: str, size: str, theme: str, output: Path) -> int:
     import sys
 
+    from awsview.screenshot import screen_size
+
     try:
-        width, height = (int(n) for n in size.lower().split("x"))
-    except ValueError:
-        print(f"awsview: --size must look like 120x40, not {size!r}", file=sys.stderr)
+        width, height = screen_size(size)
+    except ValueError as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
         return 2
     if output.suffix.lower() not in (".svg", ".png"):
         print(f"awsview: {output.name}: the file name must end in .svg or .png", file=sys.stderr)
