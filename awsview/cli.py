@@ -406,8 +406,17 @@ def run_docs(args: argparse.Namespace) -> int:
     return run(args.lab, args.output, args.size, args.theme, args.format)
 
 
+def _record_taken(args: argparse.Namespace) -> bool:
+    """`--record FILE` names a file that exists: said before anything else is checked."""
+    record = getattr(args, "record", None)
+    return record is not None and (record.exists() or record.is_symlink())
+
+
 def run_serve(args: argparse.Namespace) -> int:
     from awsview.serve import run
+
+    if _record_taken(args):
+        return _fail(f"{args.record} already exists; record into a new file", EXIT_USAGE)
 
     # Each session checks the target again; this says it once, before serving.
     return run(args, check_target=None if args.roster is not None else lambda: checked_target(args))
@@ -482,6 +491,8 @@ def run_iam_policy(args: argparse.Namespace) -> int:
 def run_watch(args: argparse.Namespace) -> int:
     """The viewer. A configuration that cannot work is one line; a failed preflight (endpoint
     down, credentials refused) still opens it: the panels show the error, never "empty"."""
+    if _record_taken(args):
+        return _fail(f"{args.record} already exists; record into a new file", EXIT_USAGE)
     from awsview import profiles
 
     if args.lab:
@@ -505,8 +516,6 @@ def run_watch(args: argparse.Namespace) -> int:
     target = checked_target(args)
     presenter = getattr(args, "presenter", False)
     record = getattr(args, "record", None)
-    if record is not None and (record.exists() or record.is_symlink()):
-        return _fail(f"{record} already exists; record into a new file", EXIT_USAGE)
     # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
     if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
         return _fail("the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE)

@@ -53,6 +53,9 @@ class Tmux:
     def kill(self, pane_pid: int) -> None:
         self.tmux("kill-pane", "-t", self._target(pane_pid))
 
+    def screen(self, pane_pid: int) -> str:
+        return self.tmux("capture-pane", "-p", "-t", self._target(pane_pid))
+
     def _target(self, pane_pid: int) -> str:
         for line in self.tmux("list-panes", "-a", "-F", "#{pane_id} #{pane_pid}").splitlines():
             pane_id, pid = line.split()
@@ -144,6 +147,9 @@ def test_the_viewer_goes_when_its_parent_dies_though_its_terminal_stays(tmux, em
     pane = tmux.pane(f"sh -c {shlex.quote(inner + '; sleep 300')}")
     viewer = wait_for(lambda: awsview_process(pane), 30)
     assert viewer.ppid != pane
+    # Killed once the viewer is up, as a learner's shell would be: a parent that dies while the
+    # interpreter is still starting is gone before the viewer could note which parent it had.
+    wait_for(lambda: "AWS View" in tmux.screen(pane), 60)
     os.kill(viewer.ppid, signal.SIGKILL)
     started = time.monotonic()
     wait_for(lambda: not [p for p in processes(session=pane) if p.pid == viewer.pid], GONE_WITHIN_S)
