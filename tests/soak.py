@@ -380,6 +380,7 @@ class Report:
     lag_max: float = 0.0
     lag_since_fault: float = 0.0  # the longest event loop stall since the last fault cleared
     startup_s: float = 0.0  # emulator, prober, viewers and app started (not counted in seconds)
+    ran_s: float = 0.0  # the seconds it ran, longer than asked if it needed more to inject its minimum
     first_check: float = 0.0  # seconds after start-up
     last_check: float = 0.0
     round_s: list[float] = field(default_factory=list)  # what each check round itself took
@@ -410,7 +411,9 @@ class Report:
                                if k.startswith(f"{kind}/"))
             kinds.append(f"{kind} {self.faults[kind]}" + (f" ({detail})" if detail else ""))
         lines = [
-            f"AWS View fault soak: {self.seconds:.0f} s, seed {self.seed}, app: {self.app}",
+            f"AWS View fault soak: {self.seconds:.0f} s"
+            + (f" (ran {self.ran_s:.0f} s to inject its minimum of faults)" if self.ran_s > self.seconds + 1 else "")
+            + f", seed {self.seed}, app: {self.app}",
             f"faults injected: {self.injected}: "
             + (" · ".join(kinds) or "none"),
             f"lab steps played: {self.steps} ({self.lab_errors} broken by faults or deletions)",
@@ -418,7 +421,7 @@ class Report:
             f"rendered panels · {self.screen_checks} app panels; viewer API calls {self.calls}",
             f"event loop lag max {self.lag_max * 1000:.0f} ms · a check round p50 / max "
             f"{_q(self.round_s, 0.5) * 1000:.0f} / {max(self.round_s, default=0) * 1000:.0f} ms · "
-            f"checked {self.checking_s:.0f} s of {self.seconds:.0f} (start-up {self.startup_s:.1f} s, "
+            f"checked {self.checking_s:.0f} s of {max(self.ran_s, self.seconds):.0f} (start-up {self.startup_s:.1f} s, "
             f"not counted)",
             f"yardstick: a plain emulator call {self.yardstick_ms:.1f} ms (median, before the labs); "
             f"prober sweep p50 / max {_q(self.sweep_s, 0.5):.2f} / {max(self.sweep_s, default=0):.2f} s; "
@@ -446,8 +449,9 @@ class Report:
 
 
 class Soak:
-    def __init__(self, seconds: float, seed: int, app_lab: str | None, log=print):
+    def __init__(self, seconds: float, seed: int, app_lab: str | None, log=print, min_faults: int = 0):
         self.seconds = seconds
+        self.min_faults = min_faults  # a short run goes on until it injected this many (up to 3×)
         self.rng = random.Random(seed)
         self.app_lab = app_lab
         self.log = log
@@ -563,7 +567,7 @@ class Soak:
     async def _inject(self) -> None:
         await asyncio.sleep(min(4.0, self.seconds / 6))  # let the viewers see the labs first
         deck: list[str] = []
-        while time.monotonic() < self.deadline - 8:
+        while not self._done_injecting():
             if not deck:  # every kind once per deck, in a random order, so short runs see them all
                 deck = ["restart", "throttle", "credentials", "delete", "slow"]
                 self.rng.shuffle(deck)
@@ -575,6 +579,25 @@ class Soak:
             await asyncio.sleep(self.rng.uniform(0.5, 2.5))
         while time.monotonic() < self.deadline:
             await asyncio.sleep(0.25)
+        self.report.ran_s = time.monotonic() - (self.deadline - self.seconds - self.extended)
+
+    extended = 0.0  # seconds the run went on past its own to inject its minimum of faults
+
+    def _done_injecting(self) -> bool:
+        """Time is up, 8 s before the end so the last fault can clear — unless the run has not
+        injected its minimum yet: on a machine slow enough that one restart takes half a minute,
+        a short run goes on (a minute at a time, up to three times its length) rather than
+        passing having tested next to nothing."""
+        now = time.monotonic()
+        if now < self.deadline - 8:
+            return False
+        zero = self.deadline - self.seconds - self.extended
+        if self.report.injected >= self.min_faults or now - zero >= 3 * self.seconds:
+            return True
+        more = min(60.0, zero + 3 * self.seconds - self.deadline)
+        self.deadline += more
+        self.extended += more
+        return more <= 0
 
     async def _episode(self, kind: str) -> None:
         hold = self.rng.uniform(1.0, 5.0)
@@ -921,9 +944,9 @@ def _plain(value: Any) -> str:
 
 
 async def soak(seconds: float, seed: int | None = None, app_lab: str | None = "ev04",
-               log=print) -> Report:
+               log=print, min_faults: int = 0) -> Report:
     seed = random.randrange(1 << 30) if seed is None else seed
-    return await Soak(seconds, seed, app_lab, log).run()
+    return await Soak(seconds, seed, app_lab, log, min_faults).run()
 
 
 def main(argv: list[str] | None = None) -> int:
