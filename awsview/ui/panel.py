@@ -111,14 +111,21 @@ class PanelView(Vertical):
         self._pending: tuple | None = None  # what to show once mounted
         self._last: tuple | None = None  # the last show() arguments, to refit on resize
         self._ready = False
+        # Children kept by reference (a query per show costs more than the diff) and the text
+        # each line shows: Static.update lays the whole screen out again even for the same text,
+        # which was most of a poll's cost (~630 of 800 layouts in a 20 s lab).
+        self._body = PanelBody(Content("waiting for the first poll…"), classes="body")
+        self._caption = Static(classes="caption")
+        self._note = Static(classes="note")
+        self._table = PanelTable(cursor_type="row", zebra_stripes=False)
+        self._texts_shown: dict[Static, str] = {}
 
     def compose(self):
-        yield PanelBody(Content("waiting for the first poll…"), classes="body")
-        yield Static(classes="caption")
-        table = PanelTable(cursor_type="row", zebra_stripes=False)
-        table.display = False
-        yield table
-        yield Static(classes="note")
+        yield self._body
+        yield self._caption
+        self._table.display = False
+        yield self._table
+        yield self._note
 
     def on_mount(self) -> None:
         self.watch(self.app, "theme", self._restyle, init=False)
@@ -129,7 +136,7 @@ class PanelView(Vertical):
 
     @property
     def table(self) -> PanelTable:
-        return self.query_one(PanelTable)
+        return self._table
 
     @property
     def keys(self) -> list[str]:
@@ -175,11 +182,10 @@ class PanelView(Vertical):
             rows = [more] + rows if shown.tail else rows + [more]
         table = self.table
         table.display = bool(rows)
-        body = self.query_one(PanelBody)
-        body.display = not rows
+        self._body.display = not rows
         if not rows:
-            body.update(plain(self._body_text(shown, needle, waiting)))
-        self._set_line(".note", getattr(panel, "note", ""))  # which evidence the panel stands on
+            self._update(self._body, self._body_text(shown, needle, waiting))
+        self._set_line(self._note, getattr(panel, "note", ""))  # which evidence the panel stands on
         cursor = self.cursor_key()
         at_end = table.row_count > 0 and table.cursor_row >= table.row_count - 1
         data = [r.cells for r in panel.rows]
@@ -199,7 +205,7 @@ class PanelView(Vertical):
         else:
             plan = ColumnPlan(tuple(range(len(panel.columns))), tuple(None for _ in panel.columns))
         self._fitted_to = available
-        self._set_line(".caption", plan.caption if rows else "")
+        self._set_line(self._caption, plan.caption if rows else "")
         rebuilt = self._columns != panel.columns or plan != self._plan
         if rebuilt:
             # Columns only ever widen as rows come; a new plan needs fresh columns to narrow.
@@ -234,10 +240,14 @@ class PanelView(Vertical):
             pending, self._pending = self._pending, None
             self.show(*pending)
 
-    def _set_line(self, selector: str, text: str) -> None:
-        line = self.query_one(selector, Static)
+    def _set_line(self, line: Static, text: str) -> None:
         line.display = bool(text)
         if text:
+            self._update(line, text)
+
+    def _update(self, line: Static, text: str) -> None:
+        if self._texts_shown.get(line) != text:
+            self._texts_shown[line] = text
             line.update(plain(text))
 
     def _body_text(self, shown: ShownPanel, needle: str, waiting: bool) -> str:
