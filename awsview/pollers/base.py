@@ -46,9 +46,13 @@ class LabModel:
         for snapshot in snapshots:
             old = self.snapshots.get(snapshot.key)
             self.snapshots[snapshot.key] = snapshot
-            if old is None or old.data != snapshot.data or old.health != snapshot.health:
+            if old is None:
                 changed.append(snapshot)
-                if old is not None and old.data != snapshot.data:
+                continue
+            new_data = old.data is not snapshot.data and old.data != snapshot.data
+            if new_data or old.health != snapshot.health or old.live != snapshot.live:
+                changed.append(snapshot)
+                if new_data:
                     self.changed_at = time.monotonic()
         if changed:
             for listener in list(self.listeners):
@@ -69,6 +73,10 @@ class Poller:
     kind = "resource"
     fast_interval = 0.3
     slow_interval = 8.0
+    # With a change feed: the feed kinds this poller reads (their names go to ``refresh``), and
+    # the model keys (prefixes) it derives from — a change there makes it poll.
+    follows: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
 
     def __init__(self, profile: LabProfile):
         self.profile = profile
@@ -83,6 +91,10 @@ class Poller:
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         raise NotImplementedError
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Read only the resources the change feed named (by default: everything)."""
+        return await self.poll(conn, model)
 
     async def fetch(self, model: LabModel, key: str, fn: Callable[[], Awaitable[Any]],
                     note: str | None = None) -> Snapshot[Any]:

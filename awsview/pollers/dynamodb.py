@@ -23,6 +23,7 @@ def _sort_key(item: dict[str, Any], names: tuple[str, ...]) -> tuple:
 class TablePoller(Poller):
     kind = TABLE
     slow_interval = 8.0
+    follows = ("table",)
 
     def __init__(self, profile):
         super().__init__(profile)
@@ -32,6 +33,13 @@ class TablePoller(Poller):
         self.max_items = 20000
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        return await self._poll(conn, model, None)
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Scans only the tables the change feed named (a generic view lists them first)."""
+        return await self._poll(conn, model, names)
+
+    async def _poll(self, conn: Connection, model: LabModel, only: frozenset[str] | None) -> list[Snapshot[Any]]:
         names = list(self.profile.tables())
         snapshots = []
         if self.profile.generic:
@@ -40,6 +48,8 @@ class TablePoller(Poller):
             names, gone = listed(model, TABLE, listing)
             for name in gone:
                 self._forget(name)
+        if only is not None:
+            names = [n for n in names if n in only]
         reference = set(self.profile.tables("reference"))
         # The tables are read at the same time: an item write shows after one scan, not after
         # every table's scan in turn.

@@ -10,7 +10,7 @@ from awsview.aws.errors import classify
 from awsview.aws.session import Connection
 from awsview.model.resources import Queue
 from awsview.model.snapshot import Snapshot
-from awsview.pollers.base import LabModel, Poller
+from awsview.pollers.base import LabModel, Poller, healthy
 
 QUEUES = "queues"
 ATTRIBUTES = ["QueueArn", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
@@ -27,6 +27,7 @@ def _int(value: Any) -> int:
 class QueuePoller(Poller):
     kind = QUEUES
     slow_interval = 8.0
+    follows = ("queue",)
 
     def is_busy(self, model: LabModel) -> bool:
         return any(not q.empty for q in model.data(QUEUES, ()))
@@ -34,10 +35,32 @@ class QueuePoller(Poller):
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         return [await self.fetch(model, QUEUES, lambda: self._queues(conn))]
 
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Reads the counts of the queues the change feed named; a queue not known yet (or one
+        gone) means listing them all again."""
+        known = model.get(QUEUES)
+        shown = {q.name: q for q in known.data} if healthy(known) and known.data is not None else None
+        names = frozenset(n for n in names if self.prefix_match(n))
+        if not names:
+            return []  # another lab's queue
+        if shown is None or not names <= set(shown):
+            return await self.poll(conn, model)
+
+        async def read() -> tuple[Queue, ...]:
+            fresh = await self._read(conn, [shown[n].url for n in names])
+            if len(fresh) != len(names):
+                return await self._queues(conn)  # one was deleted meanwhile: list them again
+            return tuple(sorted({**shown, **{q.name: q for q in fresh}}.values(), key=lambda q: q.name))
+
+        return [await self.fetch(model, QUEUES, read)]
+
     async def _queues(self, conn: Connection) -> tuple[Queue, ...]:
         params = {"QueueNamePrefix": self.profile.prefix} if self.profile.prefix else {}
         urls = await conn.pages("sqs", "list_queues", "QueueUrls", token_in="NextToken",
                                 token_out="NextToken", **params)
+        return tuple(sorted(await self._read(conn, urls), key=lambda q: q.name))
+
+    async def _read(self, conn: Connection, urls: list[str]) -> list[Queue]:
         queues = []
         for url in urls:
             try:
@@ -62,4 +85,4 @@ class QueuePoller(Poller):
                 dlq_arn=redrive.get("deadLetterTargetArn"),
                 max_receive_count=_int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
             ))
-        return tuple(sorted(queues, key=lambda q: q.name))
+        return queues

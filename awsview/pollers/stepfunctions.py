@@ -34,13 +34,29 @@ def _json(text: str | None) -> Any:
         return text
 
 
+def machine_name(arn: str) -> str:
+    """The state machine's name in a state machine or execution ARN."""
+    parts = arn.split(":")
+    return parts[6] if len(parts) > 6 and parts[5] in ("stateMachine", "execution") else ""
+
+
 class StateMachinePoller(Poller):
     kind = MACHINES
     slow_interval = 10.0
+    follows = ("state_machine",)
 
     def __init__(self, profile):
         super().__init__(profile)
         self._described: dict[str, tuple[float, StateMachine]] = {}
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Lists the machines and describes again those the change feed named."""
+        names = frozenset(n for n in names if self.prefix_match(machine_name(n)))
+        if not names:
+            return []
+        for arn in names:
+            self._described.pop(arn, None)
+        return await self.poll(conn, model)
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         async def fetch() -> tuple[StateMachine, ...]:
@@ -78,6 +94,8 @@ class StateMachinePoller(Poller):
 class ExecutionPoller(Poller):
     kind = EXECUTIONS
     slow_interval = 8.0
+    follows = ("execution",)
+    after = (MACHINES,)
 
     def __init__(self, profile):
         super().__init__(profile)
@@ -98,6 +116,13 @@ class ExecutionPoller(Poller):
         if model.get(MACHINES) is not None and model.get(MACHINES).data is not None:
             model.drop(gone)  # machines were listed successfully and these are no longer there
         return snapshots
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Lists the executions of the machines whose executions the change feed named."""
+        wanted = {machine_name(n) for n in names}
+        return [await self.fetch(model, f"{EXECUTIONS}:{machine.name}",
+                                 lambda m=machine: self._executions(conn, m))
+                for machine in model.data(MACHINES, ()) if machine.name in wanted]
 
     async def _executions(self, conn: Connection, machine: StateMachine) -> tuple[Execution, ...]:
         listed = await conn.pages("stepfunctions", "list_executions", "executions",
@@ -130,11 +155,20 @@ class HistoryPoller(Poller):
     kind = HISTORY
     fast_interval = 0.3
     slow_interval = 8.0
+    follows = ("execution",)
+    after = (f"{EXECUTIONS}:",)
 
     def is_busy(self, model: LabModel) -> bool:
         return any(not s.data.complete for s in model.with_prefix(f"{HISTORY}:") if s.data)
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        return await self._poll(conn, model, None)
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Reads on only the histories of the executions the change feed named."""
+        return await self._poll(conn, model, names)
+
+    async def _poll(self, conn: Connection, model: LabModel, only: frozenset[str] | None) -> list[Snapshot[Any]]:
         executions = [e for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ())]
         executions.sort(key=lambda e: (e.started is None, e.started), reverse=True)
         machines = model.get(MACHINES)
@@ -146,6 +180,8 @@ class HistoryPoller(Poller):
             model.drop([s.key for s in model.with_prefix(f"{HISTORY}:") if s.key.split(":", 1)[1] not in live])
         snapshots = []
         for execution in executions[:MAX_HISTORIES]:
+            if only is not None and execution.arn not in only:
+                continue
             key = f"{HISTORY}:{execution.arn}"
             previous = model.get(key)
             if previous is not None and previous.data is not None and previous.data.started != execution.started:

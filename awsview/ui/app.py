@@ -21,6 +21,7 @@ from textual.widgets import Footer, Input, Static
 
 from awsview import profiles
 from awsview.aws.session import Target
+from awsview.model.snapshot import Health
 from awsview.pollers.base import LabModel
 from awsview.ui import themes
 from awsview.ui.board import PanelBoard
@@ -137,7 +138,7 @@ class AWSViewApp(App[int]):
         if self.demo is not None:
             self.demo.attach(self)
             self._play_demo()
-        self.set_interval(self.tick_seconds, self.refresh_panels)
+        self.set_interval(self.tick_seconds, self._tick)
         self.set_interval(1.0, self._age_memory)
         self._show_status()
 
@@ -160,6 +161,25 @@ class AWSViewApp(App[int]):
         model.listeners.append(self._on_model_change)
         self._show_status()
         self.refresh_panels()
+
+    def _tick(self) -> None:
+        """Once a second: render again only if the screen shows something the clock changes."""
+        if self._reads_clock():
+            self.refresh_panels()
+
+    def _reads_clock(self) -> bool:
+        """An age ("3 s ago", "stale 12 s — …"), a running execution's duration, or a panel
+        that still has to learn what its first sight is. A live model with nothing running
+        shows the same screen from one second to the next: rendering it again was most of
+        the viewer's idle CPU."""
+        if self.model is None or not alive(self._board):
+            return False
+        for snapshot in self.model.snapshots.values():
+            if snapshot.health is Health.STALE or (snapshot.health is Health.OK and not snapshot.live):
+                return True
+        if any(not view.seeded for view in self.board.views.values()):
+            return True
+        return any(e.running for s in self.model.with_prefix("executions:") for e in (s.data or ()))
 
     def _on_model_change(self, changed: list[Any]) -> None:
         self.post_message(ModelChanged())

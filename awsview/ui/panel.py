@@ -231,6 +231,10 @@ class PanelView(Vertical):
             self._since = now
         self._seeded = health != "none" or now - self._since >= SEED_AFTER_S
 
+    @property
+    def seeded(self) -> bool:
+        return self._seeded
+
     def defer(self, *args) -> None:
         """Keep the newest ``show`` arguments for when the panel is seen again (zoomed away)."""
         self._pending = args
