@@ -165,15 +165,21 @@ class PanelView(Vertical):
             return
         if not alive(self):
             return  # removed (a lab switch, the app closing) while an update was on its way
+        arguments = (shown, marks, needle, waiting)
+        if arguments == self._last and self.content_size.width - 1 == self._fitted_to:
+            # The same panel at the same width: nothing to diff and nothing to repaint. Most
+            # refreshes change one panel of fifteen; comparing the others costs ~0.05 ms each.
+            self._seed(shown.panel.health, waiting)
+            return
         panel = shown.panel
         self.shown = shown
-        self._last = (shown, marks, needle, waiting)
-        self.border_title = plain(panel.title)
+        self._last = arguments
+        self._set_border(panel.title, "_title_shown", "border_title")
         count = f"{len(panel.rows)}{'+' if shown.more else ''} · " if panel.rows else ""
         freshness = panel.freshness
         if not panel.rows and panel.body_text == freshness and " — " in freshness:
             freshness = freshness.split(" — ", 1)[0]  # the body says the rest; say it once
-        self.border_subtitle = plain(f"{count}{freshness}")
+        self._set_border(f"{count}{freshness}", "_subtitle_shown", "border_subtitle")
         for health in ("ok", "stale", "error", "absent", "none"):
             self.set_class(panel.health == health, f"-{health}")
         rows = list(panel.rows)
@@ -230,6 +236,12 @@ class PanelView(Vertical):
         if self._since is None:
             self._since = now
         self._seeded = health != "none" or now - self._since >= SEED_AFTER_S
+
+    def _set_border(self, text: str, memo: str, attribute: str) -> None:
+        """Border texts repaint the whole panel when set, even to the same text."""
+        if getattr(self, memo, None) != text:
+            setattr(self, memo, text)
+            setattr(self, attribute, plain(text))
 
     @property
     def seeded(self) -> bool:
