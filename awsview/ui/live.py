@@ -25,13 +25,14 @@ class LivePolling:
 
     def __init__(self, target: Target, lab: str | None, prefix: str,
                  on_profile: Callable[[profiles.LabProfile, LabModel], None],
-                 on_status: Callable[[str, str], None], speed: float = 1.0):
+                 on_status: Callable[[str, str], None], speed: float = 1.0, feed: bool = True):
         self.target = target
         self.lab = lab
         self.prefix = prefix
         self.on_profile = on_profile
         self.on_status = on_status
         self.speed = speed
+        self.feed = feed  # follow the emulator's change feed when it has one
         self.account: str | None = None
         self._switch: asyncio.Queue[str] = asyncio.Queue()
 
@@ -46,7 +47,7 @@ class LivePolling:
             while True:
                 model = LabModel()
                 self.on_profile(profile, model)
-                scheduler = Scheduler(conn, profile, model, speed=self.speed)
+                scheduler = Scheduler(conn, profile, model, speed=self.speed, feed=self.feed)
                 scheduler.start()
                 try:
                     profile = await self._next_profile(conn, profile)
