@@ -182,8 +182,9 @@ def _state_machine(method: str, bound: dict[str, Any], result: Any, backend: Any
 
 
 def _hook_executions(feed: Any) -> None:
-    """An execution's progress: each history event, then its final status (set after the last
-    event, so a reader woken by the last event alone could still read RUNNING)."""
+    """An execution's progress: each history event (kind "history"), then its final status
+    ("execution"; set after the last event, so a reader woken by the last event alone could
+    still read RUNNING)."""
     from moto.stepfunctions.parser.asl.eval.event.event_manager import EventManager
     from moto.stepfunctions.parser.backend import execution, execution_worker
 
@@ -200,7 +201,7 @@ def _hook_executions(feed: Any) -> None:
         event_id = original_add(self, *args, **kwargs)
         arn = getattr(self, "_awsview_execution", None)
         if arn:
-            feed.emit("execution", arn)
+            feed.emit("history", arn)  # the execution's row is unchanged until it ends
         return event_id
 
     def terminated(self: Any) -> None:

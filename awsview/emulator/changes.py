@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 # What a change says it is about; the name is the resource's own (table, queue, log group or
-# function name; a role name; a state machine or execution ARN; a mapping UUID).
+# function name; a role name; a state machine or execution ARN; a mapping UUID). "execution" is
+# an execution started or ended, "history" a new event in a running one's history.
 KINDS = ("table", "queue", "log_group", "function", "mapping", "role", "state_machine", "execution",
-         "journal")
+         "history", "journal")
 MAX_WAIT_S = 30.0
 MAX_ENTRIES = 50_000  # distinct resources remembered; a reader behind the oldest one is reset
 

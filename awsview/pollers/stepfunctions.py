@@ -155,7 +155,7 @@ class HistoryPoller(Poller):
     kind = HISTORY
     fast_interval = 0.3
     slow_interval = 8.0
-    follows = ("execution",)
+    follows = ("execution", "history")
     after = (f"{EXECUTIONS}:",)
 
     def is_busy(self, model: LabModel) -> bool:
