@@ -22,7 +22,7 @@ from typing import Any
 from awsview.aws.session import Connection
 from awsview.model.snapshot import Health, Snapshot
 from awsview.pollers.base import LabModel, Poller
-from awsview.pollers.changefeed import ChangeFeedFollower, FeedChange
+from awsview.pollers.changefeed import ChangeFeedFollower, FeedChange, NoFeed
 from awsview.pollers.dynamodb import TablePoller
 from awsview.pollers.functions import FunctionPoller
 from awsview.pollers.iam import RolePoller
@@ -87,6 +87,8 @@ class Scheduler:
         self._pending = {p.kind: _Pending() for p in self.pollers}
         self._asked: dict[str, frozenset[str] | None] = {}  # what the next poll of a kind reads
         self._reachable = asyncio.Event()  # set when a poll succeeds while others back off
+        self._read_all_at = 0.0  # catch_up: when everything was last read
+        self._no_feed = False
         local = feed and conn is not None and conn.target.is_local and conn.target.endpoint_url
         self.follower = ChangeFeedFollower(conn.target.endpoint_url, self._on_feed, self._on_feed_state) \
             if local else None
@@ -148,8 +150,38 @@ class Scheduler:
     async def run_once(self) -> LabModel:
         """One round of every poller, in dependency order."""
         for poller in self.pollers:
+            self._pending[poller.kind].take()
             await self.poll(poller)
+        self._read_all_at = time.monotonic()
         return self.model
+
+    async def catch_up(self) -> bool:
+        """One round on the caller's own clock (the class view asks each learner once a second):
+        ask the change feed, without waiting, what changed since the last round, and read just
+        that — everything the first time, after a reset, and every ``safety`` seconds. False when
+        the endpoint has no feed (or it did not answer): the caller polls as before."""
+        follower = self.follower
+        if follower is None or self._no_feed:
+            return False
+        try:
+            page = await follower.ask(0.0)
+        except NoFeed:
+            self._no_feed = True
+            return False
+        except Exception:
+            follower.up = False
+            return False
+        changes, reset = follower.take(page)
+        was_up, follower.up = follower.up, True
+        if reset or not was_up or time.monotonic() - self._read_all_at > self.safety * self.speed:
+            await self.run_once()
+            return True
+        self._on_feed(changes, False)
+        for poller in self.pollers:  # in dependency order: derived kinds are marked by the reads before them
+            if self._pending[poller.kind].event.is_set():
+                self._asked[poller.kind] = self._pending[poller.kind].take()
+                await self.poll(poller)
+        return True
 
     def active(self) -> bool:
         return self.model.recently_changed() or any(p.is_busy(self.model) for p in self.pollers)
