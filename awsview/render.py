@@ -282,6 +282,14 @@ RENDERERS: dict[str, Callable[[LabModel, LabProfile, float], list[Panel]]] = {
     "decisions": decisions, "verdicts": verdicts, "retries": retries,
     "checkpoints": checkpoints,
 }
+# The model keys (or key prefixes) each renderer reads, and nothing else but the profile and the
+# clock: a screen that renders again only what changed relies on it (ui.feed).
+READS: dict[str, tuple[str, ...]] = {
+    "state_machines": ("state_machines",), "executions": ("executions:",), "history": ("history:",),
+    "tables": ("table:",), "queues": ("queues",), "functions": ("functions",), "logs": ("logs:",),
+    "roles": ("roles",), "decisions": ("timeline", "journal"), "verdicts": ("timeline", "journal"),
+    "retries": ("history:", "state_machines", "executions:"), "checkpoints": ("checkpoints",),
+}
 
 
 def panels(model: LabModel, profile: LabProfile, now: float | None = None) -> list[Panel]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable
 
 from awsview.aws.errors import Failure, classify
@@ -41,15 +41,23 @@ class LabModel:
         return [s for k, s in sorted(self.snapshots.items()) if k.startswith(prefix)]
 
     def apply(self, snapshots: list[Snapshot[Any]]) -> list[Snapshot[Any]]:
-        """Store new snapshots; returns those whose data or health changed."""
+        """Store new snapshots; returns those whose data or health changed.
+
+        Data equal to what is stored keeps the stored object: what is drawn from it (windows,
+        rendered panels, item marks) is then recognised as unchanged by identity instead of
+        being compared or rebuilt on every poll.
+        """
         changed = []
         for snapshot in snapshots:
             old = self.snapshots.get(snapshot.key)
-            self.snapshots[snapshot.key] = snapshot
             if old is None:
+                self.snapshots[snapshot.key] = snapshot
                 changed.append(snapshot)
                 continue
             new_data = old.data is not snapshot.data and old.data != snapshot.data
+            if not new_data and old.data is not snapshot.data:
+                snapshot = replace(snapshot, data=old.data)
+            self.snapshots[snapshot.key] = snapshot
             if new_data or old.health != snapshot.health or old.live != snapshot.live:
                 changed.append(snapshot)
                 if new_data:
