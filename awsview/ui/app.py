@@ -28,10 +28,8 @@ from awsview.ui.board import PanelBoard
 from awsview.ui.cells import alive, plain
 from awsview.ui.changes import ItemChanges
 from awsview.ui.commands import LabCommands, PanelCommands, ThemeCommands
-from awsview.ui.details import describe
 from awsview.ui.feed import DEFAULT_CAP, PanelFeed
 from awsview.ui.panel import HIGHLIGHT_S, PanelView
-from awsview.ui.screens import DetailScreen, HelpScreen
 
 FILTER_DELAY_S = 0.15
 FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …
@@ -333,6 +331,8 @@ class AWSViewApp(App[int]):
         return True
 
     def action_help(self) -> None:
+        from awsview.ui.screens import HelpScreen  # not before the first paint: Markdown, pygments
+
         self.push_screen(HelpScreen(self.presenter))
 
     def _show_filter(self, shown: bool) -> None:
@@ -409,4 +409,7 @@ class AWSViewApp(App[int]):
         view = event.view
         if self.model is None or view.shown is None:
             return
+        from awsview.ui.details import describe
+        from awsview.ui.screens import DetailScreen
+
         self.push_screen(DetailScreen(describe(self.model, view.shown.panel, view.ident, event.key)))

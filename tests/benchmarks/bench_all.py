@@ -422,18 +422,21 @@ def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any]) -> list[tupl
     rows.append(("RSS with that model, after the keys", f"{scale['rss_mb']:.0f} MB", f"minimal app {minimal['rss_mb']:.0f} MB",
                  "—", f"< {RSS_MB:.0f} MB", "met" if scale["rss_mb"] < RSS_MB else "NO",
                  "" if scale["rss_mb"] < RSS_MB else "the model's 100,000 log lines and 10,000 items"))
-    for which, label in (("small", "lab-size model"), ("big", "big model, not counting its build")):
+    # Not counting the sample model's build (the small one imports the lab player and boto3 to
+    # make its definition; a viewer gets its model from its polls, after the first paint).
+    for which, label in (("small", "lab-size model"), ("big", "big model")):
         paints = ui[f"paint_{which}"]
         total = statistics.median(p["painted"] - p["process_start"] for p in paints)
         shown = statistics.median(p["painted"] - p["process_start"] - (p["model_built"] - p["imported"])
-                                  for p in paints) if which == "big" else total
+                                  for p in paints)
         imports = statistics.median(p["imported"] - p["python_up"] for p in paints)
         ratio = shown / minimal["paint_s"]
         met = ratio <= PAINT_RATIO
-        note = f" ({total:.2f} with it)" if which == "big" else ""
-        rows.append((f"process start → first full paint, {label} (median of {len(paints)})", f"{shown:.2f} s{note}",
-                     f"minimal app {minimal['paint_s']:.2f} s", f"{ratio:.2f}", f"≤ {PAINT_RATIO}× minimal",
-                     "met" if met else "NO", "" if met else f"imports {imports:.2f} s of it"))
+        rows.append((f"process start → first full paint, {label}, not counting its build (median of {len(paints)})",
+                     f"{shown:.2f} s ({total:.2f} with it)", f"minimal app {minimal['paint_s']:.2f} s", f"{ratio:.2f}",
+                     f"≤ {PAINT_RATIO}× minimal", "met" if met else "NO",
+                     "" if met else f"imports {imports:.2f} s; the app's {shown - imports:.2f} s: CSS for "
+                                    f"{15 if which == 'small' else 16}+ panels, the first render"))
     docs = ui["docs"]
     rows.append(('docs: generate("q05") run time', f"{docs:.1f} s" if isinstance(docs, float) else f"docs: {docs}",
                  "—", "—", "—", "—", ""))
