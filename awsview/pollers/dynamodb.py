@@ -30,6 +30,7 @@ class TablePoller(Poller):
         self._baselines: dict[str, tuple[dict[str, Any], ...]] = {}
         self._keys: dict[str, tuple[str, ...]] = {}
         self._streams: dict[str, tuple[str | None, str | None]] = {}
+        self._items: dict[str, dict[tuple, dict[str, Any]]] = {}  # table → key → the item last read
         self.max_items = 20000
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
@@ -59,7 +60,7 @@ class TablePoller(Poller):
         return snapshots
 
     def _forget(self, name: str) -> None:
-        for known in (self._baselines, self._keys, self._streams):
+        for known in (self._baselines, self._keys, self._streams, self._items):
             known.pop(name, None)
 
     async def _list(self, conn: Connection) -> tuple[str, ...]:
@@ -84,6 +85,11 @@ class TablePoller(Poller):
             self._keys.pop(name, None)  # describe again next time: the table may have been recreated
             raise
         items = tuple(sorted((item_to_plain(i) for i in raw), key=lambda i: _sort_key(i, keys)))
+        # An item equal to the one read last time is that very object: whatever was drawn from
+        # it (its row, its marks) is recognised as unchanged without being compared again.
+        before = self._items.get(name, {})
+        items = tuple(previous if (previous := before.get(_sort_key(i, keys))) == i else i for i in items)
+        self._items[name] = {_sort_key(i, keys): i for i in items}
         baseline = self._compare(name, items, keys) if is_reference else None
         view, arn = self._streams.get(name, (None, None))
         return Table(name=name, status="ACTIVE", key_names=keys, items=items,
