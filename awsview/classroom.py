@@ -10,7 +10,7 @@ The roster is a TOML file::
 Each learner gets its own read-only connection and scheduler; rounds run with bounded
 concurrency so one slow or dead endpoint never holds up the others. A learner on the embedded
 emulator costs one change-feed question per round while nothing changes: only what changed is
-read (and everything once a minute); other endpoints are polled whole each round.
+read (and everything every two minutes); other endpoints are polled whole each round.
 """
 
 from __future__ import annotations

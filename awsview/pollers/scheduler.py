@@ -3,7 +3,8 @@
 Two ways to know when to poll:
 - **Pushed** (the embedded emulator's change feed answers): a poller reads only what the feed
   says changed, at once — a table written, a log group with a new line, an execution with a new
-  history event — plus, slowly, everything (``SAFETY_S``) in case a change went unheard.
+  history event — plus, slowly, everything (``SAFETY_S``) in case a change went unheard: idle,
+  that is a few dozen calls every two minutes.
   Pollers that derive from others (histories from executions, streams from tables, the timeline
   and checkpoints from everything) run when their inputs changed in the model.
 - **Polled** (stock moto, LocalStack, AWS, or the feed is down): fast while something moves,
@@ -35,7 +36,7 @@ from awsview.pollers.timeline import CheckpointPoller, TimelinePoller
 from awsview.profiles import LabProfile
 
 MAX_BACKOFF_S = 60.0
-SAFETY_S = 60.0  # pushed: everything is read this often even when the feed says nothing changed
+SAFETY_S = 120.0  # pushed: everything is read this often even when the feed says nothing changed
 PUSHED_GAP_S = 0.1  # pushed: at most one poll per kind this often, so a burst of writes is one read
 
 # Order matters for a single round: executions need machines, histories need executions.
