@@ -106,6 +106,7 @@ class ClassMonitor:
     concurrency: int = 16
     on_update: Callable[[LearnerStatus], None] | None = None
     _follows: dict[str, _Follow] = field(default_factory=dict)
+    _sessions: dict[str | None, Any] = field(default_factory=dict)  # one per profile, shared
 
     def statuses(self) -> list[LearnerStatus]:
         return [f.status or LearnerStatus(f.learner) for f in self._follows.values()]
@@ -154,6 +155,18 @@ class ClassMonitor:
             if follow.conn is not None:
                 await follow.conn.__aexit__(None, None, None)
 
+    def _session(self, profile: str | None) -> Any:
+        """Learners of one profile share an aiobotocore session: its service models are loaded
+        once, not once per learner (bench_class: 12.5 → 3-4 MB per learner)."""
+        if profile not in self._sessions:
+            from aiobotocore.session import get_session
+
+            session = get_session()
+            if profile:
+                session.set_config_variable("profile", profile)
+            self._sessions[profile] = session
+        return self._sessions[profile]
+
     async def _poll(self, follow: _Follow) -> LearnerStatus:
         learner = follow.learner
         started = time.monotonic()
@@ -163,7 +176,8 @@ class ClassMonitor:
             if follow.scheduler is None:
                 follow.conn = await Connection(Target(profile=learner.profile, region=learner.region,
                                                       endpoint_url=learner.endpoint_url),
-                                               connect_timeout=1.0, read_timeout=5.0).__aenter__()
+                                               connect_timeout=1.0, read_timeout=5.0,
+                                               session=self._session(learner.profile)).__aenter__()
                 from awsview.dump import detect_profile
 
                 profile = profiles.load(learner.lab) if learner.lab else await detect_profile(follow.conn)

@@ -46,8 +46,11 @@ class Connection:
     """
 
     def __init__(self, target: Target, limiter: RateLimiter | None = None,
-                 connect_timeout: float = 3.0, read_timeout: float = 15.0):
+                 connect_timeout: float = 3.0, read_timeout: float = 15.0, session: Any = None):
+        """``session``: an aiobotocore session to share (its loaded service models are ~10 MB;
+        the class view opens one connection per learner); by default a fresh one."""
         self.target = target
+        self._shared_session = session
         # AWS quotas do not apply to a local emulator; its buckets are ten times wider.
         self.limiter = limiter or RateLimiter(scale=LOCAL_RATE_SCALE if target.is_local else 1.0)
         self._timeouts = (connect_timeout, read_timeout)
@@ -61,8 +64,8 @@ class Connection:
         from aiobotocore.session import get_session
 
         self._stack = AsyncExitStack()
-        self._session = get_session()
-        if self.target.profile:
+        self._session = self._shared_session or get_session()
+        if self.target.profile and self._shared_session is None:
             self._session.set_config_variable("profile", self.target.profile)
         self.region = self.target.region or self._session.get_config_variable("region") or DEFAULT_REGION
         if self.target.is_local and await self._session.get_credentials() is None:

@@ -35,7 +35,7 @@ from awsview.classroom import ClassMonitor, Learner
 from awsview.labs.player import LabPlayer
 from tests.benchmarks.viewer_probe import proc_cpu_seconds
 
-EMULATORS = 5
+EMULATORS = 10
 DRIVE_EVERY_S = 10.0
 ROUNDS = 10  # covers a change on every emulator
 TARGET_LEARNERS = 50
@@ -80,11 +80,12 @@ async def measure(urls: list[str], n: int) -> dict[str, float]:
             rounds.append(time.monotonic() - started)
             await asyncio.sleep(max(0.0, 1.0 - rounds[-1]))  # one round a second, as the class view runs
         cpu = (proc_cpu_seconds(os.getpid()) - cpu) / (time.monotonic() - started_all)
-        errors = sum(1 for s in monitor.statuses() if s.error)
+        errors = [f"{s.learner.name}: {s.error}" for s in monitor.statuses() if s.error]
         rss = _rss_mb() - rss
     finally:
         await monitor.close()
-    return {"p50": statistics.median(rounds), "max": max(rounds), "cpu": cpu, "rss_mb": rss, "errors": errors}
+    return {"p50": statistics.median(rounds), "max": max(rounds), "cpu": cpu, "rss_mb": rss, "errors": len(errors),
+            "first_error": errors[0] if errors else ""}
 
 
 def main(most: int = 128) -> None:
@@ -112,6 +113,8 @@ def main(most: int = 128) -> None:
             print(f"{n:9d} {figures['p50']:12.2f} {figures['max']:12.2f} {100 * figures['cpu']:11.1f} "
                   f"{1000 * figures['cpu'] / n:17.2f} {figures['rss_mb'] / n:15.2f} {figures['errors']:7d}")
             if figures["max"] > 1.0 or figures["errors"]:
+                if figures["errors"]:
+                    print(f"          e.g. {figures['first_error'][:150]}")
                 break
             best, at_best = n, figures
             n = TARGET_LEARNERS if n < TARGET_LEARNERS <= 2 * n else 2 * n
