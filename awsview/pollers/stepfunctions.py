@@ -10,6 +10,7 @@ import json
 import time
 from typing import Any
 
+from awsview.aws.errors import classify
 from awsview.aws.session import Connection
 from awsview.model.asl import DefinitionError, parse_definition
 from awsview.model.history import parse_history
@@ -110,7 +111,7 @@ class ExecutionPoller(Poller):
         snapshots = []
         for machine in machines:
             snapshots.append(await self.fetch(model, f"{EXECUTIONS}:{machine.name}",
-                                              lambda m=machine: self._executions(conn, m)))
+                                              lambda m=machine: self._executions(conn, m, model)))
         live = {f"{EXECUTIONS}:{m.name}" for m in machines}
         gone = [s.key for s in model.with_prefix(f"{EXECUTIONS}:") if s.key not in live]
         if model.get(MACHINES) is not None and model.get(MACHINES).data is not None:
@@ -118,35 +119,69 @@ class ExecutionPoller(Poller):
         return snapshots
 
     async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
-        """Lists the executions of the machines whose executions the change feed named."""
-        wanted = {machine_name(n) for n in names}
+        """The executions the change feed named (started or ended): an execution already shown
+        is described alone; a new one means listing its machine's executions."""
+        wanted: dict[str, set[str]] = {}
+        for name in names:
+            wanted.setdefault(machine_name(name), set()).add(name)
         return [await self.fetch(model, f"{EXECUTIONS}:{machine.name}",
-                                 lambda m=machine: self._executions(conn, m))
+                                 lambda m=machine: self._changed(conn, m, wanted[m.name], model))
                 for machine in model.data(MACHINES, ()) if machine.name in wanted]
 
-    async def _executions(self, conn: Connection, machine: StateMachine) -> tuple[Execution, ...]:
+    async def _changed(self, conn: Connection, machine: StateMachine, arns: set[str],
+                       model: LabModel) -> tuple[Execution, ...]:
+        known = model.data(f"{EXECUTIONS}:{machine.name}")
+        shown = {e.arn: e for e in known or ()}
+        if known is None or not arns <= set(shown):
+            return await self._executions(conn, machine, model)
+        fresh = {}
+        for arn in arns:
+            try:
+                described = await conn.call("stepfunctions", "describe_execution", executionArn=arn)
+            except Exception as exc:
+                if classify(exc).is_not_found:
+                    return await self._executions(conn, machine, model)  # gone: list again
+                raise
+            if described.get("startDate") != shown[arn].started:
+                return await self._executions(conn, machine, model)  # the same name ran again
+            fresh[arn] = self._execution(machine, {"executionArn": arn, "name": shown[arn].name}, described)
+        return tuple(fresh.get(e.arn, e) for e in known)
+
+    async def _executions(self, conn: Connection, machine: StateMachine, model: LabModel) -> tuple[Execution, ...]:
         listed = await conn.pages("stepfunctions", "list_executions", "executions",
                                   limit=MAX_EXECUTIONS, stateMachineArn=machine.arn)
+        # A running execution is described once; after that only when the listing shows another
+        # status (its input is fixed; its output and error come with the end). The lab's retries
+        # keep executions RUNNING for seconds, and on stock moto they never end: describing each
+        # of them on every read was most of the reads' calls.
+        running = {(e.arn, e.started): e for e in model.data(f"{EXECUTIONS}:{machine.name}", ()) if e.running}
         executions = []
         for entry in listed:
             arn = entry["executionArn"]
             cached = self._finished.get((arn, entry.get("startDate")))
+            if cached is None:
+                seen = running.get((arn, entry.get("startDate")))
+                cached = seen if seen is not None and entry.get("status") == seen.status else None
             if cached is not None:
                 executions.append(cached)
                 continue
             described = await conn.call("stepfunctions", "describe_execution", executionArn=arn)
-            execution = Execution(
-                name=entry.get("name") or arn.rsplit(":", 1)[-1], arn=arn, machine_arn=machine.arn,
-                status=described.get("status", entry.get("status", "UNKNOWN")),
-                started=described.get("startDate", entry.get("startDate")),
-                stopped=described.get("stopDate", entry.get("stopDate")),
-                input=_json(described.get("input")), output=_json(described.get("output")),
-                error=described.get("error"), cause=described.get("cause"), described=True,
-            )
-            if not execution.running:
-                self._finished[(arn, entry.get("startDate"))] = execution
-            executions.append(execution)
+            executions.append(self._execution(machine, entry, described))
         return tuple(sorted(executions, key=lambda e: (e.started is None, e.started), reverse=True))
+
+    def _execution(self, machine: StateMachine, entry: dict[str, Any], described: dict[str, Any]) -> Execution:
+        arn = entry["executionArn"]
+        execution = Execution(
+            name=entry.get("name") or arn.rsplit(":", 1)[-1], arn=arn, machine_arn=machine.arn,
+            status=described.get("status", entry.get("status", "UNKNOWN")),
+            started=described.get("startDate", entry.get("startDate")),
+            stopped=described.get("stopDate", entry.get("stopDate")),
+            input=_json(described.get("input")), output=_json(described.get("output")),
+            error=described.get("error"), cause=described.get("cause"), described=True,
+        )
+        if not execution.running:
+            self._finished[(arn, entry.get("startDate", execution.started))] = execution
+        return execution
 
 
 class HistoryPoller(Poller):
