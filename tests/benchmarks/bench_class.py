@@ -106,10 +106,11 @@ def main(most: int = 128) -> None:
               f"learners spread over them; load average {os.getloadavg()[0]:.1f}")
         print(f"{'learners':>9} {'round p50 s':>12} {'round max s':>12} {'CPU % core':>11} "
               f"{'CPU ms/learner/s':>17} {'RSS MB/learner':>15} {'errors':>7}")
-        best, at_best = 0, None
+        best, at_best, failed = 0, None, None
         n = 8
         while n <= most:
             figures = asyncio.run(measure(urls, n))
+            failed = (n, figures)
             print(f"{n:9d} {figures['p50']:12.2f} {figures['max']:12.2f} {100 * figures['cpu']:11.1f} "
                   f"{1000 * figures['cpu'] / n:17.2f} {figures['rss_mb'] / n:15.2f} {figures['errors']:7d}")
             if figures["max"] > 1.0 or figures["errors"]:
@@ -125,8 +126,13 @@ def main(most: int = 128) -> None:
     met = "met" if best >= TARGET_LEARNERS else "NO"
     cost = (f"; the instructor process costs {1000 * at_best['cpu'] / best:.1f} ms of CPU per learner per second "
             f"and {at_best['rss_mb'] / best:.1f} MB per learner") if at_best else ""
+    limit = ""
+    if failed is not None and failed[0] != best:
+        n, figures = failed
+        limit = (f"; limited at {n} learners by " + (f"{figures['errors']} cards with errors"
+                 if figures["errors"] else f"a round of {figures['max']:.2f} s (p50 {figures['p50']:.2f} s)"))
     print(f"learners followed at a 1 s refresh by one process: {best} (every round ≤ 1 s, no errors); "
-          f"target ≥ {TARGET_LEARNERS}: {met}{cost}; load average {os.getloadavg()[0]:.1f}")
+          f"target ≥ {TARGET_LEARNERS}: {met}{cost}{limit}; load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
