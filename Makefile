@@ -24,8 +24,9 @@ tools:
 test: $(STAMP) tools
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
-# bench_all: AWS View against two baselines on one emulator, scale, first paint, docs (BENCH_ARGS=--quick
-# for a shorter run); bench_core and bench_ui still run on their own.
+# bench_all: machine yardsticks, then AWS View against its baselines on the emulator (change feed) and
+# on stock moto (polled), scale, first paint, docs, each figure as a ratio (BENCH_ARGS=--quick for a
+# shorter run); bench_lambda: Lambda invocations; bench_class: learners one class view follows.
 bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.bench_all $(BENCH_ARGS)
 	$(BIN)/python -m tests.benchmarks.bench_lambda

@@ -58,6 +58,30 @@ def cell(value: Any, limit: int = MAX_CELL) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+class _Cells:
+    """The cells already made from an object that has not changed since (the very same object:
+    the model keeps unchanged data as such, and pollers reuse equal items). A big table or log
+    feed changes a few rows per poll; rendering every shown row again was most of a refresh.
+    Bounded; keeps each object it answers for alive, so an id is never mistaken for another's."""
+
+    def __init__(self, size: int = 20_000):
+        self._made: dict[int, tuple[Any, Any, tuple[str, ...]]] = {}
+        self._size = size
+
+    def get(self, obj: Any, context: Any, make: Callable[[], tuple[str, ...]]) -> tuple[str, ...]:
+        hit = self._made.get(id(obj))
+        if hit is not None and hit[0] is obj and hit[1] == context:
+            return hit[2]
+        cells = make()
+        if len(self._made) >= self._size:
+            del self._made[next(iter(self._made))]
+        self._made[id(obj)] = (obj, context, cells)
+        return cells
+
+
+_ITEM_CELLS, _EXECUTION_CELLS, _LINE_CELLS = _Cells(), _Cells(), _Cells()
+
+
 def _duration(start: datetime | None, stop: datetime | None, now: float | None = None) -> str:
     if start is None:
         return "—"
@@ -96,11 +120,18 @@ def executions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     rows = []
     for snapshot in snapshots:
         for e in snapshot.data or ():
-            result = e.output if e.status == "SUCCEEDED" else (f"{e.error}: {e.cause}" if e.error else None)
-            rows.append(Row(e.arn, (cell(e.name), cell(e.status), cell(e.started),
-                                    _duration(e.started, e.stopped, now), cell(result))))
+            if e.running:  # its duration grows
+                rows.append(Row(e.arn, _execution_cells(e, now)))
+            else:
+                rows.append(Row(e.arn, _EXECUTION_CELLS.get(e, None, lambda e=e: _execution_cells(e))))
     return [_panel("executions", "Executions", snapshots, ("NAME", "STATUS", "STARTED", "TOOK", "RESULT"),
                    rows, now, "no executions")]
+
+
+def _execution_cells(e: Any, now: float | None = None) -> tuple[str, ...]:
+    """``now``: a running execution's age is taken at the rendering moment (a replay's clock)."""
+    result = e.output if e.status == "SUCCEEDED" else (f"{e.error}: {e.cause}" if e.error else None)
+    return (cell(e.name), cell(e.status), cell(e.started), _duration(e.started, e.stopped, now), cell(result))
 
 
 def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
@@ -132,10 +163,8 @@ def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
         if table is not None:
             keys = table.key_names
             for item in table.items:
-                key = "/".join(format_value(item.get(k)) for k in keys)
-                rest = ", ".join(f"{cell(k, 40)}={cell(format_value(v), 60)}"
-                                 for k, v in sorted(item.items()) if k not in keys)
-                rows.append(Row(key, (cell(key), cell(rest, 300))))
+                key, attributes = _ITEM_CELLS.get(item, keys, lambda i=item: _item_cells(i, keys))
+                rows.append(Row(key, (cell(key), attributes)))
         title = f"Table · {cell(name)}"
         if table is not None and table.baseline:
             title += f" · reference {cell(table.baseline)}"
@@ -181,6 +210,13 @@ def sparklines(depth: tuple[tuple[float, int, int], ...], now: float, cells: int
     return " / ".join(lines)
 
 
+def _item_cells(item: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, str]:
+    """The item's key (its row key too) and its other attributes, as one cell."""
+    key = "/".join(format_value(item.get(k)) for k in keys)
+    rest = ", ".join(f"{cell(k, 40)}={cell(format_value(v), 60)}" for k, v in sorted(item.items()) if k not in keys)
+    return key, cell(rest, 300)
+
+
 def queues(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     snapshot = model.get("queues")
     rows = [Row(q.arn or q.url, (cell(q.name), str(q.visible), str(q.in_flight), sparklines(q.depth, now),
@@ -209,12 +245,15 @@ def logs(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     for snapshot in model.with_prefix("logs:"):
         group = snapshot.key.split(":", 1)[1]
         entries = snapshot.data.lines if snapshot.data is not None else ()
-        rows = [Row(key, (time.strftime("%H:%M:%S", time.localtime(e.timestamp_ms / 1000)),
-                          e.line.kind, cell(e.line.text, 400)))
+        rows = [Row(key, _LINE_CELLS.get(e, None, lambda e=e: _line_cells(e)))
                 for key, e in zip(line_keys(entries), entries)]
         panels.append(_panel("logs", f"Logs · {cell(group)}", [snapshot], ("TIME", "KIND", "LINE"), rows,
                              now, "no log lines"))
     return panels
+
+
+def _line_cells(e: Any) -> tuple[str, ...]:
+    return (time.strftime("%H:%M:%S", time.localtime(e.timestamp_ms / 1000)), e.line.kind, cell(e.line.text, 400))
 
 
 def line_keys(entries: Any) -> list[str]:
@@ -373,6 +412,17 @@ RENDERERS: dict[str, Callable[..., list[Panel]]] = {
     "tables": tables, "queues": queues, "functions": functions, "logs": logs, "roles": roles,
     "decisions": decisions, "verdicts": verdicts, "retries": retries,
     "checkpoints": checkpoints,
+}
+# The model keys (or key prefixes) each renderer reads, and nothing else but the profile and the
+# clock: a screen that renders again only what changed relies on it (ui.feed).
+# The timeline's panels also show the health of every evidence it was computed from.
+TIMELINE_READS = ("timeline", "journal", "table:", "stream:", "logs:", "executions:", "history:")
+# Not here, so rendered on every refresh: queues (the depth sparklines move with the clock).
+READS: dict[str, tuple[str, ...]] = {
+    "state_machines": ("state_machines",), "executions": ("executions:",), "history": ("history:",),
+    "tables": ("table:",), "functions": ("functions",), "logs": ("logs:",),
+    "roles": ("roles",), "decisions": TIMELINE_READS, "verdicts": TIMELINE_READS,
+    "retries": ("history:", "state_machines", "executions:"), "checkpoints": ("checkpoints",),
 }
 
 

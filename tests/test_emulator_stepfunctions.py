@@ -107,7 +107,7 @@ def test_choice_default_rejects_non_positive_quantity(emulator, machine):
 
 
 def test_role_without_invoke_permission_fails_without_running_the_worker(emulator, machine):
-    sfn, iam, logs = emulator.client("stepfunctions"), emulator.client("iam"), emulator.client("logs")
+    sfn, iam, _logs = emulator.client("stepfunctions"), emulator.client("iam"), emulator.client("logs")
     iam.delete_role_policy(RoleName="sfn-role", PolicyName="InvokeWorker")
     try:
         before = _invocations(emulator)

@@ -15,7 +15,6 @@ import subprocess
 import sys
 import termios
 import threading
-import time
 from pathlib import Path
 
 import pytest

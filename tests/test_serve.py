@@ -240,7 +240,7 @@ def test_class_view_served_in_headless_chromium(emulator, tmp_path):
 async def _look_at_class(url: str) -> str:
     async with Browser(1400, 1000) as page:
         await page.open(url)
-        text = await page.wait_for_text("AWS View · class", "Ada", "Cy", "connection refused")
+        await page.wait_for_text("AWS View · class", "Ada", "Cy", "connection refused")
         await page.press("q", "KeyQ", "q", modifiers=2)  # ctrl+q: refused
         await page.type("q")
         await asyncio.sleep(1.5)

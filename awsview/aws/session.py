@@ -327,10 +327,13 @@ class Connection:
     """
 
     def __init__(self, target: Target, limiter: RateLimiter | None = None,
-                 connect_timeout: float = 3.0, read_timeout: float = 15.0):
+                 connect_timeout: float = 3.0, read_timeout: float = 15.0, session: Any = None):
+        """``session``: an aiobotocore session to share (its loaded service models are ~10 MB;
+        the class view opens one connection per learner); by default a fresh one."""
         self.target = target
         self._own_limiter = limiter is None
         self.limiter = limiter or RateLimiter()
+        self._shared_session = session
         self._timeouts = (connect_timeout, read_timeout)
         self._stack: AsyncExitStack | None = None
         self._clients: dict[str, Any] = {}
@@ -356,7 +359,8 @@ class Connection:
             # AWS quotas do not apply to a local emulator; its buckets are ten times wider.
             self.limiter.scale = LOCAL_RATE_SCALE if self.resolved.is_local else 1.0
         self._stack = AsyncExitStack()
-        self._session = AioSession(session_vars=SESSION_VARS, profile=self.target.profile)
+        self._session = self._shared_session or AioSession(session_vars=SESSION_VARS,
+                                                           profile=self.target.profile)
         if not self.resolved.reaches_aws:
             try:
                 found = await self._session.get_credentials()

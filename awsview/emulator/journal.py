@@ -15,7 +15,7 @@ import time
 import uuid
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (
@@ -101,8 +101,10 @@ _JSON_COLUMNS = {"key", "expression", "before", "after", "request", "caller"}
 class Journal:
     """A thread-safe, append-only SQLite journal of write decisions and invocations."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, on_record: Callable[[str], None] | None = None):
+        """``on_record`` hears "decisions" or "invocations" after each record is stored."""
         self.path = Path(path)
+        self.on_record = on_record
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -136,7 +138,9 @@ class Journal:
             cur = self._db.execute(
                 f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values())
             )
-            return int(cur.lastrowid)
+        if self.on_record is not None:
+            self.on_record(table)
+        return int(cur.lastrowid)
 
     def decisions(self, since: int = 0, limit: int = 500) -> list[WriteDecision]:
         return [WriteDecision(**row) for row in self._select("decisions", since, limit)]

@@ -1,7 +1,8 @@
-"""The embedded lab emulator: moto server plus real Lambda code, SQS polling, permission checks
-and the write-decision journal, on one local port.
+"""The embedded lab emulator: moto server plus real Lambda code, SQS polling, permission checks,
+the write-decision journal and the change feed, on one local port.
 
-The journal is readable (GET only) under ``/_awsview/`` — a path no AWS API uses.
+The journal and the change feed are readable (GET only) under ``/_awsview/`` — a path no AWS API
+uses. Nothing under it can change anything.
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ class Emulator:
     _thread: threading.Thread | None = None
     _poller: Any = None
     _runtime: Any = None
+    _collector: Any = None
     journal: Any = None
+    feed: Any = None
 
     @property
     def endpoint_url(self) -> str:
@@ -81,6 +84,10 @@ class Emulator:
         self._thread.start()
 
     def stop(self) -> None:
+        if self._collector:
+            self._collector.stop()
+        if self.feed:
+            self.feed.close()  # answers the readers waiting on it, so the server can stop
         if self._poller:
             self._poller.stop()
         if self._server:
@@ -105,7 +112,7 @@ class _Newest:
         return getattr(self.target, name)
 
 
-_RUNTIME, _JOURNAL = _Newest(), _Newest()
+_RUNTIME, _JOURNAL, _FEED = _Newest(), _Newest(), _Newest()
 _patched = False
 
 
@@ -145,15 +152,17 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
     # Selects the executing Step Functions backend; must happen before anything is created.
     default_user_config["stepfunctions"]["execute_state_machine"] = True
 
-    from awsview.emulator import dynamo_journal, moto_patches
+    from awsview.emulator import change_hooks, dynamo_journal, moto_patches
+    from awsview.emulator.changes import ChangeFeed
     from awsview.emulator.journal import Journal
     from awsview.emulator.lambda_runtime import LambdaRuntime
     from awsview.emulator.sqs_poller import MAX_BATCHES_IN_FLIGHT, SqsPoller
 
     emulator = Emulator(host=host, port=bound_port, state_dir=state_dir)
-    emulator.journal = Journal(state_dir / "journal.sqlite3")
+    emulator.feed = ChangeFeed()
+    emulator.journal = Journal(state_dir / "journal.sqlite3", on_record=lambda table: emulator.feed.emit("journal", table))
     emulator._runtime = LambdaRuntime(state_dir, emulator.endpoint_url, emulator.journal, _write_logs)
-    _RUNTIME.target, _JOURNAL.target = emulator._runtime, emulator.journal
+    _RUNTIME.target, _JOURNAL.target, _FEED.target = emulator._runtime, emulator.journal, emulator.feed
     if _patched:
         from moto.moto_api._internal.models import moto_api_backend
 
@@ -161,6 +170,7 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
     else:
         moto_patches.install(_RUNTIME)
         dynamo_journal.install(_JOURNAL)
+        change_hooks.install(_FEED)  # after the patches above, so it hears what they changed too
         _patched = True
 
     moto_app = DomainDispatcherApplication(create_backend_app)
@@ -171,7 +181,43 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
     emulator._server = server
     emulator._poller = SqsPoller(emulator._runtime, sqs_batches_in_flight or MAX_BATCHES_IN_FLIGHT)
     emulator._poller.start()
+    emulator._collector = _ShortCollections()
     return emulator
+
+
+class _ShortCollections:
+    """Keeps Python's full garbage collections out of the emulator's answers.
+
+    moto's modules and backends are ~250,000 long-lived objects (most imported by the first call
+    to each service); a full collection walks them all and holds every thread for 0.25-1 s — an
+    answer, a feed wake-up or a Lambda delivery waits behind it. Every 30 s the young garbage is
+    collected and what survived is frozen (out of the collector's sight; refcounting still frees
+    it); every 10 minutes a full collection picks up cycles among what was frozen.
+    """
+
+    FREEZE_EVERY_S = 30.0
+    FULL_EVERY_S = 600.0
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="emulator-gc", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import gc
+
+        last_full = time.monotonic()
+        while not self._stop.wait(self.FREEZE_EVERY_S):
+            if time.monotonic() - last_full > self.FULL_EVERY_S:
+                last_full = time.monotonic()
+                gc.unfreeze()
+                gc.collect()
+            else:
+                gc.collect(1)
+            gc.freeze()
+
+    def stop(self) -> None:
+        self._stop.set()
 
 
 def _listen(host: str, port: int) -> socket.socket:
@@ -276,9 +322,13 @@ def _journal_api(app: Callable, emulator: Emulator) -> Callable:
             return portal.answer(environ, start_response)
         if not path.startswith(API_PREFIX):
             return app(environ, start_response)
-        status, body = _answer(path[len(API_PREFIX):], environ, emulator)
+        route = path[len(API_PREFIX):]
+        status, body = _answer(route, environ, emulator)
         data = json.dumps(body).encode()
-        start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
+        headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
+        if status.startswith("405"):
+            headers.append(("Allow", "GET" if route == "changes" else "GET, HEAD"))
+        start_response(status, headers)
         return [data]
 
     return wsgi
@@ -351,17 +401,24 @@ def credential_rejection(authorization: str) -> tuple[str, list[tuple[str, str]]
 
 
 def _answer(route: str, environ: dict, emulator: Emulator) -> tuple[str, dict[str, Any]]:
-    if environ.get("REQUEST_METHOD") not in ("GET", "HEAD"):
+    method = environ.get("REQUEST_METHOD")
+    # The change feed answers GET only: a HEAD would hold a long poll open for nothing.
+    if method != "GET" and (route == "changes" or method != "HEAD"):
         return "405 Method Not Allowed", {"error": "this API is read-only"}
     query = parse_qs(environ.get("QUERY_STRING", ""))
     try:
         since = int(query.get("since", ["0"])[0])
         limit = max(1, min(int(query.get("limit", ["500"])[0]), 5000))
+        wait = float(query.get("wait", ["0"])[0])
     except ValueError:
-        return "400 Bad Request", {"error": "since and limit must be integers"}
+        return "400 Bad Request", {"error": "since, limit and wait must be numbers"}
     if route == "health":
         return "200 OK", {"ok": True, "instance": emulator.instance, "started_at": emulator.started_at,
-                          "port": emulator.port, "journal": emulator.journal.id}
+                          "port": emulator.port, "journal": emulator.journal.id, "feed": emulator.feed.id}
+    if route == "changes":
+        if wait != wait or since < 0:  # NaN
+            return "400 Bad Request", {"error": "since must be ≥ 0 and wait a number of seconds"}
+        return "200 OK", emulator.feed.since(since, wait, query.get("feed", [None])[0])
     if route in ("journal", "decisions"):
         rows = [d.to_json() for d in emulator.journal.decisions(since, limit)]
     elif route == "invocations":

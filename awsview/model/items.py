@@ -143,6 +143,11 @@ def plain_to_json(value: Any) -> Any:
 
 
 def _format(value: Any) -> str:
+    kind = type(value)  # the common cases first: an isinstance against typing's Mapping is slow
+    if kind is str:
+        return _one_line(value)
+    if kind is int:
+        return str(value)
     if value is None:
         return "null"
     if isinstance(value, bool):
@@ -155,7 +160,7 @@ def _format(value: Any) -> str:
         return f"b64:{base64.b64encode(shown).decode('ascii')}{more}"
     if isinstance(value, str):
         return _one_line(value)
-    if isinstance(value, Mapping):
+    if kind is dict or isinstance(value, Mapping):
         return "{" + ", ".join(f"{_one_line(str(k))}: {_format(v)}"
                                for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):

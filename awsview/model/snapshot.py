@@ -35,6 +35,7 @@ class Snapshot(Generic[T]):
     error: str | None = None
     error_since: float | None = None
     note: str | None = None  # e.g. "absent" reason, or why data is partial
+    live: bool = False  # read while a change feed was followed: current until the feed says otherwise
 
     @property
     def usable(self) -> bool:
@@ -45,7 +46,7 @@ class Snapshot(Generic[T]):
         """A short human phrase: "0.4 s ago", "stale 12 s — connection refused", "absent"."""
         now = time.time() if now is None else now
         if self.health is Health.OK:
-            return f"{_age(now - (self.fetched_at or now))} ago"
+            return "live" if self.live else f"{_age(now - (self.fetched_at or now))} ago"
         if self.health is Health.ABSENT:
             return f"absent — {self.note}" if self.note else "absent"
         if self.health is Health.STALE:
@@ -91,4 +92,4 @@ def failed(previous: Snapshot[T] | None, kind: str, key: str, error: str,
     since = previous.error_since if previous.health is Health.STALE else at
     note = "was absent" if previous.health is Health.ABSENT else previous.note
     return replace(previous, health=Health.STALE, attempted_at=at, error=error, error_since=since,
-                   note=note)
+                   note=note, live=False)

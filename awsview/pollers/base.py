@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable
 
 from awsview.aws.errors import Failure, classify
@@ -41,14 +41,26 @@ class LabModel:
         return [s for k, s in sorted(self.snapshots.items()) if k.startswith(prefix)]
 
     def apply(self, snapshots: list[Snapshot[Any]]) -> list[Snapshot[Any]]:
-        """Store new snapshots; returns those whose data or health changed."""
+        """Store new snapshots; returns those whose data or health changed.
+
+        Data equal to what is stored keeps the stored object: what is drawn from it (windows,
+        rendered panels, item marks) is then recognised as unchanged by identity instead of
+        being compared or rebuilt on every poll.
+        """
         changed = []
         for snapshot in snapshots:
             old = self.snapshots.get(snapshot.key)
-            self.snapshots[snapshot.key] = snapshot
-            if old is None or old.data != snapshot.data or old.health != snapshot.health:
+            if old is None:
+                self.snapshots[snapshot.key] = snapshot
                 changed.append(snapshot)
-                if old is not None and old.data != snapshot.data:
+                continue
+            new_data = old.data is not snapshot.data and old.data != snapshot.data
+            if not new_data and old.data is not snapshot.data:
+                snapshot = replace(snapshot, data=old.data)
+            self.snapshots[snapshot.key] = snapshot
+            if new_data or old.health != snapshot.health or old.live != snapshot.live:
+                changed.append(snapshot)
+                if new_data:
                     self.changed_at = time.monotonic()
         if changed:
             for listener in list(self.listeners):
@@ -69,6 +81,10 @@ class Poller:
     kind = "resource"
     fast_interval = 0.3
     slow_interval = 8.0
+    # With a change feed: the feed kinds this poller reads (their names go to ``refresh``), and
+    # the model keys (prefixes) it derives from — a change there makes it poll.
+    follows: tuple[str, ...] = ()
+    after: tuple[str, ...] = ()
 
     def __init__(self, profile: LabProfile):
         self.profile = profile
@@ -83,6 +99,10 @@ class Poller:
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         raise NotImplementedError
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Read only the resources the change feed named (by default: everything)."""
+        return await self.poll(conn, model)
 
     async def fetch(self, model: LabModel, key: str, fn: Callable[[], Awaitable[Any]],
                     note: str | None = None) -> Snapshot[Any]:

@@ -16,6 +16,7 @@ TRANSITIONAL = ("Creating", "Enabling", "Disabling", "Updating", "Deleting")
 class FunctionPoller(Poller):
     kind = FUNCTIONS
     slow_interval = 8.0
+    follows = ("function", "mapping")  # two listings either way: read them whole
 
     def is_busy(self, model: LabModel) -> bool:
         return any(m.state in TRANSITIONAL for f in model.data(FUNCTIONS, ()) for m in f.mappings)

@@ -11,7 +11,7 @@ from awsview.aws.errors import classify
 from awsview.aws.session import Connection
 from awsview.model.resources import PolicyGrant, Role
 from awsview.model.snapshot import Snapshot
-from awsview.pollers.base import LabModel, Poller
+from awsview.pollers.base import LabModel, Poller, healthy
 
 ROLES = "roles"
 
@@ -60,9 +60,35 @@ class RolePoller(Poller):
     kind = ROLES
     fast_interval = 2.0
     slow_interval = 15.0
+    follows = ("role",)
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         return [await self.fetch(model, ROLES, lambda: self._roles(conn))]
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Reads again only the roles the change feed named (GetRole, then their policies); a
+        role not known yet means listing them all."""
+        known = model.get(ROLES)
+        shown = {r.name: r for r in known.data} if healthy(known) and known.data is not None else None
+        names = frozenset(n for n in names if self.prefix_match(n))
+        if not names:
+            return []  # another lab's role
+        if shown is None or not names <= set(shown):
+            return await self.poll(conn, model)
+
+        async def read() -> tuple[Role, ...]:
+            roles = dict(shown)
+            for name in names:
+                try:
+                    entry = (await conn.call("iam", "get_role", RoleName=name))["Role"]
+                    roles[name] = await self._role(conn, entry)
+                except Exception as exc:
+                    if not classify(exc).is_not_found:
+                        raise
+                    roles.pop(name, None)  # deleted
+            return tuple(sorted(roles.values(), key=lambda r: r.name))
+
+        return [await self.fetch(model, ROLES, read)]
 
     async def _roles(self, conn: Connection) -> tuple[Role, ...]:
         listed = await conn.pages("iam", "list_roles", "Roles", token_in="Marker", token_out="Marker")

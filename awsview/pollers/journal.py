@@ -28,6 +28,7 @@ class JournalPoller(Poller):
     kind = JOURNAL
     fast_interval = 0.25  # a local HTTP GET, not an AWS API call
     slow_interval = 1.0
+    follows = ("journal",)
 
     def __init__(self, profile):
         super().__init__(profile)

@@ -50,12 +50,20 @@ class LogPoller(Poller):
     kind = LOGS
     fast_interval = 0.3  # the token bucket still holds FilterLogEvents to 1 TPS on AWS
     slow_interval = 6.0
+    follows = ("log_group",)
 
     def __init__(self, profile):
         super().__init__(profile)
         self._follows: dict[str, _Follow] = {}
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        return await self._poll(conn, model, None)
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Follows only the groups the change feed named."""
+        return await self._poll(conn, model, names)
+
+    async def _poll(self, conn: Connection, model: LabModel, only: frozenset[str] | None) -> list[Snapshot[Any]]:
         groups = list(self.profile.log_groups)
         snapshots = []
         if self.profile.generic:
@@ -64,6 +72,8 @@ class LogPoller(Poller):
             groups, gone = listed(model, LOGS, listing)
             for group in gone:
                 self._follows.pop(group, None)
+        if only is not None:
+            groups = [g for g in groups if g in only]
         return snapshots + [await self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
                             for group in groups]
 

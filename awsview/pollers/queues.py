@@ -11,7 +11,7 @@ from awsview.aws.errors import classify
 from awsview.aws.session import Connection
 from awsview.model.resources import Queue
 from awsview.model.snapshot import Snapshot
-from awsview.pollers.base import LabModel, Poller
+from awsview.pollers.base import LabModel, Poller, healthy
 
 QUEUES = "queues"
 DEPTH_S = 300.0  # how far back each queue's depth is kept (the panel's sparkline spans it)
@@ -36,6 +36,7 @@ def _float(value: Any) -> float | None:
 class QueuePoller(Poller):
     kind = QUEUES
     slow_interval = 8.0
+    follows = ("queue",)
 
     def __init__(self, profile):
         super().__init__(profile)
@@ -47,13 +48,36 @@ class QueuePoller(Poller):
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         return [await self.fetch(model, QUEUES, lambda: self._queues(conn))]
 
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Reads the counts of the queues the change feed named; a queue not known yet (or one
+        gone) means listing them all again."""
+        known = model.get(QUEUES)
+        shown = {q.name: q for q in known.data} if healthy(known) and known.data is not None else None
+        names = frozenset(n for n in names if self.prefix_match(n))
+        if not names:
+            return []  # another lab's queue
+        if shown is None or not names <= set(shown):
+            return await self.poll(conn, model)
+
+        async def read() -> tuple[Queue, ...]:
+            fresh = await self._read(conn, [shown[n].url for n in names])
+            if len(fresh) != len(names):
+                return await self._queues(conn)  # one was deleted meanwhile: list them again
+            return tuple(sorted({**shown, **{q.name: q for q in fresh}}.values(), key=lambda q: q.name))
+
+        return [await self.fetch(model, QUEUES, read)]
+
     async def _queues(self, conn: Connection) -> tuple[Queue, ...]:
         params = {"QueueNamePrefix": self.profile.prefix} if self.profile.prefix else {}
         urls = await conn.pages("sqs", "list_queues", "QueueUrls", token_in="NextToken",
                                 token_out="NextToken", **params)
+        # Only a full listing forgets a queue's depth: the feed's reads name just a few.
+        self._depth = {url: points for url, points in self._depth.items() if url in urls}
+        return tuple(sorted(await self._read(conn, urls), key=lambda q: q.name))
+
+    async def _read(self, conn: Connection, urls: list[str]) -> list[Queue]:
         queues = []
         now = time.time()
-        self._depth = {url: points for url, points in self._depth.items() if url in urls}
         for url in urls:
             try:
                 attributes = (await conn.call("sqs", "get_queue_attributes", QueueUrl=url,
@@ -80,7 +104,7 @@ class QueuePoller(Poller):
                 depth=self._follow_depth(url, now, visible, in_flight),
                 created=_float(attributes.get("CreatedTimestamp")),
             ))
-        return tuple(sorted(queues, key=lambda q: q.name))
+        return queues
 
     def _follow_depth(self, url: str, now: float, visible: int, in_flight: int) -> tuple[tuple[float, int, int], ...]:
         """The queue's change points, a new one only when a count changed: an idle queue's data

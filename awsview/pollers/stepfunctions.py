@@ -49,13 +49,29 @@ async def _unless_deleted(call: Awaitable[Any]) -> Any:
         raise
 
 
+def machine_name(arn: str) -> str:
+    """The state machine's name in a state machine or execution ARN."""
+    parts = arn.split(":")
+    return parts[6] if len(parts) > 6 and parts[5] in ("stateMachine", "execution") else ""
+
+
 class StateMachinePoller(Poller):
     kind = MACHINES
     slow_interval = 10.0
+    follows = ("state_machine",)
 
     def __init__(self, profile):
         super().__init__(profile)
         self._described: dict[str, tuple[float, StateMachine]] = {}
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Lists the machines and describes again those the change feed named."""
+        names = frozenset(n for n in names if self.prefix_match(machine_name(n)))
+        if not names:
+            return []
+        for arn in names:
+            self._described.pop(arn, None)
+        return await self.poll(conn, model)
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         async def fetch() -> tuple[StateMachine, ...]:
@@ -96,6 +112,8 @@ class StateMachinePoller(Poller):
 class ExecutionPoller(Poller):
     kind = EXECUTIONS
     slow_interval = 8.0
+    follows = ("execution",)
+    after = (MACHINES,)
 
     def __init__(self, profile):
         super().__init__(profile)
@@ -110,20 +128,57 @@ class ExecutionPoller(Poller):
         snapshots = []
         for machine in machines:
             snapshots.append(await self.fetch(model, f"{EXECUTIONS}:{machine.name}",
-                                              lambda m=machine: self._executions(conn, m)))
+                                              lambda m=machine: self._executions(conn, m, model)))
         live = {f"{EXECUTIONS}:{m.name}" for m in machines}
         gone = [s.key for s in model.with_prefix(f"{EXECUTIONS}:") if s.key not in live]
         if model.get(MACHINES) is not None and model.get(MACHINES).data is not None:
             model.drop(gone)  # machines were listed successfully and these are no longer there
         return snapshots
 
-    async def _executions(self, conn: Connection, machine: StateMachine) -> tuple[Execution, ...]:
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """The executions the change feed named (started or ended): an execution already shown
+        is described alone; a new one means listing its machine's executions."""
+        wanted: dict[str, set[str]] = {}
+        for name in names:
+            wanted.setdefault(machine_name(name), set()).add(name)
+        return [await self.fetch(model, f"{EXECUTIONS}:{machine.name}",
+                                 lambda m=machine: self._changed(conn, m, wanted[m.name], model))
+                for machine in model.data(MACHINES, ()) if machine.name in wanted]
+
+    async def _changed(self, conn: Connection, machine: StateMachine, arns: set[str],
+                       model: LabModel) -> tuple[Execution, ...]:
+        known = model.data(f"{EXECUTIONS}:{machine.name}")
+        shown = {e.arn: e for e in known or ()}
+        if known is None or not arns <= set(shown):
+            return await self._executions(conn, machine, model)
+        fresh = {}
+        for arn in arns:
+            try:
+                described = await conn.call("stepfunctions", "describe_execution", executionArn=arn)
+            except Exception as exc:
+                if classify(exc).is_not_found:
+                    return await self._executions(conn, machine, model)  # gone: list again
+                raise
+            if described.get("startDate") != shown[arn].started:
+                return await self._executions(conn, machine, model)  # the same name ran again
+            fresh[arn] = self._execution(machine, {"executionArn": arn, "name": shown[arn].name}, described)
+        return tuple(fresh.get(e.arn, e) for e in known)
+
+    async def _executions(self, conn: Connection, machine: StateMachine, model: LabModel) -> tuple[Execution, ...]:
         listed = await conn.pages("stepfunctions", "list_executions", "executions",
                                   limit=MAX_EXECUTIONS, stateMachineArn=machine.arn)
+        # A running execution is described once; after that only when the listing shows another
+        # status (its input is fixed; its output and error come with the end). The lab's retries
+        # keep executions RUNNING for seconds, and on stock moto they never end: describing each
+        # of them on every read was most of the reads' calls.
+        running = {(e.arn, e.started): e for e in model.data(f"{EXECUTIONS}:{machine.name}", ()) if e.running}
         executions = []
         for entry in listed:
             arn = entry["executionArn"]
             cached = self._finished.get((arn, entry.get("startDate")))
+            if cached is None:
+                seen = running.get((arn, entry.get("startDate")))
+                cached = seen if seen is not None and entry.get("status") == seen.status else None
             if cached is not None:
                 executions.append(cached)
                 continue
@@ -131,18 +186,22 @@ class ExecutionPoller(Poller):
                                                          executionArn=arn))
             if described is None:
                 continue  # its machine was deleted between the listing and the describe
-            execution = Execution(
-                name=entry.get("name") or arn.rsplit(":", 1)[-1], arn=arn, machine_arn=machine.arn,
-                status=described.get("status", entry.get("status", "UNKNOWN")),
-                started=described.get("startDate", entry.get("startDate")),
-                stopped=described.get("stopDate", entry.get("stopDate")),
-                input=_json(described.get("input")), output=_json(described.get("output")),
-                error=described.get("error"), cause=described.get("cause"), described=True,
-            )
-            if not execution.running:
-                self._finished[(arn, entry.get("startDate"))] = execution
-            executions.append(execution)
+            executions.append(self._execution(machine, entry, described))
         return tuple(sorted(executions, key=lambda e: (e.started is None, e.started), reverse=True))
+
+    def _execution(self, machine: StateMachine, entry: dict[str, Any], described: dict[str, Any]) -> Execution:
+        arn = entry["executionArn"]
+        execution = Execution(
+            name=entry.get("name") or arn.rsplit(":", 1)[-1], arn=arn, machine_arn=machine.arn,
+            status=described.get("status", entry.get("status", "UNKNOWN")),
+            started=described.get("startDate", entry.get("startDate")),
+            stopped=described.get("stopDate", entry.get("stopDate")),
+            input=_json(described.get("input")), output=_json(described.get("output")),
+            error=described.get("error"), cause=described.get("cause"), described=True,
+        )
+        if not execution.running:
+            self._finished[(arn, entry.get("startDate", execution.started))] = execution
+        return execution
 
 
 class HistoryPoller(Poller):
@@ -151,11 +210,20 @@ class HistoryPoller(Poller):
     kind = HISTORY
     fast_interval = 0.3
     slow_interval = 8.0
+    follows = ("execution", "history")
+    after = (f"{EXECUTIONS}:",)
 
     def is_busy(self, model: LabModel) -> bool:
         return any(not s.data.complete for s in model.with_prefix(f"{HISTORY}:") if s.data)
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        return await self._poll(conn, model, None)
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Reads on only the histories of the executions the change feed named."""
+        return await self._poll(conn, model, names)
+
+    async def _poll(self, conn: Connection, model: LabModel, only: frozenset[str] | None) -> list[Snapshot[Any]]:
         executions = [e for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ())]
         executions.sort(key=lambda e: (e.started is None, e.started), reverse=True)
         machines = model.get(MACHINES)
@@ -167,6 +235,8 @@ class HistoryPoller(Poller):
             model.drop([s.key for s in model.with_prefix(f"{HISTORY}:") if s.key.split(":", 1)[1] not in live])
         snapshots = []
         for execution in executions[:MAX_HISTORIES]:
+            if only is not None and execution.arn not in only:
+                continue
             key = f"{HISTORY}:{execution.arn}"
             previous = model.get(key)
             if previous is not None and previous.data is not None and previous.data.started != execution.started:

@@ -21,6 +21,8 @@ class StreamPoller(Poller):
     kind = STREAM
     fast_interval = 0.5
     slow_interval = 5.0
+    follows = ("table",)  # a write adds a stream record
+    after = ("table:",)  # a table's stream may just have been enabled
 
     def __init__(self, profile):
         super().__init__(profile)

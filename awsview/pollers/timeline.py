@@ -49,6 +49,7 @@ class TimelinePoller(Poller):
     kind = TIMELINE
     fast_interval = 0.25
     slow_interval = 1.0
+    after = ("journal", "table:", "stream:", "logs:", "history:")  # what its evidence comes from
 
     def __init__(self, profile, store: DecisionStore | None = None):
         super().__init__(profile)
@@ -159,6 +160,7 @@ class CheckpointPoller(Poller):
     kind = "checkpoints"
     fast_interval = 0.25
     slow_interval = 1.0
+    after = ("",)  # every checkpoint reads some part of the model
 
     def __init__(self, profile, store: DecisionStore | None = None):
         super().__init__(profile)

@@ -21,16 +21,15 @@ from textual.widgets import Footer, Input, Static
 
 from awsview import profiles
 from awsview.aws.session import Target
+from awsview.model.snapshot import Health
 from awsview.pollers.base import LabModel
 from awsview.ui import themes
 from awsview.ui.board import PanelBoard
 from awsview.ui.cells import alive, plain
 from awsview.ui.changes import ItemChanges
 from awsview.ui.commands import LabCommands, PanelCommands, ThemeCommands
-from awsview.ui.details import describe
 from awsview.ui.feed import DEFAULT_CAP, PanelFeed
 from awsview.ui.panel import HIGHLIGHT_S, PanelView
-from awsview.ui.screens import DetailScreen, HelpScreen, PrefixScreen
 
 FILTER_DELAY_S = 0.15
 FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …
@@ -164,7 +163,7 @@ class AWSViewApp(App[int]):
         if self.demo is not None:
             self.demo.attach(self)
             self._play_demo()
-        self.set_interval(self.tick_seconds, self.refresh_panels)
+        self.set_interval(self.tick_seconds, self._tick)
         self.set_interval(1.0, self._age_memory)
         self._show_status()
         if self.notice:
@@ -193,6 +192,25 @@ class AWSViewApp(App[int]):
         model.listeners.append(self._on_model_change)
         self._show_status()
         self.refresh_panels()
+
+    def _tick(self) -> None:
+        """Once a second: render again only if the screen shows something the clock changes."""
+        if self._reads_clock():
+            self.refresh_panels()
+
+    def _reads_clock(self) -> bool:
+        """An age ("3 s ago", "stale 12 s — …"), a running execution's duration, or a panel
+        that still has to learn what its first sight is. A live model with nothing running
+        shows the same screen from one second to the next: rendering it again was most of
+        the viewer's idle CPU."""
+        if self.model is None or not alive(self._board):
+            return False
+        for snapshot in self.model.snapshots.values():
+            if snapshot.health is Health.STALE or (snapshot.health is Health.OK and not snapshot.live):
+                return True
+        if any(not view.seeded for view in self.board.views.values()):
+            return True
+        return any(e.running for s in self.model.with_prefix("executions:") for e in (s.data or ()))
 
     def _on_model_change(self, changed: list[Any]) -> None:
         self.post_message(ModelChanged())
@@ -297,6 +315,8 @@ class AWSViewApp(App[int]):
         """No known lab on an account: ask which resources to watch (a presenter screen cannot
         ask; its status line says to start it with --prefix)."""
         if not self.presenter:
+            from awsview.ui.screens import PrefixScreen
+
             self.push_screen(PrefixScreen(found), self._prefix_chosen)
 
     def _prefix_chosen(self, prefix: str | None) -> None:
@@ -409,6 +429,8 @@ class AWSViewApp(App[int]):
         return True
 
     def action_help(self) -> None:
+        from awsview.ui.screens import HelpScreen  # not before the first paint: Markdown, pygments
+
         self.push_screen(HelpScreen(self.presenter, self.diagnosis.markdown() if self.diagnosis else None))
 
     def _show_filter(self, shown: bool) -> None:
@@ -509,4 +531,7 @@ class AWSViewApp(App[int]):
         view = event.view
         if self.model is None or view.shown is None:
             return
+        from awsview.ui.details import describe
+        from awsview.ui.screens import DetailScreen
+
         self.push_screen(DetailScreen(describe(self.model, view.shown.panel, view.ident, event.key)))

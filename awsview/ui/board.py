@@ -68,7 +68,7 @@ class PanelBoard(VerticalScroll):
         for item in shown:
             view = self.views.get(item.id)
             if view is None:
-                view = PanelView(item.id, item.panel.name, self.highlight_seconds, self.clock)
+                view = PanelView(item.id, item.panel.name, self.highlight_seconds, self.clock, item.panel.health)
                 self.views[item.id] = view
                 if previous is not None:
                     self.mount(view, after=previous)

@@ -78,8 +78,10 @@ async def capture(lab: Lab, endpoint_url: str, freezer: Freezer,
     """Play ``lab`` on ``endpoint_url`` with the viewer's pollers following it; after each step
     (the provided resources first) keep a copy of the settled model."""
     follower = _Follower()
+    # Polled, not pushed: a step is settled once every kind answered after it, which a kind the
+    # change feed says nothing about would never do.
     live = LivePolling(Target(endpoint_url=endpoint_url, region="us-east-1"), lab.name, "",
-                       follower.attach, follower.set_status, speed=POLL_SPEED)
+                       follower.attach, follower.set_status, speed=POLL_SPEED, feed=False)
     polling = asyncio.create_task(live.run(), name="docs-polling")
     player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
     acts: list[tuple[str, str, Callable[[], Any]]] = [("setup", SETUP_TITLE, player.setup)]

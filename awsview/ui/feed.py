@@ -13,6 +13,7 @@ from typing import Any
 
 from awsview import render
 from awsview.model.items import format_value
+from awsview.model.snapshot import Health
 from awsview.pollers.base import LabModel
 from awsview.profiles import LabProfile
 from awsview.model.resources import LogFeed, Table
@@ -76,7 +77,10 @@ class PanelFeed:
     """Renders the model's panels with at most ``cap`` rows each.
 
     A window is kept while its snapshot's data is the same object, so a freshness tick between
-    polls costs little.
+    polls costs little. A renderer's panels are kept while the snapshots it reads are the same
+    objects and none of them reads the clock (an age, a running execution's duration): a change
+    renders one panel kind again, not all twelve (the model keeps unchanged data as the same
+    object).
     """
 
     def __init__(self, cap: int = DEFAULT_CAP):
@@ -84,6 +88,8 @@ class PanelFeed:
         self._windows: dict[str, _Window] = {}
         self._anchors: dict[str, str | None] = {}  # log feeds: the first line shown
         self._needle = ""
+        # renderer → (what it read, [(panel id before numbering, panel)])
+        self._rendered: dict[str, tuple[tuple, list[tuple[str, ShownPanel]]]] = {}
 
     def panels(self, model: LabModel, profile: LabProfile, now: float, needle: str = "",
                all_runs: bool = False) -> list[ShownPanel]:
@@ -98,15 +104,27 @@ class PanelFeed:
             renderer = render.RENDERERS.get(name)
             if renderer is None:
                 continue
+            inputs = _inputs(model, name, (profile.name, needle, all_runs))
+            cached = self._rendered.get(name)
+            if inputs is not None and cached is not None and _same(cached[0], inputs):
+                idents = [_numbered(base, seen) for base, _ in cached[1]]
+                if idents == [item.id for _, item in cached[1]]:
+                    shown += [item for _, item in cached[1]]
+                    continue
+                for base, _ in cached[1]:
+                    seen[base] -= 1  # numbered differently this time: render it again
             # Only the renderers whose input is windowed read the lite model; all others (newer
             # kinds too) read the full one, so a window never silently shortens them.
             source = lite if name in WINDOWED_RENDERERS else model
+            made = []
             for panel in render.render(name, source, profile, now, all_runs):
-                ident = panel_id(panel)
-                seen[ident] = seen.get(ident, 0) + 1
-                if seen[ident] > 1:
-                    ident = f"{ident}#{seen[ident]}"
-                shown.append(self._finish(ident, panel, needle))
+                base = panel_id(panel)
+                made.append((base, self._finish(_numbered(base, seen), panel, needle)))
+            shown += [item for _, item in made]
+            if inputs is None:
+                self._rendered.pop(name, None)
+            else:
+                self._rendered[name] = (inputs, made)
         return shown
 
     # -- windows ---------------------------------------------------------------------------
@@ -176,6 +194,36 @@ class PanelFeed:
         if cut:
             rows = rows[cut:] if panel.name in TAIL_PANELS else rows[: len(rows) - cut]
         return ShownPanel(ident, replace(panel, rows=tuple(rows)), more=hidden + cut, total=total)
+
+
+def _numbered(ident: str, seen: dict[str, int]) -> str:
+    """The second panel with the same id gets "#2", and so on."""
+    seen[ident] = seen.get(ident, 0) + 1
+    return ident if seen[ident] == 1 else f"{ident}#{seen[ident]}"
+
+
+def _inputs(model: LabModel, name: str, context: tuple) -> tuple | None:
+    """What renderer ``name`` reads of the model, to recognise it unchanged; None if its output
+    depends on the clock (or it reads keys it does not declare), so it must be rendered again."""
+    prefixes = render.READS.get(name)
+    if prefixes is None:
+        return None
+    found: list[Any] = [context]
+    for key, snapshot in model.snapshots.items():
+        if not key.startswith(prefixes):
+            continue
+        if snapshot.health is Health.STALE or (snapshot.health is Health.OK and not snapshot.live):
+            return None  # its freshness is an age
+        if name == "executions" and any(e.running for e in snapshot.data or ()):
+            return None  # a running execution's duration
+        found.append((key, snapshot.data, snapshot.health, snapshot.error, snapshot.note))
+    return tuple(found)
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    """Equal inputs: same keys, states and notes, and the very same data objects."""
+    return len(a) == len(b) and a[0] == b[0] and all(
+        x[0] == y[0] and x[1] is y[1] and x[2:] == y[2:] for x, y in zip(a[1:], b[1:]))
 
 
 def _line_keys(lines: tuple[Any, ...], kept: Any) -> tuple[str, ...]:

@@ -27,13 +27,14 @@ class LivePolling:
     def __init__(self, target: Target, lab: str | None, prefix: str,
                  on_profile: Callable[[profiles.LabProfile, LabModel], None],
                  on_status: Callable[[str, str], None], speed: float = 1.0,
-                 on_choose: Callable[[list[tuple[str, int]]], None] | None = None):
+                 on_choose: Callable[[list[tuple[str, int]]], None] | None = None, feed: bool = True):
         self.target = target
         self.lab = lab
         self.prefix = prefix
         self.on_profile = on_profile
         self.on_status = on_status
         self.speed = speed
+        self.feed = feed  # follow the emulator's change feed when it has one
         self.account: str | None = None
         self.region: str | None = None  # as the connection resolved it
         self.conn: Connection | None = None  # while running: its limiter counts calls and read units
@@ -65,7 +66,7 @@ class LivePolling:
                     continue
                 model = LabModel()
                 self.on_profile(profile, model)
-                scheduler = Scheduler(conn, profile, model, speed=self.speed)
+                scheduler = Scheduler(conn, profile, model, speed=self.speed, feed=self.feed)
                 scheduler.start()
                 try:
                     profile = await self._next_profile(conn, profile)

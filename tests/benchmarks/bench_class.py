@@ -1,62 +1,139 @@
-"""How many learner endpoints one process follows at a 1 s refresh (class view fan-out).
-Prints figures; asserts nothing.
+"""How many learners one instructor process follows at a 1 s refresh (class view fan-out), and
+what each learner costs it. Prints figures; asserts nothing.
 
     python -m tests.benchmarks.bench_class [max_learners]
 
-Learners here share two embedded emulators (2 cores), so the emulators, not the monitor, are
-likely the limit; the figure is a lower bound for real endpoints on other machines.
+The endpoints: EMULATORS embedded emulators (`awsview emulator`, each a process of its own, with
+its change feed), each with q05 set up and played to its repeats; learners are spread over them,
+so several learners share an endpoint (each with its own connection, scheduler and feed cursor,
+as if their labs were identical). While the rounds are timed, a driver keeps every lab moving:
+each emulator gets a message on the lab's queue every DRIVE_EVERY_S (a busy class: every learner
+doing something that often), which its worker consumes (a Lambda invocation, log lines, a
+DynamoDB write, queue counts), so learners' cards change.
+
+A round asks every learner once, at most 32 at a time (ClassMonitor.round); N learners are
+followed at a 1 s refresh when every timed round takes ≤ 1 s. N doubles from 8 until a round is
+too slow. The instructor's own cost per learner comes from /proc (CPU and RSS of this process;
+the emulators run in their own processes).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import statistics
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
+import boto3
+
 from awsview.classroom import ClassMonitor, Learner
 from awsview.labs.player import LabPlayer
+from tests.benchmarks.viewer_probe import proc_cpu_seconds
+
+EMULATORS = 10
+DRIVE_EVERY_S = 10.0
+ROUNDS = 10  # covers a change on every emulator
+TARGET_LEARNERS = 50
 
 
-async def main(most: int = 64) -> None:
-    from awsview.emulator.server import start
+def _rss_mb() -> float:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
 
-    emulators = [start("127.0.0.1", 0, Path(tempfile.mkdtemp(prefix="awsview-class-"))) for _ in range(2)]
-    for emulator in emulators:
-        emulator.start_in_thread()
-        player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
-        player.setup()
-        player.play(until="repeats")
-    print(f"{'learners':>9} {'round p50 s':>12} {'round max s':>12} {'per learner ms':>15}")
-    best = 0
+
+def _drive(urls: list[str], stop: threading.Event) -> None:
+    """A learner at work on each emulator: a job on q05's queue every DRIVE_EVERY_S."""
+    kw = {"region_name": "us-east-1", "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+    queues = []
+    for url in urls:
+        sqs = boto3.client("sqs", endpoint_url=url, **kw)
+        queues.append((sqs, sqs.get_queue_url(QueueName="labex-q05-jobs")["QueueUrl"]))
+    n = 0
+    while not stop.wait(DRIVE_EVERY_S / len(queues)):
+        sqs, queue = queues[n % len(queues)]
+        n += 1
+        try:
+            sqs.send_message(QueueUrl=queue, MessageBody=json.dumps({"id": f"class-{n}", "quantity": 1}))
+        except Exception:
+            pass  # an emulator busy beyond the client's timeout: the next one goes on
+
+
+async def measure(urls: list[str], n: int) -> dict[str, float]:
+    learners = tuple(Learner(f"l{i}", urls[i % len(urls)], "q05") for i in range(n))
+    monitor = ClassMonitor(learners, concurrency=32)
+    rounds = []
     try:
-        n = 4
-        while n <= most:
-            learners = tuple(Learner(f"l{i}", emulators[i % 2].endpoint_url, "q05") for i in range(n))
-            monitor = ClassMonitor(learners, concurrency=32)
-            rounds = []
-            try:
-                await monitor.round()  # first round opens clients and reads everything
-                for _ in range(3):
-                    started = time.monotonic()
-                    await monitor.round()
-                    rounds.append(time.monotonic() - started)
-            finally:
-                await monitor.close()
-            p50 = statistics.median(rounds)
-            print(f"{n:9d} {p50:12.2f} {max(rounds):12.2f} {p50 / n * 1000:15.1f}")
-            if max(rounds) <= 1.0:
-                best = n
-            else:
-                break
-            n *= 2
+        rss = _rss_mb()
+        await monitor.round()  # the first round opens clients and reads everything
+        cpu, started_all = proc_cpu_seconds(os.getpid()), time.monotonic()
+        for _ in range(ROUNDS):
+            started = time.monotonic()
+            await monitor.round()
+            rounds.append(time.monotonic() - started)
+            await asyncio.sleep(max(0.0, 1.0 - rounds[-1]))  # one round a second, as the class view runs
+        cpu = (proc_cpu_seconds(os.getpid()) - cpu) / (time.monotonic() - started_all)
+        errors = [f"{s.learner.name}: {s.error}" for s in monitor.statuses() if s.error]
+        rss = _rss_mb() - rss
     finally:
+        await monitor.close()
+    return {"p50": statistics.median(rounds), "max": max(rounds), "cpu": cpu, "rss_mb": rss, "errors": len(errors),
+            "first_error": errors[0] if errors else ""}
+
+
+def main(most: int = 128) -> None:
+    from tests.conftest import RunningEmulator
+
+    emulators = [RunningEmulator(state_dir=Path(tempfile.mkdtemp(prefix="awsview-class-"))).start()
+                 for _ in range(EMULATORS)]
+    stop = threading.Event()
+    try:
+        for emulator in emulators:
+            player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
+            player.setup()
+            player.play(until="repeats")
+        urls = [e.endpoint_url for e in emulators]
+        driver = threading.Thread(target=_drive, args=(urls, stop), daemon=True)
+        driver.start()
+        print(f"{EMULATORS} emulator processes with q05 played and a job every {DRIVE_EVERY_S:.0f} s on each; "
+              f"learners spread over them; load average {os.getloadavg()[0]:.1f}")
+        print(f"{'learners':>9} {'round p50 s':>12} {'round max s':>12} {'CPU % core':>11} "
+              f"{'CPU ms/learner/s':>17} {'RSS MB/learner':>15} {'errors':>7}")
+        best, at_best, failed = 0, None, None
+        n = 8
+        while n <= most:
+            figures = asyncio.run(measure(urls, n))
+            failed = (n, figures)
+            print(f"{n:9d} {figures['p50']:12.2f} {figures['max']:12.2f} {100 * figures['cpu']:11.1f} "
+                  f"{1000 * figures['cpu'] / n:17.2f} {figures['rss_mb'] / n:15.2f} {figures['errors']:7d}")
+            if figures["max"] > 1.0 or figures["errors"]:
+                if figures["errors"]:
+                    print(f"          e.g. {figures['first_error'][:150]}")
+                break
+            best, at_best = n, figures
+            n = TARGET_LEARNERS if n < TARGET_LEARNERS <= 2 * n else 2 * n
+    finally:
+        stop.set()
         for emulator in emulators:
             emulator.stop()
-    print(f"endpoints followed at a 1 s refresh by one process: {best} (every round ≤ 1 s)")
+    met = "met" if best >= TARGET_LEARNERS else "NO"
+    cost = (f"; the instructor process costs {1000 * at_best['cpu'] / best:.1f} ms of CPU per learner per second "
+            f"and {at_best['rss_mb'] / best:.1f} MB per learner") if at_best else ""
+    limit = ""
+    if failed is not None and failed[0] != best:
+        n, figures = failed
+        limit = (f"; limited at {n} learners by " + (f"{figures['errors']} cards with errors"
+                 if figures["errors"] else f"a round of {figures['max']:.2f} s (p50 {figures['p50']:.2f} s)"))
+    print(f"learners followed at a 1 s refresh by one process: {best} (every round ≤ 1 s, no errors); "
+          f"target ≥ {TARGET_LEARNERS}: {met}{cost}{limit}; load average {os.getloadavg()[0]:.1f}")
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*(int(a) for a in sys.argv[1:2])))
+    main(*(int(a) for a in sys.argv[1:2]))

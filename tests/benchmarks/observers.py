@@ -97,6 +97,8 @@ def shown_on_screen(kind: str, views: dict[str, Any]) -> set[int]:
         return {int(n) for r in rows(f"logs:{WORKER_LOG}") for n in LOG_MARK.findall(r.cells[-1])}
     if kind == "execution status":
         return {int(m[1]) for r in rows("executions") if r.cells[1] != "RUNNING" and (m := RUN.fullmatch(r.cells[0]))}
+    if kind == "execution start":
+        return {int(m[1]) for r in rows("executions") if (m := RUN.fullmatch(r.cells[0]))}
     if kind == "queue count":
         return set(range(max((int(r.cells[1]) for r in rows("queues") if r.cells[0] == BENCH_QUEUE), default=0)))
     raise ValueError(kind)
