@@ -13,7 +13,12 @@ Scans are billed, so they have a budget:
 - after a poll, a table waits until its read units are paid back at ``READ_UNITS_PER_S`` (ten
   times more against a local emulator), so the rate follows the table's size: a lab table of a
   few items (0.5 unit a scan) is read every 0.3 s while the lab moves, a 2,000-item table of
-  200-byte items (~50 units) every 10 s, a 50,000-item one page by page.
+  200-byte items (~50 units) every 10 s, a 50,000-item one page by page;
+- a table the emulator's change feed names is read after its read units are paid back, never
+  skipped: the feed wakes the poller once per change, not again.
+
+An item equal to the one shown last time is kept as that very object, so the panels recognise
+its row as unchanged without comparing it again.
 """
 
 from __future__ import annotations
