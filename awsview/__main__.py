@@ -1,3 +1,3 @@
-from awsview.cli import main
+from awsview.cli.main import main
 
 raise SystemExit(main())

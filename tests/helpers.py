@@ -104,11 +104,11 @@ class LabViewer:
         self.profile = profiles.load(lab)
         self.conn = Connection(Target(endpoint_url=endpoint_url, region="us-east-1"))
         self.player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
-        self.store = store  # awsview.store.DecisionStore; None: the (test session's) state directory
+        self.store = store  # awsview.polling.store.DecisionStore; None: the (test session's) state directory
         self.scheduler: Any = None
 
     async def __aenter__(self) -> "LabViewer":
-        from awsview.pollers.scheduler import Scheduler
+        from awsview.polling.scheduler import Scheduler
 
         await self.conn.__aenter__()
         self.scheduler = Scheduler(self.conn, self.profile, store=self.store)

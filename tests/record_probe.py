@@ -18,9 +18,9 @@ from pathlib import Path
 
 async def main(endpoint: str, lab: str, recording: Path, shown: Path) -> None:
     from awsview.aws.session import Target
-    from awsview.dump import as_text
-    from awsview.recorder import Recorder, open_recording, target_info
-    from awsview.ui.app import AWSViewApp
+    from awsview.cli.dump import as_text
+    from awsview.polling.recorder import Recorder, open_recording, target_info
+    from awsview.ui.viewer.app import AWSViewApp
 
     target = Target(endpoint_url=endpoint)
     writer = open_recording(recording, "watch")

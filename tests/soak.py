@@ -43,12 +43,13 @@ from typing import Any, AsyncIterator
 import boto3
 from botocore.config import Config
 
-from awsview import profiles, render
+from awsview import profiles
+from awsview.core import render
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
 from awsview.model.snapshot import Health
-from awsview.pollers.base import LabModel
-from awsview.pollers.scheduler import Scheduler
+from awsview.polling.base import LabModel
+from awsview.polling.scheduler import Scheduler
 
 try:
     from conftest import RunningEmulator  # under pytest, tests/ is on the path already
@@ -529,8 +530,8 @@ class Soak:
 
     async def _start_app(self, stack: AsyncExitStack, target: Target) -> None:
         try:
-            import awsview.ui.live as live
-            from awsview.ui.app import AWSViewApp
+            import awsview.polling.live as live
+            from awsview.ui.viewer.app import AWSViewApp
         except Exception as exc:  # the UI is optional here; say so instead of failing
             self.report.app = f"unavailable ({type(exc).__name__}: {exc})"
             return
@@ -900,7 +901,7 @@ class Soak:
         self.pending = keep
 
     def _check_screen(self) -> None:
-        from awsview.ui.panel import PanelBody
+        from awsview.ui.viewer.panel import PanelBody
 
         board = self.app.board if self.app.is_running else None
         for view in (board.views.values() if board is not None else ()):

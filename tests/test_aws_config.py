@@ -117,7 +117,7 @@ def test_a_profiles_endpoint_and_aws_region_reach_the_emulator(emulator, home):
 
 
 async def test_the_viewer_header_names_what_is_really_used(emulator, home, monkeypatch):
-    from awsview.ui.app import AWSViewApp
+    from awsview.ui.viewer.app import AWSViewApp
     from test_ui_live import status, until
 
     monkeypatch.setenv("AWS_REGION", "eu-west-3")

@@ -26,7 +26,9 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from awsview import checkpoints, dump, profiles, render, timeline
+from awsview import profiles
+from awsview.cli import dump
+from awsview.core import checkpoints, render, timeline
 from awsview.aws.errors import classify as classify_error
 from awsview.aws.session import Target
 from awsview.model.asl import DefinitionError, parse_definition
@@ -36,10 +38,10 @@ from awsview.model.loglines import classify, parse_event, split_event
 from awsview.model.resources import (Execution, Function, History, LogFeed, Mapping, Queue, Role,
                                      StateMachine, Table)
 from awsview.model.snapshot import absent, failed, succeeded
-from awsview.pollers.base import LabModel
-from awsview.pollers.iam import grants, principals
-from awsview.pollers.journal import JournalData
-from awsview.pollers.logs import _Follow
+from awsview.polling.base import LabModel
+from awsview.polling.iam import grants, principals
+from awsview.polling.journal import JournalData
+from awsview.polling.logs import _Follow
 
 CORPUS = Path(__file__).parent / "corpus"
 STRINGS: dict[str, str] = json.loads((CORPUS / "strings.json").read_text())["strings"]
@@ -623,12 +625,12 @@ def merged(models: list[LabModel]) -> LabModel:
 
 
 async def test_corpus_through_the_app():
-    pytest.importorskip("awsview.ui.app", reason="the Textual UI is not importable yet")
+    pytest.importorskip("awsview.ui.viewer.app", reason="the Textual UI is not importable yet")
     from rich.text import Text
 
-    from awsview.ui.app import AWSViewApp
-    from awsview.ui.feed import MORE_KEY
-    from awsview.ui.panel import PanelView
+    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.core.feed import MORE_KEY
+    from awsview.ui.viewer.panel import PanelView
 
     size = 12
     cases = [model_for(STRINGS[name], table_name=f"{BUSINESS}-{i % size}", slot=f"slot-{i % size}")

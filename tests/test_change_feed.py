@@ -20,7 +20,7 @@ import pytest
 from awsview import profiles
 from awsview.aws.session import Connection, Target
 from awsview.model.snapshot import Health
-from awsview.pollers.scheduler import Scheduler
+from awsview.polling.scheduler import Scheduler
 from conftest import RunningEmulator
 from helpers import create_function, create_table, wait_for
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from awsview.checkpoints import CheckResult
-from awsview.classroom import ClassMonitor, Learner, RosterError, current_step, load_roster
+from awsview.core.checkpoints import CheckResult
+from awsview.polling.classroom import ClassMonitor, Learner, RosterError, current_step, load_roster
 from awsview.labs.player import LabPlayer
 from awsview.profiles import Checkpoint
 
@@ -66,7 +66,7 @@ async def test_a_slow_learner_delays_only_its_own_card():
     import asyncio
     import time
 
-    from awsview.classroom import ClassMonitor, Learner, LearnerStatus
+    from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus
 
     monitor = ClassMonitor((Learner("fast", None), Learner("slow", None)), refresh=0.1)
     seen: dict[str, int] = {"fast": 0, "slow": 0}

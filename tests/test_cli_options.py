@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from awsview.cli import SHARED, TAKES, UsageError, main, parse
+from awsview.cli.main import SHARED, TAKES, UsageError, main, parse
 
 # The least each command needs besides the options under test.
 REQUIRED = {
@@ -18,7 +18,7 @@ REQUIRED = {
 }
 VALUES = {
     "profile": "lab", "region": "eu-central-1", "endpoint_url": "http://127.0.0.1:5000",
-    "lab": "q05", "prefix": "myapp-", "theme": "light", "log_file": "/tmp/awsview.log",
+    "lab": "q05", "prefix": "myapp-", "theme": "light", "log_file": "/tmp/awsview.aws.log",
     "record": "/tmp/awsview-rec",
 }
 CASES = [(command, name) for command in REQUIRED for name in SHARED]
@@ -60,7 +60,7 @@ def test_before_and_after_together(command):
 
 
 def test_split_takes_the_viewer_options_given_before_it():
-    from awsview.cli import _split_at
+    from awsview.cli.main import _split_at
 
     assert _split_at(["split", "--width", "50%"]) == 0
     assert _split_at(["--profile", "lab", "--region=eu-west-1", "split"]) == 3

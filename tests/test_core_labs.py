@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from awsview.model.snapshot import Health
-from awsview.render import panels
+from awsview.core.render import panels
 from helpers import LabViewer
 
 
@@ -77,7 +77,7 @@ async def test_ev04_step_by_step(emulator):
             ("retry-order", 2, 600)]
         assert [(i["id"], i["attempts"]) for i in _items(model, "labex-ev04-attempts")] == [("retry-order", 2)]
         assert model.get("table:labex-ev04-reference").data.baseline == "unchanged"
-        from awsview.explain import explanations_for
+        from awsview.core.explain import explanations_for
         explained = dict(explanations_for(model))
         retry_store = explained["retry-order"][0]
         assert (retry_store.state, len(retry_store.attempts), retry_store.allowed) == ("StoreOrder", 2, 3)

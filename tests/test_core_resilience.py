@@ -14,9 +14,9 @@ from awsview import profiles
 from awsview.aws.ratelimit import RateLimiter, TokenBucket
 from awsview.aws.session import Connection, Target
 from awsview.model.snapshot import Health
-from awsview.pollers.base import LabModel, Poller
-from awsview.pollers.logs import LogPoller
-from awsview.pollers.scheduler import Scheduler
+from awsview.polling.base import LabModel, Poller
+from awsview.polling.logs import LogPoller
+from awsview.polling.scheduler import Scheduler
 from conftest import RunningEmulator
 from helpers import create_function, create_table, invoke
 
@@ -196,10 +196,10 @@ async def test_injected_faults_reach_only_the_viewer_and_it_recovers(tmp_path):
 
 
 def test_checkpoint_is_unknown_until_the_data_it_needs_was_read():
-    from awsview.checkpoints import evaluate
+    from awsview.core.checkpoints import evaluate
     from awsview.model.resources import StateMachine
     from awsview.model.snapshot import succeeded
-    from awsview.pollers.base import LabModel
+    from awsview.polling.base import LabModel
 
     profile = profiles.load("ev04")
     model = LabModel()
@@ -213,11 +213,11 @@ def test_checkpoint_is_unknown_until_the_data_it_needs_was_read():
 
 
 def test_an_unreachable_journal_is_an_error_on_the_decision_panels_not_empty():
-    from awsview.checkpoints import evaluate
+    from awsview.core.checkpoints import evaluate
     from awsview.model.snapshot import failed, succeeded
-    from awsview.pollers.base import LabModel
-    from awsview.render import panels
-    from awsview.timeline import Timeline
+    from awsview.polling.base import LabModel
+    from awsview.core.render import panels
+    from awsview.core.timeline import Timeline
 
     profile = profiles.load("q05")
     model = LabModel()
@@ -292,7 +292,7 @@ async def test_after_an_outage_the_first_poll_through_brings_the_others_back():
     """Backoffs grow during an outage (up to a minute); once one poller gets through, the others
     try again at once instead of each waiting out its own backoff. Nothing is timed but against
     that minute: the wait allows half of it, the wake takes one fast interval (1 s)."""
-    from awsview.pollers.scheduler import MAX_BACKOFF_S
+    from awsview.polling.scheduler import MAX_BACKOFF_S
 
     state = {"down": True}
     quick, slow = _Outage("quick", 0.01, state), _Outage("slow", 1.0, state)
@@ -309,7 +309,7 @@ async def test_after_an_outage_the_first_poll_through_brings_the_others_back():
 async def test_a_poll_in_flight_as_the_endpoint_returns_does_not_wait_out_its_backoff():
     """Its call failed, but another poll got through meanwhile: the wake came before it began
     waiting, so it must not wait a minute for the next one (found by the soak)."""
-    from awsview.pollers.scheduler import MAX_BACKOFF_S
+    from awsview.polling.scheduler import MAX_BACKOFF_S
 
     state, gate = {"down": True}, asyncio.Event()
     quick, straggler = _Outage("quick", 0.01, state), _Outage("straggler", 0.5, state, gate)
@@ -374,7 +374,7 @@ async def test_a_policy_deleted_mid_poll_does_not_hide_its_role(emulator):
     role must stay listed (without that policy), not vanish for a poll."""
     import json as _json
 
-    from awsview.pollers.iam import RolePoller
+    from awsview.polling.iam import RolePoller
 
     iam = emulator.client("iam")
     trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
@@ -405,7 +405,7 @@ async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulato
     """Found by the soak under load: a lab's cleanup deleted its state machine between the
     viewer's listing and its describe, and the whole list read "absent" for a poll while the
     other machines (and the listing) were there."""
-    from awsview.pollers.stepfunctions import ExecutionPoller, StateMachinePoller
+    from awsview.polling.stepfunctions import ExecutionPoller, StateMachinePoller
 
     sfn = emulator.client("stepfunctions")
     role = "arn:aws:iam::123456789012:role/labex-ev04-race-sfn"

@@ -18,11 +18,12 @@ from typing import Iterator
 
 import pytest
 
-from awsview import profiles, render
+from awsview import profiles
+from awsview.core import render
 from awsview.aws.session import Connection, Target
-from awsview.dump import as_json, as_text
+from awsview.cli.dump import as_json, as_text
 from awsview.labs.player import LabPlayer
-from awsview.pollers.scheduler import Scheduler
+from awsview.polling.scheduler import Scheduler
 from conftest import RunningEmulator
 from helpers import zip_code, wait_for
 
@@ -137,8 +138,8 @@ def test_dump_never_prints_the_secret(leaky_lab: RunningEmulator, secret_env: di
 
 
 async def test_panels_details_and_json_never_show_the_secret(leaky_lab: RunningEmulator):
-    from awsview.ui.details import describe
-    from awsview.ui.feed import PanelFeed
+    from awsview.core.details import describe
+    from awsview.core.feed import PanelFeed
 
     profile = profiles.load("q05")
     async with Connection(Target(endpoint_url=leaky_lab.endpoint_url)) as conn:
@@ -160,10 +161,10 @@ async def test_panels_details_and_json_never_show_the_secret(leaky_lab: RunningE
 
 
 async def test_app_screens_never_show_the_secret(leaky_lab: RunningEmulator):
-    pytest.importorskip("awsview.ui.app", reason="the Textual UI is not importable yet")
-    from awsview.ui.app import AWSViewApp
-    from awsview.ui.panel import PanelView
-    from awsview.ui.screens import DetailScreen
+    pytest.importorskip("awsview.ui.viewer.app", reason="the Textual UI is not importable yet")
+    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.viewer.panel import PanelView
+    from awsview.ui.viewer.screens import DetailScreen
 
     app = AWSViewApp(target=Target(endpoint_url=leaky_lab.endpoint_url), lab="q05")
     async with app.run_test(size=(180, 60)) as pilot:
@@ -196,8 +197,8 @@ async def test_a_recording_never_holds_the_secret(leaky_lab: RunningEmulator, tm
 
     import zstandard
 
-    from awsview.recorder import open_recording, record_headless
-    from awsview.recording import KEYFRAME, Recording
+    from awsview.polling.recorder import open_recording, record_headless
+    from awsview.polling.recording import KEYFRAME, Recording
 
     path = tmp_path / "leaky.rec"
     writer = open_recording(path, "test")

@@ -27,7 +27,7 @@ FOREIGN = {"AWS_PROFILE": "awsview-docs-no-such-profile", "AWS_ACCESS_KEY_ID": "
 IN_PROCESS = textwrap.dedent("""
     import json, os, sys
     from pathlib import Path
-    from awsview.docs import generate
+    from awsview.capture.docs import generate
 
     before = dict(os.environ)
     runs = [[str(p) for p in generate(sys.argv[1], Path(d))] for d in sys.argv[2:]]

@@ -19,7 +19,7 @@ import boto3
 import pytest
 
 from awsview.aws.session import Target
-from awsview.doctor import EXACT, INFERRED, MISSING, diagnose
+from awsview.polling.doctor import EXACT, INFERRED, MISSING, diagnose
 from awsview.labs.player import LabPlayer
 from conftest import CREDENTIALS, REGION, RunningEmulator
 from helpers import wait_for
@@ -170,8 +170,8 @@ def test_doctor_says_an_unreachable_endpoint_in_one_line():
 
 
 async def test_the_viewer_says_it_in_the_status_line_and_the_help(emulator: RunningEmulator):
-    from awsview.ui.app import AWSViewApp
-    from awsview.ui.screens import HelpScreen
+    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.viewer.screens import HelpScreen
 
     app = AWSViewApp(target=Target(endpoint_url=emulator.endpoint_url), lab="q05")
     async with app.run_test(size=(200, 40)) as pilot:

@@ -1,7 +1,7 @@
 """Freezing volatile text for deterministic screenshots."""
 
-from awsview.freeze import Freezer
-from awsview.render import Panel, Row
+from awsview.core.freeze import Freezer
+from awsview.core.render import Panel, Row
 
 
 def test_ids_clocks_ages_and_durations_are_frozen_consistently():

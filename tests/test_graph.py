@@ -18,11 +18,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rich.cells import cell_len
 
-from awsview.graph import draw, text
+from awsview.core.graph import draw, text
 from awsview.model.asl import DefinitionError, parse_definition
 from awsview.model.history import parse_history
-from awsview.stateruns import run_of
-from awsview.textgrid import Canvas, cells, clean, cut, wrap
+from awsview.core.stateruns import run_of
+from awsview.core.textgrid import Canvas, cells, clean, cut, wrap
 
 CORPUS = sorted((Path(__file__).parent / "corpus" / "asl").glob("*.json"))
 GOLDEN = Path(__file__).parent / "golden" / "graphs"
@@ -273,7 +273,7 @@ def test_the_canvas_keeps_every_row_exactly_as_wide_as_asked():
 
 
 def test_an_execution_whose_history_is_not_read_yet_says_so():
-    from awsview.graph import Drawing
+    from awsview.core.graph import Drawing
 
     definition = parse_definition((Path(__file__).parent / "corpus" / "asl" / "pass.json").read_text())
     drawing = Drawing("machine", definition, execution="run-1")

@@ -18,9 +18,9 @@ from test_graph import golden
 
 from awsview.aws.session import Target
 from awsview.labs.player import LabPlayer
-from awsview.ui.app import AWSViewApp
-from awsview.ui.graphview import GraphView
-from awsview.ui.screens import DetailScreen
+from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.graphview import GraphView
+from awsview.ui.viewer.screens import DetailScreen
 from awsview.ui.testing import screen_lines, settle, view
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]

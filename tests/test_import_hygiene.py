@@ -11,14 +11,14 @@ import pytest
 CORE_MODULES = [
     "awsview.aws.session", "awsview.aws.readonly", "awsview.aws.errors", "awsview.aws.ratelimit",
     "awsview.model.snapshot", "awsview.model.resources", "awsview.model.asl", "awsview.model.history",
-    "awsview.model.loglines", "awsview.model.items", "awsview.pollers.scheduler", "awsview.profiles",
-    "awsview.render", "awsview.dump", "awsview.emulator.server", "awsview.labs.player",
-    "awsview.classroom", "awsview.checkpoints", "awsview.timeline", "awsview.explain", "awsview.store",
-    "awsview.docs", "awsview.freeze", "awsview.graph", "awsview.stateruns", "awsview.textgrid",
-    "awsview.model.codec", "awsview.model.patch", "awsview.recording",
-    "awsview.recorder", "awsview.recorded", "awsview.doctor", "awsview.runs", "awsview.pollers.runs",
-    "awsview.docs", "awsview.freeze", "awsview.aws.policy", "awsview.log", "awsview.preferences",
-    "awsview.extras",
+    "awsview.model.loglines", "awsview.model.items", "awsview.polling.scheduler", "awsview.profiles",
+    "awsview.core.render", "awsview.cli.dump", "awsview.emulator.server", "awsview.labs.player",
+    "awsview.polling.classroom", "awsview.core.checkpoints", "awsview.core.timeline", "awsview.core.explain", "awsview.polling.store",
+    "awsview.capture.docs", "awsview.core.freeze", "awsview.core.graph", "awsview.core.stateruns", "awsview.core.textgrid",
+    "awsview.model.codec", "awsview.model.patch", "awsview.polling.recording",
+    "awsview.polling.recorder", "awsview.polling.recorded", "awsview.polling.doctor", "awsview.core.runs", "awsview.polling.runs",
+    "awsview.capture.docs", "awsview.core.freeze", "awsview.aws.policy", "awsview.aws.log", "awsview.ui.preferences",
+    "awsview.cli.extras",
 ]
 FORBIDDEN = ("textual", "rich")
 

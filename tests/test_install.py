@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-VIEWER_MODULES = ["awsview.cli", "awsview.ui.app", "awsview.ui.live", "awsview.dump", "awsview.ui.classview",
-                  "awsview.ui.shot", "awsview.labs.player", "awsview.aws.policy", "awsview.classroom"]
+VIEWER_MODULES = ["awsview.cli.main", "awsview.ui.viewer.app", "awsview.polling.live", "awsview.cli.dump", "awsview.ui.classview.view",
+                  "awsview.capture.shot", "awsview.labs.player", "awsview.aws.policy", "awsview.polling.classroom"]
 EXTRA_MODULES = {"moto", "werkzeug", "flask", "PIL", "textual_serve"}
 
 
 def without(module: str, *argv: str) -> subprocess.CompletedProcess:
     """`awsview ARGV` as if ``module`` were not installed."""
     code = (f"import sys; sys.modules[{module!r}] = None\n"
-            f"from awsview.cli import main\nraise SystemExit(main({list(argv)!r}))")
+            f"from awsview.cli.main import main\nraise SystemExit(main({list(argv)!r}))")
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
 
 

@@ -16,17 +16,18 @@ import pytest
 from conftest import RunningEmulator
 from helpers import LabViewer
 
-from awsview import profiles, timeline
-from awsview.checkpoints import progress
+from awsview import profiles
+from awsview.core import timeline
+from awsview.core.checkpoints import progress
 from awsview.labs.player import LabPlayer
 from awsview.model.resources import Table
 from awsview.model.snapshot import succeeded
-from awsview.pollers.base import LabModel
-from awsview.pollers.timeline import TimelinePoller
-from awsview.runs import Run, RunBook, Sighting, closed, run_of
-from awsview.store import DecisionStore
-from awsview.ui.app import AWSViewApp
-from awsview.ui.details import describe
+from awsview.polling.base import LabModel
+from awsview.polling.timeline import TimelinePoller
+from awsview.core.runs import Run, RunBook, Sighting, closed, run_of
+from awsview.polling.store import DecisionStore
+from awsview.ui.viewer.app import AWSViewApp
+from awsview.core.details import describe
 from awsview.ui.testing import full_rows, screen_lines, settle, view
 
 pytestmark = pytest.mark.timeout(240)
@@ -235,7 +236,7 @@ async def test_a_done_step_whose_work_is_removed_before_the_cleanup_is_red_again
 
 
 def _panel(model: LabModel, name: str):
-    from awsview.render import RENDERERS
+    from awsview.core.render import RENDERERS
 
     (panel,) = RENDERERS[name](model, profiles.load("q05"), 0.0)
     return panel

@@ -222,11 +222,12 @@ def test_deeply_nested_json_does_not_raise():
 def test_log_row_keys_survive_the_feed_dropping_its_oldest_lines():
     """Once the 100,000-line buffer is full every poll drops lines at the front; a line's row key
     (UI diffing, `dump --json`) must not change because of that."""
-    from awsview import profiles, render
+    from awsview import profiles
+    from awsview.core import render
     from awsview.model.loglines import classify
     from awsview.model.resources import LogEntry, LogFeed
     from awsview.model.snapshot import succeeded
-    from awsview.pollers.base import LabModel
+    from awsview.polling.base import LabModel
 
     def entries(events):
         return tuple(LogEntry(1000 * n, "s", f"e{n}", classify(f"line {n}.{k}")) for n in events for k in range(3))

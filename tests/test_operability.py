@@ -14,12 +14,12 @@ import time
 
 import pytest
 
-from awsview import preferences
+from awsview.ui import preferences
 from awsview.aws.session import Connection, Target
-from awsview.log import configure, stop
-from awsview.pollers.scheduler import Scheduler
+from awsview.aws.log import configure, stop
+from awsview.polling.scheduler import Scheduler
 from awsview.profiles import load
-from awsview.ui.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp
 from awsview.ui.sample import sample
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")

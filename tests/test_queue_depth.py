@@ -10,11 +10,12 @@ import asyncio
 import json
 import time
 
-from awsview import profiles, render
+from awsview import profiles
+from awsview.core import render
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
 from awsview.model.snapshot import Health
-from awsview.pollers.scheduler import Scheduler
+from awsview.polling.scheduler import Scheduler
 from conftest import RunningEmulator
 from helpers import wait_for
 

@@ -15,9 +15,9 @@ import pytest
 
 from awsview.aws.session import Target
 from conftest import RunningEmulator
-from awsview.cli import main
-from awsview.ui.app import AWSViewApp
-from awsview.ui.screens import PrefixScreen
+from awsview.cli.main import main
+from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.screens import PrefixScreen
 from test_ui_live import status, until
 
 

@@ -19,18 +19,18 @@ from types import MappingProxyType
 
 import pytest
 
-from awsview import render
-from awsview.dump import as_text
+from awsview.core import render
+from awsview.cli.dump import as_text
 from awsview.model.codec import Codec, CodecError, Opaque, current_schema, known_types
 from awsview.model.patch import diff, patch
 from awsview.model.resources import StreamRecord
 from awsview.model.snapshot import Health, Snapshot, failed
-from awsview.pollers.base import LabModel
-from awsview.recorded import MomentError, parse_moment
-from awsview.recorder import Recorder, open_recording, target_info
-from awsview.runs import Run
-from awsview.timeline import RunTimeline
-from awsview.recording import CHECKPOINTS, DECISION, MAGIC, Recording, RecordingError
+from awsview.polling.base import LabModel
+from awsview.polling.recorded import MomentError, parse_moment
+from awsview.polling.recorder import Recorder, open_recording, target_info
+from awsview.core.runs import Run
+from awsview.core.timeline import RunTimeline
+from awsview.polling.recording import CHECKPOINTS, DECISION, MAGIC, Recording, RecordingError
 from awsview.aws.session import Target
 from awsview.ui import sample
 
@@ -322,7 +322,7 @@ def test_dump_from_prints_a_moment_as_dump_does(tmp_path, utc):
 
 
 async def test_replay_controls(tmp_path):
-    from awsview.ui.replay import ReplayApp, open_player
+    from awsview.ui.viewer.replay import ReplayApp, open_player
     from awsview.ui.testing import full_rows
 
     path = tmp_path / "q05.rec"
@@ -390,8 +390,8 @@ async def test_replay_controls(tmp_path):
 
 
 async def test_replay_help_says_the_keys(tmp_path):
-    from awsview.ui.replay import ReplayApp, open_player
-    from awsview.ui.screens import HelpScreen
+    from awsview.ui.viewer.replay import ReplayApp, open_player
+    from awsview.ui.viewer.screens import HelpScreen
 
     path = tmp_path / "q05.rec"
     _record(path, steps=2)

@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
-from awsview.dump import as_text
+from awsview.cli.dump import as_text
 from awsview.labs.player import LabPlayer
-from awsview.pollers.base import LabModel
-from awsview.recorded import target_of
-from awsview.recording import DECISION, Recording
+from awsview.polling.base import LabModel
+from awsview.polling.recorded import target_of
+from awsview.polling.recording import DECISION, Recording
 from conftest import RunningEmulator
 from helpers import wait_for
 
@@ -142,9 +142,9 @@ def test_watch_record_in_a_terminal_then_kill_9(emulator: RunningEmulator, tmp_p
 
 
 async def test_a_class_recording_keeps_each_learner(emulator: RunningEmulator, tmp_path):
-    from awsview.classroom import ClassMonitor, Learner
-    from awsview.recorder import ClassRecorder, open_recording
-    from awsview.recorded import dump_from
+    from awsview.polling.classroom import ClassMonitor, Learner
+    from awsview.polling.recorder import ClassRecorder, open_recording
+    from awsview.polling.recorded import dump_from
 
     LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None).setup()
     path = tmp_path / "class.rec"

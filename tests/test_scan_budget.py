@@ -10,8 +10,8 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from awsview.aws.session import Connection, Target
-from awsview.pollers.base import LabModel
-from awsview.pollers.dynamodb import MAX_ITEMS, POLL_ITEMS, READ_UNITS_PER_S, TablePoller
+from awsview.polling.base import LabModel
+from awsview.polling.dynamodb import MAX_ITEMS, POLL_ITEMS, READ_UNITS_PER_S, TablePoller
 from awsview.profiles import generic_profile
 
 BIG, SMALL = "budget-big", "budget-small"
@@ -92,7 +92,7 @@ async def test_a_big_table_is_read_in_pages_and_a_small_one_whole(tables):
 
 
 async def test_the_panel_title_says_how_the_table_is_read(tables):
-    from awsview.render import panels
+    from awsview.core.render import panels
 
     poller = TablePoller(generic_profile("budget-"))
     model = LabModel()

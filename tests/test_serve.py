@@ -22,7 +22,7 @@ from browser import Browser, chromium_path
 
 from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
-from awsview.serve import ServeError, check_token, is_loopback, same_origin
+from awsview.cli.serve import ServeError, check_token, is_loopback, same_origin
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -254,7 +254,7 @@ async def test_a_viewer_that_does_not_quit_is_killed_when_its_browser_goes(tmp_p
     import aiohttp
     from aiohttp import web
 
-    from awsview import serve
+    from awsview.cli import serve
 
     stuck = tmp_path / "stuck.py"
     pid_file = tmp_path / "pid"

@@ -169,7 +169,7 @@ def fake_terminals(tmp_path):
 
 def pane(files: list[Path], *viewer: str) -> list[str]:
     (handed,) = files
-    return [sys.executable, "-m", "awsview.split", "--pane", "--environment", str(handed), "--", *viewer]
+    return [sys.executable, "-m", "awsview.cli.split", "--pane", "--environment", str(handed), "--", *viewer]
 
 
 def test_zellij_runs_a_pane_on_the_right_that_closes_with_the_viewer(fake_terminals, tmp_path):
@@ -251,13 +251,13 @@ def test_a_viewer_argument_mistake_is_said_before_any_pane_opens(fake_terminals)
 def test_the_pane_takes_the_settings_over_removes_the_file_and_runs_the_viewer(tmp_path, monkeypatch):
     import tempfile
 
-    from awsview.split import write_handover
+    from awsview.cli.split import write_handover
 
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     handed = write_handover({"AWS_PROFILE": "from-the-shell", "PATH": "/nowhere"})
     assert Path(handed).parent.parent == tmp_path
     assert json.loads(Path(handed).read_text()) == {"AWS_PROFILE": "from-the-shell"}
-    done = subprocess.run([sys.executable, "-m", "awsview.split", "--pane", "--environment", handed, "--",
+    done = subprocess.run([sys.executable, "-m", "awsview.cli.split", "--pane", "--environment", handed, "--",
                            "--lab", "nosuch"], capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     assert done.returncode == 2 and "nosuch" in done.stderr  # the viewer's own message; no Enter asked off a terminal
     assert not Path(handed).exists() and not Path(handed).parent.exists()

@@ -8,12 +8,13 @@ import subprocess
 import sys
 import time
 
-from awsview import profiles, timeline
+from awsview import profiles
+from awsview.core import timeline
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
 from awsview.model.resources import StreamRecord
-from awsview.pollers.scheduler import Scheduler
-from awsview.store import DecisionStore
+from awsview.polling.scheduler import Scheduler
+from awsview.polling.store import DecisionStore
 from conftest import RunningEmulator
 from helpers import wait_for
 
@@ -75,8 +76,8 @@ async def test_ev05_attributes_each_decision_to_execution_and_attempt(emulator):
 
     # The trace, both ways: from a decision to its attempt, log lines and item; from an execution
     # to the decisions it made.
-    from awsview.explain import trace
-    from awsview.ui.details import _execution
+    from awsview.core.explain import trace
+    from awsview.core.details import _execution
 
     found = trace(protected.decisions[0], model)
     assert [e.type for e in found.execution_events][-1] == "TaskFailed"
@@ -236,7 +237,7 @@ def test_explain_is_linear_and_its_summary_stays_short():
     """A retry loop thousands of attempts long: explained in one pass, summarized in one line."""
     from datetime import datetime, timedelta, timezone
 
-    from awsview.explain import explain
+    from awsview.core.explain import explain
     from awsview.labs.workflow import workflow_definition
     from awsview.model.asl import parse_definition
     from awsview.model.history import parse_history

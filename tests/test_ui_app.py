@@ -13,10 +13,10 @@ from textual.widgets import DataTable, OptionList
 from awsview import profiles
 from awsview.model.resources import Execution, Table
 from awsview.model.snapshot import Health, Snapshot
-from awsview.pollers.base import LabModel
+from awsview.polling.base import LabModel
 from awsview.ui import sample
-from awsview.ui.app import AWSViewApp
-from awsview.ui.screens import DetailScreen, HelpScreen
+from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.screens import DetailScreen, HelpScreen
 from awsview.ui.testing import settle, body, full_rows, rows, screen_lines, view
 from awsview.ui.themes import ThemeError
 

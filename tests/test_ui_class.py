@@ -12,14 +12,14 @@ import pytest
 from conftest import RunningEmulator
 from textual.command import CommandPalette
 
-from awsview.checkpoints import CheckResult
-from awsview.classroom import Learner, LearnerStatus
+from awsview.core.checkpoints import CheckResult
+from awsview.polling.classroom import Learner, LearnerStatus
 from awsview.labs.player import LabPlayer
 from awsview.profiles import Checkpoint
-from awsview.ui.classcards import card_content, columns_for, summary
-from awsview.ui.classlearner import LearnerScreen
-from awsview.ui.classview import ClassApp, ClassHelpScreen, GridScreen, LearnerCard
-from awsview.ui.screens import DetailScreen
+from awsview.ui.classview.cards import card_content, columns_for, summary
+from awsview.ui.classview.learner import LearnerScreen
+from awsview.ui.classview.view import ClassApp, ClassHelpScreen, GridScreen, LearnerCard
+from awsview.ui.viewer.screens import DetailScreen
 from awsview.ui.testing import rows, screen_lines, settle, view
 from awsview.ui.themes import ThemeError
 

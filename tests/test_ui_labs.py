@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from awsview.ui.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp
 from helpers import LabViewer
 from awsview.ui.testing import settle, body, full_rows, rows, screen_lines, view
 

@@ -12,8 +12,8 @@ import pytest
 from awsview.aws.session import Target
 from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
-from awsview.ui.app import AWSViewApp
-from awsview.ui.demo import DemoDriver
+from awsview.ui.viewer.app import AWSViewApp
+from awsview.labs.demo import DemoDriver
 from awsview.ui.testing import body, full_rows, screen_lines, view
 
 

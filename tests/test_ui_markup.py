@@ -11,8 +11,8 @@ from awsview.model.loglines import classify
 from awsview.model.resources import LogEntry, LogFeed
 from awsview.model.snapshot import Health, Snapshot
 from awsview.ui import sample
-from awsview.ui.app import AWSViewApp
-from awsview.ui.screens import DetailScreen
+from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.screens import DetailScreen
 from awsview.ui.testing import settle, full_rows, rows, screen_lines, screen_styles, view
 
 # (what an attacker or a clumsy worker writes, what the learner must see)

@@ -9,9 +9,9 @@ import pytest
 from textual.binding import Binding
 
 from awsview.ui import sample
-from awsview.ui.app import NAVIGATION, AWSViewApp
-from awsview.ui.panel import PanelTable
-from awsview.ui.screens import DetailScreen, HelpScreen
+from awsview.ui.viewer.app import NAVIGATION, AWSViewApp
+from awsview.ui.viewer.panel import PanelTable
+from awsview.ui.viewer.screens import DetailScreen, HelpScreen
 from awsview.ui.testing import settle, view
 
 pytestmark = pytest.mark.timeout(120)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from awsview.ui import sample
-from awsview.ui.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp
 from awsview.ui.testing import settle
 
 

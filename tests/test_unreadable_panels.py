@@ -11,10 +11,10 @@ import time
 from awsview import profiles
 from awsview.aws.session import Target
 from awsview.model.snapshot import absent, failed, succeeded
-from awsview.pollers.base import LabModel
-from awsview.render import panels
-from awsview.timeline import Timeline
-from awsview.ui.app import AWSViewApp
+from awsview.polling.base import LabModel
+from awsview.core.render import panels
+from awsview.core.timeline import Timeline
+from awsview.ui.viewer.app import AWSViewApp
 from awsview.ui.testing import body, view
 from test_ui_live import status, until
 
@@ -61,7 +61,7 @@ async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulato
     import json
 
     from awsview.aws.session import Connection
-    from awsview.pollers.stepfunctions import StateMachinePoller
+    from awsview.polling.stepfunctions import StateMachinePoller
     from awsview.profiles import generic_profile
 
     sfn = emulator.client("stepfunctions")

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-from awsview import log as logfile
+from awsview.aws import log as logfile
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.readonly import READ_OPERATIONS, guard
 

@@ -32,8 +32,8 @@ FORMAT = 1  # bump when an encoding below changes meaning; readers refuse newer 
 MODULES = (
     "awsview.model.snapshot", "awsview.model.resources", "awsview.model.asl",
     "awsview.model.history", "awsview.model.loglines", "awsview.model.items",
-    "awsview.pollers.journal", "awsview.timeline", "awsview.checkpoints", "awsview.profiles",
-    "awsview.runs",
+    "awsview.polling.journal", "awsview.core.timeline", "awsview.core.checkpoints", "awsview.profiles",
+    "awsview.core.runs",
 )
 OPAQUE_REPR = 2000  # characters of repr kept for an object of no known type
 

@@ -35,7 +35,7 @@ CHECK_S = 0.25  # how often the parent is looked at; a hangup wakes poll() at on
 EXIT_GRACE_S = 1.5  # from losing the terminal to os._exit if the app has not gone by then
 SIGNALS = (signal.SIGHUP, signal.SIGTERM)
 HANGUP = select.POLLHUP | select.POLLERR | select.POLLNVAL
-# The parent as the command started: `awsview.cli` imports this module first, so a parent that
+# The parent as the command started: `awsview.cli.main` imports this module first, so a parent that
 # dies during the second or two of start-up is still noticed.
 PARENT = os.getppid()
 
@@ -55,7 +55,7 @@ class Lifeline:
 
     def run(self) -> Any:
         """Run the app until it quits or loses its terminal; the app's return value."""
-        import asyncio  # here: `awsview.cli` imports this module for every command
+        import asyncio  # here: `awsview.cli.main` imports this module for every command
 
         previous = {signum: signal.getsignal(signum) for signum in SIGNALS}
         with asyncio.Runner() as runner:  # asyncio.run's cleanup, with the loop known beforehand

@@ -11,15 +11,16 @@ from datetime import datetime, timezone
 from typing import Any
 from unittest import mock
 
-from awsview import profiles, timeline
+from awsview import profiles
+from awsview.core import timeline
 from awsview.model.asl import parse_definition
 from awsview.model.history import parse_history
 from awsview.model.loglines import classify
 from awsview.model.resources import (Execution, Function, History, LogEntry, LogFeed, Mapping, PolicyGrant,
                                      Queue, Role, StateMachine, Table)
 from awsview.model.snapshot import Health, Snapshot
-from awsview.pollers.base import LabModel
-from awsview.pollers.journal import JournalData
+from awsview.polling.base import LabModel
+from awsview.polling.journal import JournalData
 
 T0 = 1_767_261_600.0  # 2026-01-01 10:00:00 UTC
 NOW = T0 + 60.4  # "0.4 s ago" for snapshots fetched at T0 + 60
@@ -77,8 +78,8 @@ def _decision(cursor: int, seconds: float, table: str, key: str, before: dict | 
 def _finish(profile: profiles.LabProfile, model: LabModel, journal: tuple[dict, ...],
             histories: tuple[History, ...] = ()) -> LabModel:
     """Adds the journal, the timeline and the checkpoints, the way their pollers would."""
-    from awsview.checkpoints import evaluate
-    from awsview.pollers.timeline import log_evidence
+    from awsview.core.checkpoints import evaluate
+    from awsview.polling.timeline import log_evidence
 
     model.apply([ok("journal", JournalData(journal, (), "sample-journal"))])
     results, errors = log_evidence(model)

@@ -8,8 +8,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import App
 
-from awsview.ui.feed import MORE_KEY
-from awsview.ui.panel import PanelView
+from awsview.core.feed import MORE_KEY
+from awsview.ui.viewer.panel import PanelView
 
 
 def views(app: App) -> dict[str, PanelView]:

@@ -45,11 +45,11 @@ import boto3
 
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
-from awsview.pollers.base import LabModel
-from awsview.pollers.dynamodb import TablePoller
-from awsview.pollers.logs import LogPoller
-from awsview.pollers.queues import QueuePoller
-from awsview.pollers.stepfunctions import ExecutionPoller
+from awsview.polling.base import LabModel
+from awsview.polling.dynamodb import TablePoller
+from awsview.polling.logs import LogPoller
+from awsview.polling.queues import QueuePoller
+from awsview.polling.stepfunctions import ExecutionPoller
 from tests.benchmarks import bench_ui
 from tests.benchmarks.bench_core import (KINDS, LAB, STOCK_KINDS, UNLIMITED, WORKER_LOG, Changes, NaiveViewer, pct,
                                          play_lab, prepare, start_emulator)
@@ -279,7 +279,7 @@ DOCS_CHILD = """
 import json, sys, time
 from pathlib import Path
 try:
-    from awsview.docs import generate
+    from awsview.capture.docs import generate
 except ImportError:
     print(json.dumps({"error": "not available"}))
     raise SystemExit

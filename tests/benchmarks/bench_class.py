@@ -31,7 +31,7 @@ from pathlib import Path
 
 import boto3
 
-from awsview.classroom import ClassMonitor, Learner
+from awsview.polling.classroom import ClassMonitor, Learner
 from awsview.labs.player import LabPlayer
 from tests.benchmarks.viewer_probe import proc_cpu_seconds
 

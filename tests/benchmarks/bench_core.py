@@ -28,8 +28,8 @@ from awsview import profiles
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
-from awsview.pollers.base import LabModel
-from awsview.pollers.scheduler import Scheduler, make_pollers
+from awsview.polling.base import LabModel
+from awsview.polling.scheduler import Scheduler, make_pollers
 
 NAIVE_INTERVAL = 2.0
 UNLIMITED = {("logs", "FilterLogEvents"): 1000.0}

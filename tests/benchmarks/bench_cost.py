@@ -19,8 +19,8 @@ from awsview import profiles
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
-from awsview.pollers.base import ACTIVE_WINDOW_S
-from awsview.pollers.scheduler import Scheduler
+from awsview.polling.base import ACTIVE_WINDOW_S
+from awsview.polling.scheduler import Scheduler
 from tests.benchmarks.bench_core import start_emulator
 
 LABS = ("ev04", "ev05", "q05")

@@ -38,7 +38,7 @@ async def _record_lab(minutes: float, path: Path) -> tuple[float, int]:
     from awsview.aws.session import Target
     from awsview.emulator.server import start
     from awsview.labs.player import LabPlayer
-    from awsview.recorder import open_recording, record_headless
+    from awsview.polling.recorder import open_recording, record_headless
 
     emulator = start("127.0.0.1", 0, Path(tempfile.mkdtemp(prefix="awsview-bench-rec-")))
     emulator.start_in_thread()
@@ -61,7 +61,7 @@ async def _record_lab(minutes: float, path: Path) -> tuple[float, int]:
 
 def _plain_frames(path: Path) -> list[tuple[int, bytes]]:
     """(kind, uncompressed payload) of every frame."""
-    from awsview.recording import KEYFRAME, Recording
+    from awsview.polling.recording import KEYFRAME, Recording
 
     recording = Recording(path)
     raw = recording._data
@@ -106,9 +106,9 @@ def _synthesise_hour(source: Path, target: Path, hour: float = 3600.0) -> int:
     """The lab's recorded states, played into a new recording again and again for an hour."""
     from dataclasses import replace
 
-    from awsview.pollers.base import LabModel
-    from awsview.recorder import Recorder, open_recording
-    from awsview.recording import Recording
+    from awsview.polling.base import LabModel
+    from awsview.polling.recorder import Recorder, open_recording
+    from awsview.polling.recording import Recording
 
     player = Recording(source).player(0)
     states = [player.state(i) for i in range(player.last + 1)]
@@ -137,7 +137,7 @@ def _synthesise_hour(source: Path, target: Path, hour: float = 3600.0) -> int:
 
 
 def _open_in_process(path: Path) -> float:
-    from awsview.recording import Recording
+    from awsview.polling.recording import Recording
 
     started = time.perf_counter()
     player = Recording(path).player(0)
@@ -146,7 +146,7 @@ def _open_in_process(path: Path) -> float:
 
 
 async def _replay_first_paint(path: Path) -> float:
-    from awsview.ui.replay import ReplayApp, open_player
+    from awsview.ui.viewer.replay import ReplayApp, open_player
 
     started = time.perf_counter()
     player = open_player(path)

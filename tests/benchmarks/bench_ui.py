@@ -81,7 +81,7 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
     if model is None:
         app = minimal_app()
     else:
-        from awsview.ui.app import AWSViewApp
+        from awsview.ui.viewer.app import AWSViewApp
 
         app = AWSViewApp(model=model, profile=profile)
     frames: list[float] = []
@@ -148,7 +148,7 @@ def first_paint_child(which: str, spawned: float) -> None:
             return bool(app.query(DataTable)) and app.query_one(DataTable).row_count == 200
     else:
         from awsview.ui import sample
-        from awsview.ui.app import AWSViewApp
+        from awsview.ui.viewer.app import AWSViewApp
 
         imported = time.time()
         profile, model = sample.big() if which == "big" else sample.ev04()

@@ -11,7 +11,7 @@ from collections import Counter, defaultdict
 from typing import Any, Callable
 
 from awsview.aws.session import Connection
-from awsview.pollers.scheduler import Scheduler
+from awsview.polling.scheduler import Scheduler
 from tests.benchmarks.bench_core import BENCH_QUEUE, ITEM, LOG_MARK, ORDERS, RUN, WORKER_LOG
 
 TAIL_EVERY_S = 5.0  # the AWS CLI's FollowLogEventsGenerator sleeps this long after the last page

@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 from awsview import profiles
 from awsview.aws.session import Connection, Target
-from awsview.pollers.scheduler import Scheduler
+from awsview.polling.scheduler import Scheduler
 from tests.benchmarks.bench_core import KINDS, LAB, ORDERS, STOCK_KINDS, WORKER_LOG, Changes
 from tests.benchmarks.observers import AWSVIEW, MODEL, FirstSeen, Stalls, hook_frames, shown_on_screen, time_polls
 
@@ -89,7 +89,7 @@ class ViewerProbe:
     async def start(self) -> None:
         from textual.screen import Screen
 
-        from awsview.ui.app import AWSViewApp
+        from awsview.ui.viewer.app import AWSViewApp
 
         conn = await self._stack.enter_async_context(Connection(Target(endpoint_url=self.url)))
         profile = bench_profile()

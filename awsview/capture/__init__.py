@@ -1,0 +1,1 @@
+"""Screenshots and docs: the viewer drawn headless, from a live lab or a recording."""

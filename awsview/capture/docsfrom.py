@@ -1,0 +1,123 @@
+"""`awsview docs --from FILE -o DIR`: screenshots of a recording — from a real account too.
+
+One page for what was shown before the first checkpoint change, then one per checkpoint
+change, each taken just before the next change (the step settled), the last at the end of the
+recording; each is the replay screen (panels and time line) in a fresh headless app, plus an
+``index.md`` that says when and which checkpoints changed. The same file gives the same pages.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from awsview.polling.recording import CHECKPOINTS, PROFILE, ChannelPlayer, RecordingError
+
+MAX_FRAMES = 50
+SAME_FRAMES = 2
+
+
+@dataclass(frozen=True)
+class RecordedPage:
+    number: int
+    index: int  # frame shown
+    title: str
+    path: Path
+
+
+def moments(player: ChannelPlayer) -> list[tuple[int, str]]:
+    """(frame, title) of each page: before the first checkpoint change, then each change settled."""
+    changes = [m.index for m in player.marks[1:player.last + 1] if m.flags & (CHECKPOINTS | PROFILE)]
+    pages = [(changes[0] - 1 if changes else player.last, "before the first checkpoint change")]
+    for number, change in enumerate(changes):
+        until = changes[number + 1] - 1 if number + 1 < len(changes) else player.last
+        pages.append((until, _changed(player, change)))
+    return pages
+
+
+def _changed(player: ChannelPlayer, index: int) -> str:
+    before = player.state(index - 1).snapshots.get("checkpoints")
+    after = player.state(index).snapshots.get("checkpoints")
+    old = {(r.checkpoint.step, r.checkpoint.text): r.mark for r in (before.data or ())} if before else {}
+    parts = [f"{r.checkpoint.step} {r.mark} {r.checkpoint.text}" for r in ((after.data or ()) if after else ())
+             if old.get((r.checkpoint.step, r.checkpoint.text)) != r.mark]
+    return "; ".join(parts) or "the lab changed"
+
+
+async def _shoot(player: ChannelPlayer, index: int, size: tuple[int, int], theme: str, path: Path) -> Path:
+    from awsview.capture.screenshot import save
+    from awsview.ui.viewer.replay import ReplayApp
+
+    app = ReplayApp(player, start=index, theme=theme, highlight_seconds=0.01, tick_seconds=3600.0)
+    async with app.run_test(size=size) as pilot:
+        previous, same = None, 0
+        for _ in range(MAX_FRAMES):
+            await pilot.pause()
+            frame = app.export_screenshot()
+            same = same + 1 if frame == previous else 0
+            if same >= SAME_FRAMES:
+                break
+            previous = frame
+        return save(app, path, unique_id=f"awsview-replay-{index}")
+
+
+def generate(source: Path, output: Path, size: tuple[int, int] = (120, 40), theme: str = "docs",
+             fmt: str = "svg", learner: str | None = None) -> list[Path]:
+    """The pages of a recording; returns the images, then index.md."""
+    from awsview.capture.docs import FORMATS, _check_theme, _writable
+    from awsview.ui.viewer.replay import open_player
+
+    if fmt not in FORMATS:
+        raise ValueError(f"the format must be svg or png, not {fmt!r}")
+    _check_theme(theme)
+    player = open_player(source, learner)
+    output = Path(output)
+    _writable(output)
+    pages = []
+    for number, (index, title) in enumerate(moments(player)):
+        moment = datetime.fromtimestamp(player.marks[index].time)
+        path = output / f"{number:02d}-{moment:%H%M%S}.{fmt}"
+        asyncio.run(_shoot(player, index, size, theme, path))
+        pages.append(RecordedPage(number, index, title, path))
+    index_file = output / "index.md"
+    index_file.write_text(index_markdown(source, player, pages), encoding="utf-8")
+    return [p.path for p in pages] + [index_file]
+
+
+def index_markdown(source: Path, player: ChannelPlayer, pages: list[RecordedPage]) -> str:
+    from awsview.polling.recorded import describe
+
+    lines = [f"# {Path(source).name}", "", describe(player.recording, player), ""]
+    for page in pages:
+        moment = datetime.fromtimestamp(player.marks[page.index].time)
+        lines += [f"## {page.number}. {moment:%H:%M:%S} — {page.title}", "",
+                  f"![{moment:%H:%M:%S}]({page.path.name})", ""]
+    return "\n".join(lines)
+
+
+def run(source: Path, output: Path | None, size: str, theme: str, fmt: str, learner: str | None) -> int:
+    from awsview.capture.docs import DocsError
+    from awsview.capture.screenshot import ScreenshotError, screen_size
+
+    try:
+        width, height = screen_size(size)
+    except ValueError as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
+        return 2
+    started = time.monotonic()
+    try:
+        paths = generate(source, output, (width, height), theme, fmt, learner)
+    except (RecordingError, ValueError) as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
+        return 2
+    except (DocsError, ScreenshotError, OSError) as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
+        return 1
+    for path in paths:
+        print(path)
+    print(f"{Path(source).name}: {len(paths) - 1} screenshots in {time.monotonic() - started:.1f} s")
+    return 0

@@ -1,0 +1,54 @@
+"""`awsview demo`: the embedded emulator on a free port, the viewer on it, and the labs played
+step by step inside the viewer (a step banner on top; space pauses, n plays the next step)."""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+from pathlib import Path
+
+
+def run(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.0) -> int:
+    """Open the viewer on a fresh in-process emulator and play these labs in it."""
+    from awsview.aws.session import Target, isolate_from_shell
+    from awsview.emulator.server import EmulatorError, start
+    from awsview.labs import UnknownLab, get_lab
+
+    try:
+        labs = [get_lab(name) for name in lab_names]
+    except UnknownLab as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
+        return 2
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        print("awsview: the demo opens the viewer and needs a terminal "
+              "(to play the labs without one: awsview lab play <lab> --endpoint-url URL)", file=sys.stderr)
+        return 2
+    from awsview.ui import lifeline
+    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.labs.demo import DemoDriver
+    from awsview.ui.themes import ThemeError
+
+    # The demo talks only to its own emulator: never hand it a real account's configuration.
+    isolate_from_shell()
+    state_dir = Path(tempfile.mkdtemp(prefix="awsview-demo-"))
+    try:
+        emulator = start("127.0.0.1", 0, state_dir)
+    except EmulatorError as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
+        return 2
+    emulator.start_in_thread()
+    try:
+        driver = DemoDriver(labs, emulator.endpoint_url, step_seconds=step_seconds)
+        target = Target(endpoint_url=emulator.endpoint_url, region="us-east-1")
+        try:
+            app = AWSViewApp(target=target, lab=labs[0].name, theme=theme, demo=driver)
+        except ThemeError as exc:
+            print(f"awsview: {exc}", file=sys.stderr)
+            return 2
+        lifeline.run(app)  # ends with its terminal or its parent (`make demo`)
+    finally:
+        emulator.stop()
+    if driver.failed:
+        print(f"awsview: {driver.failed}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,304 @@
+"""`awsview serve`: the viewer in a browser (textual-serve), as a read-only presenter screen.
+
+textual-serve has no authentication of its own. Here a token guards every route: required on
+any address other than loopback, optional on loopback. The token arrives once as ``?token=``
+and is then kept in an HttpOnly, SameSite=Strict cookie. Whatever the token, the websocket that
+carries the screen only accepts a page of this server (its Origin must be this host), and a
+server on loopback only answers to a loopback Host name, so no other web page a browser has
+open can read the screen.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hmac
+import ipaddress
+import os
+import secrets
+import shlex
+import signal
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+from urllib.parse import urlsplit
+
+COOKIE = "awsview_token"
+STOP_GRACE_S = 5.0  # a session's viewer gets this long to quit when its browser goes, then is killed
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
+
+
+class ServeError(Exception):
+    """A one-line reason the server cannot start as asked."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def check_token(host: str, token: str | None) -> str | None:
+    """The token to require, or None. Off loopback a token is mandatory."""
+    if token is not None and len(token) < 12:
+        raise ServeError("the token must be at least 12 characters long")
+    if token is None and not is_loopback(host):
+        raise ServeError(f"serving on {host} exposes the lab to the network: set AWSVIEW_TOKEN or pass "
+                         f"--token (e.g. AWSVIEW_TOKEN={secrets.token_urlsafe(18)})")
+    return token
+
+
+def _hostname(netloc: str) -> str:
+    return (urlsplit(f"//{netloc}").hostname or "").lower()
+
+
+def same_origin(origin: str | None, host: str | None) -> bool:
+    """A websocket opened by a page of this server: its Origin names this server's Host."""
+    if not origin or not host:
+        return False
+    parts = urlsplit(origin)
+    return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
+
+
+def guard_middleware(bind_host: str, token: str | None) -> Any:
+    from aiohttp import web
+
+    loopback = is_loopback(bind_host)
+
+    @web.middleware
+    async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
+        if loopback and not is_loopback(_hostname(request.host)):
+            return web.Response(status=421, text="AWS View: this server only answers to a loopback host name.\n")
+        if token is not None:
+            offered = request.query.get("token") or request.cookies.get(COOKIE) or ""
+            if not hmac.compare_digest(offered.encode(), token.encode()):
+                return web.Response(status=401, text="AWS View: a valid ?token= is required.\n")
+        if request.path == "/ws" and not same_origin(request.headers.get("Origin"), request.host):
+            return web.Response(status=403, text="AWS View: the screen is only for pages of this server.\n")
+        response = await handler(request)
+        if token is not None and request.query.get("token") and \
+                isinstance(response, web.StreamResponse) and not response.prepared:
+            response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
+        return response
+
+    return middleware
+
+
+def app_command(watch_args: Sequence[str], command: str = "watch") -> str:
+    """The command textual-serve runs per browser session: the viewer in presenter mode."""
+    # `exec`: textual-serve starts it through a shell; the viewer must be the process it stops.
+    return "exec " + shlex.join([sys.executable, "-m", "awsview", command, "--presenter", *watch_args])
+
+
+def make_server(host: str, port: int, token: str | None, command: str, font_size: int = 18,
+                title: str = "AWS View") -> Any:
+    from aiohttp import WSCloseCode, web
+    from textual_serve.app_service import AppService
+    from textual_serve.server import Server
+
+    class Session(AppService):
+        """One browser tab's viewer process. textual-serve asks it to quit when the tab goes and
+        then waits for it forever; here a viewer that has not quit in time is terminated, then
+        killed, so a session never outlives its browser or its server."""
+
+        _stopping: asyncio.Task[None] | None = None
+
+        async def stop(self) -> None:
+            # Both the websocket's handler and the server's shutdown stop a session: once.
+            if self._stopping is None:
+                self._stopping = asyncio.ensure_future(self._stop())
+            await asyncio.shield(self._stopping)
+
+        async def _stop(self) -> None:
+            task, process = self._task, self._process
+            if task is None:
+                return
+            try:
+                await asyncio.wait_for(asyncio.shield(super().stop()), STOP_GRACE_S)
+            except (asyncio.TimeoutError, OSError):  # stuck, or its pipes already broke
+                pass
+            self._task = None
+            if process is not None and process.returncode is None:
+                process.terminate()  # its lifeline ends it within two seconds, even if stuck
+                try:
+                    await asyncio.wait_for(process.wait(), STOP_GRACE_S)
+                except asyncio.TimeoutError:
+                    process.kill()
+                    await process.wait()
+            if not task.done():  # still forwarding to a browser that stopped reading
+                task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    class GuardedServer(Server):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self.sessions: dict[web.WebSocketResponse, Session] = {}  # the open ones
+
+        async def _make_app(self) -> web.Application:
+            app = await super()._make_app()
+            app.middlewares.append(guard_middleware(host, token))
+            return app
+
+        async def handle_index(self, request: web.Request) -> Any:
+            # The page's websocket URL: the address the browser used (a bind address such as
+            # 0.0.0.0 is not one a browser can reach).
+            self.public_url = f"{request.scheme}://{request.host}"
+            if "fontsize" not in request.query:
+                request = request.clone(rel_url=request.rel_url.update_query(fontsize=font_size))
+            return await super().handle_index(request)
+
+        async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
+            # textual-serve's own handler, with Session (stop with a deadline) as the app service.
+            websocket = web.WebSocketResponse(heartbeat=15)
+            width = _int(request.query.get("width"), 80)
+            height = _int(request.query.get("height"), 24)
+            session: Session | None = None
+            try:
+                await websocket.prepare(request)
+                session = Session(self.command, write_bytes=websocket.send_bytes,
+                                  write_str=websocket.send_str, close=websocket.close,
+                                  download_manager=self.download_manager, debug=self.debug)
+                self.sessions[websocket] = session
+                await session.start(width, height)
+                await self._process_messages(websocket, session)
+            except asyncio.CancelledError:
+                await websocket.close()
+            except Exception as exc:  # one broken session must not take the server down
+                import logging
+
+                logging.getLogger("awsview.cli.serve").warning("session ended: %s", exc)
+            finally:
+                if session is not None:
+                    await session.stop()
+                self.sessions.pop(websocket, None)
+            return websocket
+
+        async def on_startup(self, app: web.Application) -> None:
+            pass  # run() says where to look, without textual-serve's banner
+
+        async def on_shutdown(self, app: web.Application) -> None:
+            """Stopping the server (SIGTERM, SIGHUP, ctrl+c) ends every open session first:
+            aiohttp would wait up to a minute for each browser to hang up, its viewer polling on."""
+            await asyncio.gather(*(self._end(ws, s) for ws, s in list(self.sessions.items())),
+                                 return_exceptions=True)
+
+        async def _end(self, websocket: web.WebSocketResponse, session: Session) -> None:
+            await session.stop()
+            try:  # a browser that does not answer the close is cut off
+                await asyncio.wait_for(websocket.close(code=WSCloseCode.GOING_AWAY,
+                                                       message=b"AWS View stopped"), 1.0)
+            except (asyncio.TimeoutError, OSError, RuntimeError):
+                pass
+
+        def initialize_logging(self) -> None:
+            import logging
+
+            # Problems only: one line per browser request would bury what the terminal says.
+            logging.basicConfig(level=logging.WARNING, format="awsview serve: %(message)s")
+            logging.getLogger("aiohttp.access").setLevel(logging.WARNING)
+
+    return GuardedServer(command, host=host, port=port, title=title)
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return max(1, min(1000, int(value or default)))
+    except ValueError:
+        return default
+
+
+def watch_args(args: argparse.Namespace) -> list[str]:
+    """The viewer options `awsview serve` passes on to each session."""
+    out: list[str] = []
+    for option in ("lab", "prefix", "profile", "endpoint_url", "region", "theme"):
+        value = getattr(args, option, None)
+        if value:
+            out += [f"--{option.replace('_', '-')}", str(value)]
+    return out
+
+
+def run(args: argparse.Namespace, check_target: Any = None) -> int:
+    """`awsview serve`: check everything that can be checked before binding, then serve.
+    ``check_target`` raises ConfigError when the AWS configuration cannot work."""
+    from awsview import profiles
+    from awsview.aws.session import ConfigError
+
+    try:
+        # AWSVIEW_TOKEN keeps the token out of `ps` and the shell's history.
+        token = check_token(args.host, args.token or os.environ.get("AWSVIEW_TOKEN") or None)
+        if not 1 <= args.port <= 65535:
+            raise ServeError(f"--port must be between 1 and 65535, not {args.port}")
+        if not 8 <= args.font_size <= 64:
+            raise ServeError(f"--font-size must be between 8 and 64, not {args.font_size}")
+        if args.roster is not None:
+            command = _class_command(args.roster, args.theme)
+        else:
+            if args.lab:
+                profiles.load(args.lab)
+            if check_target is not None:
+                check_target()
+            command = app_command(watch_args(args))
+    except (ServeError, profiles.UnknownProfile, profiles.ProfileError, ConfigError) as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
+        return 2
+    server = make_server(args.host, args.port, token, command, args.font_size,
+                         title="AWS View · class" if args.roster else "AWS View")
+    if getattr(args, "record", None) is not None:
+        try:
+            _record_in_background(args)
+        except Exception as exc:  # RecordingError: the file exists or cannot be written
+            print(f"awsview: {exc}", file=sys.stderr)
+            return 2
+    where = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else where}:{args.port}/"
+    print(f"AWS View presenter screen on {url}{'?token=' + token if token else ''}", flush=True)
+    print("  read-only: the browser can look around, never change anything · Ctrl+C stops", flush=True)
+    # textual-serve stops gracefully on SIGINT and SIGTERM; a closed terminal (SIGHUP) too.
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)  # the loop textual-serve's serve() picks up
+    loop.add_signal_handler(signal.SIGHUP, server.request_exit)
+    try:
+        server.serve()
+    except OSError as exc:
+        print(f"awsview: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _record_in_background(args: argparse.Namespace) -> None:
+    """`serve --record FILE`: one recording of what the screens show, made by the server itself
+    (each browser tab has a viewer process of its own; they must not share a file). Its own
+    read-only polling, in a thread, for as long as the server runs."""
+    import asyncio
+    import threading
+
+    from awsview.aws.session import Target
+    from awsview.polling.recorder import ClassRecorder, open_recording, record_headless
+
+    writer = open_recording(args.record, "serve")
+    if args.roster is not None:
+        from awsview.polling.classroom import ClassMonitor, load_roster
+
+        recording = ClassRecorder(writer)
+        monitor = ClassMonitor(load_roster(args.roster), on_update=recording.status, on_model=recording.model)
+        work = monitor.run()
+    else:
+        target = Target(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+        work = record_headless(target, args.lab, args.prefix, writer)
+    threading.Thread(target=asyncio.run, args=(work,), name="awsview-record", daemon=True).start()
+    print(f"  recording to {args.record}", flush=True)
+
+
+def _class_command(roster: Path, theme: str | None) -> str:
+    from awsview.polling.classroom import RosterError, load_roster
+
+    try:
+        load_roster(roster)
+    except RosterError as exc:
+        raise ServeError(str(exc)) from None
+    extra = ["--theme", theme] if theme else []
+    return "exec " + shlex.join([sys.executable, "-m", "awsview", "class", str(Path(roster).resolve()),
+                                 "--presenter", *extra])

@@ -1,0 +1,52 @@
+"""Lambda functions (configuration only — never the code URL) and their event source mappings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from awsview.aws.session import Connection
+from awsview.model.resources import Function, Mapping
+from awsview.model.snapshot import Snapshot
+from awsview.polling.base import LabModel, Poller
+
+FUNCTIONS = "functions"
+TRANSITIONAL = ("Creating", "Enabling", "Disabling", "Updating", "Deleting")
+
+
+class FunctionPoller(Poller):
+    kind = FUNCTIONS
+    slow_interval = 8.0
+    follows = ("function", "mapping")  # two listings either way: read them whole
+
+    def is_busy(self, model: LabModel) -> bool:
+        return any(m.state in TRANSITIONAL for f in model.data(FUNCTIONS, ()) for m in f.mappings)
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        return [await self.fetch(model, FUNCTIONS, lambda: self._functions(conn))]
+
+    async def _functions(self, conn: Connection) -> tuple[Function, ...]:
+        listed = await conn.pages("lambda", "list_functions", "Functions", token_in="Marker",
+                                  token_out="NextMarker")
+        mappings = await conn.pages("lambda", "list_event_source_mappings", "EventSourceMappings",
+                                    token_in="Marker", token_out="NextMarker")
+        by_function: dict[str, list[Mapping]] = {}
+        for m in mappings:
+            arn = m.get("FunctionArn", "")
+            by_function.setdefault(arn.split(":version")[0], []).append(Mapping(
+                uuid=m["UUID"], source_arn=m.get("EventSourceArn", ""), function_arn=arn,
+                batch_size=m.get("BatchSize"), state=m.get("State", "Unknown"),
+                enabled_by=m.get("StateTransitionReason"), last_result=m.get("LastProcessingResult"),
+            ))
+        functions = []
+        for f in listed:
+            if not self.prefix_match(f["FunctionName"]):
+                continue
+            functions.append(Function(
+                name=f["FunctionName"], arn=f["FunctionArn"], runtime=f.get("Runtime"),
+                handler=f.get("Handler"), role=f.get("Role"), timeout=f.get("Timeout"),
+                code_sha256=f.get("CodeSha256"), last_modified=f.get("LastModified"),
+                state=f.get("State"),
+                environment_names=tuple(sorted((f.get("Environment") or {}).get("Variables", {}))),
+                mappings=tuple(sorted(by_function.get(f["FunctionArn"], []), key=lambda m: m.source_arn)),
+            ))
+        return tuple(sorted(functions, key=lambda f: f.name))

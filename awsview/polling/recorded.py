@@ -1,0 +1,128 @@
+"""A recording on the command line: `dump --from FILE [--at TIME]`, `replay`, `docs --from`.
+
+A moment is ``end`` (the default), ``start``, a clock time ``HH:MM[:SS]`` (local, on the
+recording's days), ``+SECONDS`` / ``+MM:SS`` / ``+H:MM:SS`` after the start, ``-…`` before the
+end, or an ISO date and time. What it shows is the recording right after the last frame at or
+before that moment, aged to that moment.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+from awsview.aws.session import Target
+from awsview.polling.base import LabModel
+from awsview.polling.recording import ChannelPlayer, ChannelState, Recording, RecordingError
+
+_OFFSET = re.compile(r"^([+-])(\d+(?::\d{1,2}){0,2}(?:\.\d+)?)$")
+_CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$")
+
+
+class MomentError(ValueError):
+    """A --at value that is not a moment; the message says what is."""
+
+
+def _seconds(text: str) -> float:
+    parts = [float(p) for p in text.split(":")]
+    total = 0.0
+    for part in parts:
+        total = total * 60 + part
+    return total
+
+
+def parse_moment(text: str | None, first: float, last: float) -> float:
+    """The wall time ``text`` names in a recording that runs from ``first`` to ``last``."""
+    text = (text or "end").strip()
+    if text == "end":
+        return last
+    if text == "start":
+        return first
+    offset = _OFFSET.match(text)
+    if offset:
+        seconds = _seconds(offset.group(2))
+        return first + seconds if offset.group(1) == "+" else last - seconds
+    clock = _CLOCK.match(text)
+    if clock:
+        hours, minutes, seconds = int(clock.group(1)), int(clock.group(2)), float(clock.group(3) or 0)
+        if hours > 23 or minutes > 59 or seconds >= 60:
+            raise MomentError(f"{text!r} is not a clock time")
+        day = datetime.fromtimestamp(first).replace(hour=0, minute=0, second=0, microsecond=0)
+        moment = (day + timedelta(hours=hours, minutes=minutes, seconds=seconds)).timestamp()
+        while moment < first - 1 and moment + 86400 <= last + 1:  # a recording past midnight
+            moment += 86400
+        return moment
+    try:
+        return datetime.fromisoformat(text).timestamp()
+    except ValueError:
+        raise MomentError(f"--at {text!r}: use end, start, HH:MM:SS, +SECONDS, +MM:SS, -MM:SS "
+                          "or an ISO date and time") from None
+
+
+def target_of(info: dict[str, Any]) -> Target:
+    """The target a channel was recorded from, described as the live viewer described it."""
+    return Target(profile=info.get("profile"), region=info.get("target_region"),
+                  endpoint_url=info.get("endpoint_url"))
+
+
+def describe(recording: Recording, player: ChannelPlayer) -> str:
+    """One line: which file, from where, which account and region, how long."""
+    info, marks = player.info, player.marks
+    state = player.state(player.last)
+    account = state.meta.get("account") or info.get("account") or "unknown account"
+    region = state.meta.get("region") or info.get("region") or "unknown region"
+    where = info.get("endpoint_url") or "AWS"
+    who = f" · learner {info['name']}" if info.get("name") else ""
+    span = marks[player.last].time - marks[0].time
+    line = (f"recording {recording.path.name}{who} · {where} · account {account} · region {region} · "
+            f"{datetime.fromtimestamp(marks[0].time):%Y-%m-%d %H:%M:%S} for {span:.0f} s, "
+            f"{player.last + 1} frames")
+    if recording.damage:
+        line += f" · read up to the last complete frame ({recording.damage})"
+    return line
+
+
+def state_at(player: ChannelPlayer, text: str | None) -> tuple[ChannelState, float, int]:
+    """The state shown at the moment ``text`` names, that moment, and the frame's index."""
+    first, last = player.marks[0].time, player.marks[player.last].time
+    moment = parse_moment(text, first, last)
+    index = player.index_at(moment)
+    state = player.state(index)
+    return state, max(moment, state.time), index
+
+
+def dump_from(path: Path, at: str | None, learner: str | None, as_json_output: bool,
+              out: TextIO = sys.stdout) -> int:
+    """`awsview dump --from FILE`: what the viewer showed then, as `dump` prints it live."""
+    from awsview.cli.dump import as_json, as_text
+
+    try:
+        recording = Recording(path)
+        player = recording.player(recording.channel_named(learner))
+        state, moment, index = state_at(player, at)
+    except (RecordingError, MomentError) as exc:
+        print(f"awsview: {exc}", file=sys.stderr)
+        return 2
+    if state.profile is None:
+        print(f"awsview: {path}: no lab was shown yet at that moment", file=sys.stderr)
+        return 1
+    model = LabModel(snapshots=state.snapshots)
+    target = target_of(player.info)
+    account = state.meta.get("account") or "?"
+    if as_json_output:
+        document = as_json(state.profile, model, target, account, moment)
+        document["recording"] = {"file": str(path), "frame": index, "frames": player.last + 1,
+                                 "at": moment, "info": player.info, "damage": recording.damage}
+        json.dump(document, out, indent=2, sort_keys=True, default=str)
+        out.write("\n")
+    else:
+        out.write(f"{describe(recording, player)}\n")
+        level, status = state.status
+        said = f" · {'error: ' if level == 'error' else ''}{status}" if status else ""
+        out.write(f"at {datetime.fromtimestamp(moment):%H:%M:%S} (frame {index + 1}){said}\n")
+        out.write(as_text(state.profile, model, target, account, moment))
+    return 0

@@ -1,0 +1,100 @@
+"""Which run of the lab the viewer is looking at (`awsview.core.runs`), from the creation times the
+other pollers fetched and the write decisions the timeline collected — no AWS calls of its own.
+The runs and the creation time of each resource are kept in the viewer's store, per endpoint (or
+account and region) and lab, so a viewer started later, or again, knows the runs it saw begin."""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+from awsview.aws.session import Connection
+from awsview.model.snapshot import Health
+from awsview.polling.base import LabModel
+from awsview.profiles import LabProfile
+from awsview.core.runs import Run, RunBook, Sighting, closed
+from awsview.polling.store import DecisionStore
+
+RUNS = "runs"
+ANSWERED = (Health.OK, Health.ABSENT)
+
+
+def scope_of(conn: Connection) -> str:
+    """What the viewer's store keeps apart: one endpoint, or one account profile and region."""
+    return conn.resolved.scope
+
+
+def sightings(profile: LabProfile, model: LabModel) -> tuple[list[Sighting], bool]:
+    """The lab's tables, queues, state machines and roles that exist, with their creation times;
+    and whether every one of those kinds answered (a failed listing proves nothing)."""
+    found: list[Sighting] = []
+    complete = True
+
+    def listed(key: str) -> tuple[Any, ...]:
+        nonlocal complete
+        snapshot = model.get(key)
+        if snapshot is None or snapshot.health not in ANSWERED:
+            complete = False
+            return ()
+        return snapshot.data or ()
+
+    def seen(kind: str, name: str, created: Any, provided: bool) -> None:
+        moment = created.timestamp() if hasattr(created, "timestamp") else created
+        if isinstance(moment, (int, float)):
+            found.append(Sighting(f"{kind.replace('_', ' ')} {name}", float(moment), provided))
+
+    for resource in profile.resources:
+        name, provided = resource.name, resource.provided
+        if resource.kind == "table":
+            snapshot = model.get(f"table:{name}")
+            if snapshot is None or snapshot.health not in ANSWERED:
+                complete = False
+            elif snapshot.data is not None:
+                seen("table", name, snapshot.data.created, provided)
+        elif resource.kind in ("queue", "state_machine", "role"):
+            key = {"queue": "queues", "state_machine": "state_machines", "role": "roles"}[resource.kind]
+            match = next((r for r in listed(key) if r.name == name), None)
+            if match is not None:
+                seen(resource.kind, name, match.created, provided)
+    return found, complete
+
+
+class RunKeeper:
+    """The book of one lab's runs on one endpoint, kept in the viewer's store (or, when the state
+    directory is unusable, for this session only)."""
+
+    def __init__(self, profile: LabProfile, store: DecisionStore | None = None):
+        self.profile = profile
+        self._store = store
+        self._book: RunBook | None = None
+        self._scope = ""
+
+    def _loaded(self, conn: Connection) -> RunBook:
+        if self._book is None:
+            self._scope = scope_of(conn)
+            try:
+                self._store = self._store or DecisionStore()
+                self._book = self._store.run_book(self._scope, self.profile.name)
+            except Exception:  # an unusable state dir must not stop the viewer; it just forgets
+                self._store, self._book = None, RunBook()
+        return self._book
+
+    def runs(self, conn: Connection, model: LabModel, writes: Callable[[], Iterable[float]]) -> tuple[Run, ...]:
+        """The runs after this round's sightings; ``writes`` gives every write decision's time."""
+        if self.profile.generic:
+            return ()  # no lab, no resources that tell its runs apart
+        book = self._loaded(conn)
+        found, complete = sightings(self.profile, model)
+        started = None
+        if conn.is_local:
+            journal = model.get("journal")
+            if journal is None or journal.health not in ANSWERED:
+                complete = False
+            elif journal.data is not None:
+                started = journal.data.emulator_started
+        began, seen = book.observe(found, complete, started, writes)
+        if (began or seen) and self._store is not None:
+            try:
+                self._store.keep_runs(self._scope, self.profile.name, began, seen)
+            except Exception:
+                pass  # the book still has them for this session
+        return closed(book.runs)

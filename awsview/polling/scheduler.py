@@ -1,0 +1,306 @@
+"""Runs the pollers: one loop per kind, so polls of a kind never overlap.
+
+Two ways to know when to poll:
+- **Pushed** (the embedded emulator's change feed answers): a poller reads only what the feed
+  says changed, at once — a table written, a log group with a new line, an execution with a new
+  history event — plus, slowly, everything (``SAFETY_S``) in case a change went unheard: idle,
+  that is a few dozen calls every two minutes.
+  Pollers that derive from others (histories from executions, streams from tables, the timeline
+  and checkpoints from everything) run when their inputs changed in the model.
+- **Polled** (stock moto, LocalStack, AWS, or the feed is down): fast while something moves,
+  slow when idle, as before the feed existed.
+Failures back off exponentially either way; after a network or credentials outage the first poll
+that gets through (or the feed answering again) wakes the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import replace
+from typing import Any
+
+from awsview.aws.session import Connection
+from awsview.aws.log import polls  # to the log file, if one is configured; off otherwise
+from awsview.model.snapshot import Health, Snapshot
+from awsview.polling.base import LabModel, Poller
+from awsview.polling.changefeed import ChangeFeedFollower, FeedChange, NoFeed
+from awsview.polling.dynamodb import TablePoller
+from awsview.polling.functions import FunctionPoller
+from awsview.polling.iam import RolePoller
+from awsview.polling.journal import JournalPoller
+from awsview.polling.logs import LogPoller
+from awsview.polling.queues import QueuePoller
+from awsview.polling.stepfunctions import ExecutionPoller, HistoryPoller, StateMachinePoller
+from awsview.polling.streams import StreamPoller
+from awsview.polling.timeline import CheckpointPoller, TimelinePoller
+from awsview.profiles import LabProfile
+from awsview.polling.store import DecisionStore
+
+MAX_BACKOFF_S = 60.0
+SAFETY_S = 120.0  # pushed: everything is read this often even when the feed says nothing changed
+PUSHED_GAP_S = 0.1  # pushed: at most one poll per kind this often, so a burst of writes is one read
+
+# Order matters for a single round: executions need machines, histories need executions; the
+# timeline (and the lab's runs) every resource's creation time and every decision, the
+# checkpoints the timeline.
+POLLERS: tuple[type[Poller], ...] = (
+    StateMachinePoller, ExecutionPoller, HistoryPoller, TablePoller, QueuePoller,
+    FunctionPoller, LogPoller, RolePoller, JournalPoller, StreamPoller, TimelinePoller, CheckpointPoller,
+)
+
+
+REMEMBERING = (TimelinePoller, CheckpointPoller)  # they keep what they learn in a store
+
+
+def make_pollers(profile: LabProfile, store: DecisionStore | None = None) -> list[Poller]:
+    """One poller per kind; ``store`` (default: the user's state directory) for those that remember."""
+    return [cls(profile, store) if cls in REMEMBERING else cls(profile) for cls in POLLERS]
+
+
+class _Pending:
+    """What one poller has been asked to read next: some names, or everything."""
+
+    def __init__(self) -> None:
+        self.event = asyncio.Event()
+        self.names: set[str] = set()
+        self.everything = False
+
+    def mark(self, names: frozenset[str] | None) -> None:
+        if names is None or "" in names:
+            self.everything = True
+        else:
+            self.names |= names
+        self.event.set()
+
+    def take(self) -> frozenset[str] | None:
+        """None: read everything."""
+        names = None if self.everything else frozenset(self.names)
+        self.names, self.everything = set(), False
+        self.event.clear()
+        return names
+
+
+def _feed_endpoint(conn: Connection | None) -> str | None:
+    """The local emulator's address, whose change feed the scheduler follows; None for AWS, or
+    when the services answer on different endpoints (no one emulator holds all the changes)."""
+    if conn is None or not conn.is_local:
+        return None
+    if conn.target.endpoint_url:
+        return conn.target.endpoint_url
+    urls = {url for _, url in conn.resolved.endpoints}
+    return urls.pop() if len(urls) == 1 else None
+
+
+class Scheduler:
+    def __init__(self, conn: Connection, profile: LabProfile, model: LabModel | None = None,
+                 pollers: list[Poller] | None = None, speed: float = 1.0, store: DecisionStore | None = None,
+                 feed: bool = True, safety: float = SAFETY_S):
+        self.conn = conn
+        self.profile = profile
+        self.model = model or LabModel()
+        self.pollers = pollers or make_pollers(profile, store)
+        self.speed = speed  # < 1 polls faster (tests), > 1 slower
+        self.safety = safety  # pushed: seconds between full reads of a kind
+        self._backoff: dict[str, float] = {}
+        self._tasks: list[asyncio.Task[None]] = []
+        self._pending = {p.kind: _Pending() for p in self.pollers}
+        self._asked: dict[str, frozenset[str] | None] = {}  # what the next poll of a kind reads
+        self._reachable = asyncio.Event()  # set when a poll succeeds while others back off
+        self._reachable_at = 0.0  # when that last happened (monotonic)
+        self._read_all_at = 0.0  # catch_up: when everything was last read
+        self._no_feed = False
+        endpoint = _feed_endpoint(conn) if feed else None
+        self.follower = ChangeFeedFollower(endpoint, self._on_feed, self._on_feed_state) \
+            if endpoint else None
+        self.model.listeners.append(self._on_change)
+
+    @property
+    def pushed(self) -> bool:
+        """True while the change feed is followed: polls happen when something changed."""
+        return self.follower is not None and self.follower.up
+
+    # -- what to read next -----------------------------------------------------------------
+
+    def _on_change(self, changed: list[Snapshot[Any]]) -> None:
+        if self.pushed:
+            # Derived kinds read their inputs from the model: wake those whose inputs changed.
+            for poller in self.pollers:
+                if poller.after and any(s.kind != poller.kind and s.key.startswith(poller.after)
+                                        for s in changed):
+                    self._pending[poller.kind].mark(None)
+        elif self.model.recently_changed(window=1.0):
+            # A change anywhere (say the journal saw a write) wakes the idle loops at once.
+            for pending in self._pending.values():
+                pending.mark(None)
+
+    def _on_feed(self, changes: list[FeedChange], reset: bool) -> None:
+        if reset:
+            for pending in self._pending.values():
+                pending.mark(None)
+            return
+        for poller in self.pollers:
+            names = frozenset(c.name for c in changes if c.kind in poller.follows)
+            if names:
+                self._pending[poller.kind].mark(names)
+
+    def _on_feed_state(self, up: bool) -> None:
+        if up:
+            self._reachable.set()  # the endpoint answers: pollers backing off may try again
+            return
+        # Not live any more: say so on every panel, and let the loops fall back to polling.
+        self.model.apply([replace(s, live=False) for s in self.model.snapshots.values() if s.live])
+        for pending in self._pending.values():
+            pending.mark(None)
+
+    # -- polling ---------------------------------------------------------------------------
+
+    async def poll(self, poller: Poller) -> list[Snapshot[Any]]:
+        poller.last_failure = None
+        names = self._asked.pop(poller.kind, None)
+        pushed = self.pushed
+        if names is None:
+            snapshots = await poller.poll(self.conn, self.model)
+        else:
+            snapshots = await poller.refresh(self.conn, self.model, names)
+        if pushed and self.pushed:
+            snapshots = [replace(s, live=True) if s.health is Health.OK else s for s in snapshots]
+        self.model.apply(snapshots)
+        return snapshots
+
+    async def run_once(self) -> LabModel:
+        """One round of every poller, in dependency order."""
+        for poller in self.pollers:
+            self._pending[poller.kind].take()
+            await self.poll(poller)
+        self._read_all_at = time.monotonic()
+        return self.model
+
+    async def catch_up(self) -> bool:
+        """One round on the caller's own clock (the class view asks each learner once a second):
+        ask the change feed, without waiting, what changed since the last round, and read just
+        that — everything the first time, after a reset, and every ``safety`` seconds. False when
+        the endpoint has no feed (or it did not answer): the caller polls as before."""
+        follower = self.follower
+        if follower is None or self._no_feed:
+            return False
+        try:
+            page = await follower.ask(0.0)
+        except NoFeed:
+            self._no_feed = True
+            return False
+        except Exception:
+            follower.up = False
+            return False
+        changes, reset = follower.take(page)
+        was_up, follower.up = follower.up, True
+        if reset or not was_up or time.monotonic() - self._read_all_at > self.safety * self.speed:
+            await self.run_once()
+            return True
+        self._on_feed(changes, False)
+        for poller in self.pollers:  # in dependency order: derived kinds are marked by the reads before them
+            if self._pending[poller.kind].event.is_set():
+                self._asked[poller.kind] = self._pending[poller.kind].take()
+                await self.poll(poller)
+        return True
+
+    def active(self) -> bool:
+        return self.model.recently_changed() or any(p.is_busy(self.model) for p in self.pollers)
+
+    def interval(self, poller: Poller, snapshots: list[Snapshot[Any]]) -> float:
+        failing = any(s.health in (Health.STALE, Health.ERROR) for s in snapshots)
+        if failing:
+            throttled = poller.last_failure is not None and poller.last_failure.kind == "throttled"
+            base = poller.slow_interval if throttled else poller.fast_interval * 2
+            previous = self._backoff.get(poller.kind, base / 2)
+            self._backoff[poller.kind] = min(MAX_BACKOFF_S, max(base, previous * 2))
+            reason = poller.last_failure.text if poller.last_failure is not None else "failed"
+            polls.info("poll %s: retry in %.1f s after %s", poller.kind, self._backoff[poller.kind] * self.speed,
+                       reason)
+            return self._backoff[poller.kind] * self.speed
+        if self._backoff.pop(poller.kind, None) is not None:
+            polls.info("poll %s: recovered", poller.kind)
+            if self._backoff:
+                self._reachable_at = time.monotonic()  # this one recovered: the others need not
+                self._reachable.set()  # wait out their backoff
+        return (poller.fast_interval if self.active() else poller.slow_interval) * self.speed
+
+    async def _loop(self, poller: Poller) -> None:
+        while True:
+            started = time.monotonic()
+            try:
+                snapshots = await self.poll(poller)
+            except asyncio.CancelledError:
+                raise
+            except Exception:  # a poller bug must not stop the others; fetch() already
+                snapshots = []  # turned every AWS failure into a snapshot
+            wait = self.interval(poller, snapshots)
+            if self._backoff.get(poller.kind):
+                await self._back_off(poller, wait, started)
+                self._pending[poller.kind].take()  # everything is read next
+                continue
+            self._asked[poller.kind] = await self._next(poller, started, wait)
+
+    async def _next(self, poller: Poller, started: float, wait: float) -> frozenset[str] | None:
+        """Waits until this poller should poll again; returns what to read (None: everything)."""
+        pending = self._pending[poller.kind]
+        timeout = self.safety * self.speed if self.pushed else wait
+        try:
+            await asyncio.wait_for(pending.event.wait(), timeout=max(0.05, timeout - (time.monotonic() - started)))
+        except asyncio.TimeoutError:
+            pending.take()
+            return None
+        # Woken: a burst of changes (or of wake-ups) becomes one poll. The feed may have come up
+        # or gone down meanwhile: its state now decides.
+        if self.pushed:
+            await asyncio.sleep(max(0.0, PUSHED_GAP_S - (time.monotonic() - started)))
+        else:
+            await asyncio.sleep(max(0.05, poller.fast_interval * self.speed - (time.monotonic() - started)))
+        names = pending.take()
+        return names if self.pushed else None
+
+    async def _back_off(self, poller: Poller, wait: float, polled_at: float) -> None:
+        """Failing: wait out the backoff. A network or credentials failure is the connection's, not
+        this API's: when another poll gets through, try again at once rather than up to a minute
+        later. Throttling is per API, so a throttled poller always waits its full backoff."""
+        failure = poller.last_failure
+        if failure is None or failure.kind not in ("network", "auth"):
+            await asyncio.sleep(wait)
+            return
+        began = time.monotonic()
+        # A poll that failed while another one got through (its call was in flight as the
+        # endpoint came back) retries too: it would otherwise wait for a wake that came already.
+        if self._reachable_at < polled_at:
+            self._reachable.clear()
+            try:
+                await asyncio.wait_for(self._reachable.wait(), timeout=wait)
+            except asyncio.TimeoutError:
+                return
+        # Not all at the same instant, yet never later than the backoff itself: a poller with a
+        # 2 s fast interval woken near the end of a 4 s backoff retried at 6 s (found by the soak).
+        # With the feed answering again, its reset says what to read.
+        left = wait - (time.monotonic() - began)
+        gap = PUSHED_GAP_S if self.pushed else poller.fast_interval * self.speed
+        await asyncio.sleep(max(0.0, min(gap, left)))
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._loop(p), name=f"poll-{p.kind}") for p in self.pollers]
+        if self.follower is not None:
+            self._tasks.append(asyncio.create_task(self.follower.run(), name="change-feed"))
+
+    async def stop(self) -> None:
+        # Cancel until every loop has ended: on Python 3.11 asyncio.wait_for swallows a
+        # cancellation that lands as the event it waits for is set (the wake often is, while data
+        # moves), and that loop polled on while stop() waited for it forever.
+        pending = set(self._tasks)
+        while pending:
+            for task in pending:
+                task.cancel()
+            _, pending = await asyncio.wait(pending, timeout=0.1)
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.follower is not None:
+            await self.follower.close()
+        for poller in self.pollers:
+            close = getattr(poller, "close", None)
+            if close is not None:
+                await close()

@@ -1,0 +1,268 @@
+"""State machines, their executions and execution histories.
+
+A definition is described once per machine (and again on a slow cadence); a finished
+execution is described once; a finished execution's history is fetched once and cached.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Awaitable
+
+from awsview.aws.errors import classify
+from awsview.aws.session import Connection
+from awsview.model.asl import DefinitionError, parse_definition
+from awsview.model.history import parse_history
+from awsview.model.resources import Execution, History, StateMachine
+from awsview.model.snapshot import Health, Snapshot
+from awsview.polling.base import LabModel, Poller
+
+MACHINES = "state_machines"
+EXECUTIONS = "executions"  # key: executions:<machine name>
+HISTORY = "history"        # key: history:<execution arn>
+REDESCRIBE_S = 30.0
+MAX_EXECUTIONS = 100       # newest first, per machine
+MAX_HISTORIES = 25         # newest executions whose histories are followed
+
+
+def _json(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+async def _unless_deleted(call: Awaitable[Any]) -> Any:
+    """The answer of a call about one listed item, or None if it was deleted since the listing.
+
+    The lab's cleanup deletes while the viewer reads: a not-found on one item must drop that
+    item, not turn the whole listing absent (found by the soak, under load).
+    """
+    try:
+        return await call
+    except Exception as exc:
+        if classify(exc).is_not_found:
+            return None
+        raise
+
+
+def machine_name(arn: str) -> str:
+    """The state machine's name in a state machine or execution ARN."""
+    parts = arn.split(":")
+    return parts[6] if len(parts) > 6 and parts[5] in ("stateMachine", "execution") else ""
+
+
+class StateMachinePoller(Poller):
+    kind = MACHINES
+    slow_interval = 10.0
+    follows = ("state_machine",)
+
+    def __init__(self, profile):
+        super().__init__(profile)
+        self._described: dict[str, tuple[float, StateMachine]] = {}
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Lists the machines and describes again those the change feed named."""
+        names = frozenset(n for n in names if self.prefix_match(machine_name(n)))
+        if not names:
+            return []
+        for arn in names:
+            self._described.pop(arn, None)
+        return await self.poll(conn, model)
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        async def fetch() -> tuple[StateMachine, ...]:
+            listed = await conn.pages("stepfunctions", "list_state_machines", "stateMachines")
+            machines = []
+            for entry in listed:
+                if not self.prefix_match(entry["name"]):
+                    continue
+                cached = self._described.get(entry["stateMachineArn"])
+                if cached is None or time.monotonic() - cached[0] > REDESCRIBE_S:
+                    described = await _unless_deleted(self._describe(conn, entry))
+                    if described is None:
+                        continue  # deleted between the listing and the describe: it is gone
+                    cached = (time.monotonic(), described)
+                    self._described[entry["stateMachineArn"]] = cached
+                machines.append(cached[1])
+            live = {m.arn for m in machines}
+            self._described = {k: v for k, v in self._described.items() if k in live}
+            return tuple(sorted(machines, key=lambda m: m.name))
+
+        return [await self.fetch(model, MACHINES, fetch)]
+
+    async def _describe(self, conn: Connection, entry: dict[str, Any]) -> StateMachine:
+        detail = await conn.call("stepfunctions", "describe_state_machine",
+                                 stateMachineArn=entry["stateMachineArn"])
+        text = detail.get("definition")
+        definition, error = None, None
+        try:
+            definition = parse_definition(text or "")
+        except DefinitionError as exc:
+            error = str(exc)
+        return StateMachine(name=entry["name"], arn=entry["stateMachineArn"],
+                            type=entry.get("type", detail.get("type", "STANDARD")),
+                            created=entry.get("creationDate"), role_arn=detail.get("roleArn"),
+                            definition=definition, definition_text=text, definition_error=error)
+
+
+class ExecutionPoller(Poller):
+    kind = EXECUTIONS
+    slow_interval = 8.0
+    follows = ("execution",)
+    after = (MACHINES,)
+
+    def __init__(self, profile):
+        super().__init__(profile)
+        # Finished executions by (ARN, start): a lab run again reuses execution names and ARNs.
+        self._finished: dict[tuple[str, Any], Execution] = {}
+
+    def is_busy(self, model: LabModel) -> bool:
+        return any(e.running for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ()))
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        machines = model.data(MACHINES, ())
+        snapshots = []
+        for machine in machines:
+            snapshots.append(await self.fetch(model, f"{EXECUTIONS}:{machine.name}",
+                                              lambda m=machine: self._executions(conn, m, model)))
+        live = {f"{EXECUTIONS}:{m.name}" for m in machines}
+        gone = [s.key for s in model.with_prefix(f"{EXECUTIONS}:") if s.key not in live]
+        if model.get(MACHINES) is not None and model.get(MACHINES).data is not None:
+            model.drop(gone)  # machines were listed successfully and these are no longer there
+        return snapshots
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """The executions the change feed named (started or ended): an execution already shown
+        is described alone; a new one means listing its machine's executions."""
+        wanted: dict[str, set[str]] = {}
+        for name in names:
+            wanted.setdefault(machine_name(name), set()).add(name)
+        return [await self.fetch(model, f"{EXECUTIONS}:{machine.name}",
+                                 lambda m=machine: self._changed(conn, m, wanted[m.name], model))
+                for machine in model.data(MACHINES, ()) if machine.name in wanted]
+
+    async def _changed(self, conn: Connection, machine: StateMachine, arns: set[str],
+                       model: LabModel) -> tuple[Execution, ...]:
+        known = model.data(f"{EXECUTIONS}:{machine.name}")
+        shown = {e.arn: e for e in known or ()}
+        if known is None or not arns <= set(shown):
+            return await self._executions(conn, machine, model)
+        fresh = {}
+        for arn in arns:
+            try:
+                described = await conn.call("stepfunctions", "describe_execution", executionArn=arn)
+            except Exception as exc:
+                if classify(exc).is_not_found:
+                    return await self._executions(conn, machine, model)  # gone: list again
+                raise
+            if described.get("startDate") != shown[arn].started:
+                return await self._executions(conn, machine, model)  # the same name ran again
+            fresh[arn] = self._execution(machine, {"executionArn": arn, "name": shown[arn].name}, described)
+        return tuple(fresh.get(e.arn, e) for e in known)
+
+    async def _executions(self, conn: Connection, machine: StateMachine, model: LabModel) -> tuple[Execution, ...]:
+        listed = await conn.pages("stepfunctions", "list_executions", "executions",
+                                  limit=MAX_EXECUTIONS, stateMachineArn=machine.arn)
+        # A running execution is described once; after that only when the listing shows another
+        # status (its input is fixed; its output and error come with the end). The lab's retries
+        # keep executions RUNNING for seconds, and on stock moto they never end: describing each
+        # of them on every read was most of the reads' calls.
+        running = {(e.arn, e.started): e for e in model.data(f"{EXECUTIONS}:{machine.name}", ()) if e.running}
+        executions = []
+        for entry in listed:
+            arn = entry["executionArn"]
+            cached = self._finished.get((arn, entry.get("startDate")))
+            if cached is None:
+                seen = running.get((arn, entry.get("startDate")))
+                cached = seen if seen is not None and entry.get("status") == seen.status else None
+            if cached is not None:
+                executions.append(cached)
+                continue
+            described = await _unless_deleted(conn.call("stepfunctions", "describe_execution",
+                                                         executionArn=arn))
+            if described is None:
+                continue  # its machine was deleted between the listing and the describe
+            executions.append(self._execution(machine, entry, described))
+        return tuple(sorted(executions, key=lambda e: (e.started is None, e.started), reverse=True))
+
+    def _execution(self, machine: StateMachine, entry: dict[str, Any], described: dict[str, Any]) -> Execution:
+        arn = entry["executionArn"]
+        execution = Execution(
+            name=entry.get("name") or arn.rsplit(":", 1)[-1], arn=arn, machine_arn=machine.arn,
+            status=described.get("status", entry.get("status", "UNKNOWN")),
+            started=described.get("startDate", entry.get("startDate")),
+            stopped=described.get("stopDate", entry.get("stopDate")),
+            input=_json(described.get("input")), output=_json(described.get("output")),
+            error=described.get("error"), cause=described.get("cause"), described=True,
+        )
+        if not execution.running:
+            self._finished[(arn, entry.get("startDate", execution.started))] = execution
+        return execution
+
+
+class HistoryPoller(Poller):
+    """Histories of the newest executions, fetched incrementally (newest events first on AWS)."""
+
+    kind = HISTORY
+    fast_interval = 0.3
+    slow_interval = 8.0
+    follows = ("execution", "history")
+    after = (f"{EXECUTIONS}:",)
+
+    def is_busy(self, model: LabModel) -> bool:
+        return any(not s.data.complete for s in model.with_prefix(f"{HISTORY}:") if s.data)
+
+    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        return await self._poll(conn, model, None)
+
+    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+        """Reads on only the histories of the executions the change feed named."""
+        return await self._poll(conn, model, names)
+
+    async def _poll(self, conn: Connection, model: LabModel, only: frozenset[str] | None) -> list[Snapshot[Any]]:
+        executions = [e for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ())]
+        executions.sort(key=lambda e: (e.started is None, e.started), reverse=True)
+        machines = model.get(MACHINES)
+        listed = [machines] + model.with_prefix(f"{EXECUTIONS}:") if machines is not None else []
+        if listed and all(s.health is Health.OK for s in listed):
+            # Executions are known to be gone only after every listing succeeded: then their
+            # histories go too, so a rerun under the same names never shows the earlier run.
+            live = {e.arn for e in executions}
+            model.drop([s.key for s in model.with_prefix(f"{HISTORY}:") if s.key.split(":", 1)[1] not in live])
+        snapshots = []
+        for execution in executions[:MAX_HISTORIES]:
+            if only is not None and execution.arn not in only:
+                continue
+            key = f"{HISTORY}:{execution.arn}"
+            previous = model.get(key)
+            if previous is not None and previous.data is not None and previous.data.started != execution.started:
+                previous = None  # the same ARN ran again: a new history
+            if previous is not None and previous.data is not None and previous.data.complete:
+                continue  # finished and fully fetched: never asked again
+            snapshots.append(await self.fetch(
+                model, key, lambda e=execution, p=previous: self._history(conn, e, p)))
+        return snapshots
+
+    async def _history(self, conn: Connection, execution: Execution, previous: Any) -> History:
+        known = previous.data.history if previous is not None and previous.data is not None else None
+        last_id = known.events[-1].id if known is not None and known.events else 0
+        fresh: list[dict[str, Any]] = []
+        params: dict[str, Any] = {"executionArn": execution.arn, "reverseOrder": True, "maxResults": 100}
+        while True:
+            page = await conn.call("stepfunctions", "get_execution_history", **params)
+            events = page.get("events") or []
+            fresh.extend(e for e in events if e["id"] > last_id)
+            reached_known = any(e["id"] <= last_id for e in events)
+            token = page.get("nextToken")
+            if reached_known or not token:
+                break
+            params["nextToken"] = token
+        fresh.sort(key=lambda e: e["id"])  # some servers ignore reverseOrder; order by id either way
+        history = parse_history(fresh, previous=known) if fresh or known is None else known
+        return History(execution_arn=execution.arn, execution_name=execution.name,
+                       history=history, complete=not execution.running and history.is_finished,
+                       started=execution.started)

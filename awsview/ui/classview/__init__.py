@@ -1,0 +1,1 @@
+"""The class view: one card per learner, and a learner's panels."""

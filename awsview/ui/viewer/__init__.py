@@ -1,0 +1,1 @@
+"""The live viewer (and the replay viewer built on it): app, board, panels, screens."""

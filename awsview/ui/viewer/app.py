@@ -1,0 +1,537 @@
+"""The AWS View app: the lab's panels, live, beside the learner's shell.
+
+Two ways to feed it: a `Target` (the app connects, preflights, detects the lab and polls in a
+worker) or a ready `LabModel` and profile (tests, benchmarks, screenshots). Either way the model's
+listener posts `ModelChanged`; the app renders the panels and diffs them into the board.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+from dataclasses import replace
+from typing import Any, Callable
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.widgets import Footer, Input, Static
+
+from awsview import profiles
+from awsview.aws.session import Target
+from awsview.model.snapshot import Health
+from awsview.polling.base import LabModel
+from awsview.ui import themes
+from awsview.ui.viewer.board import PanelBoard
+from awsview.ui.viewer.cells import alive, plain
+from awsview.core.changes import ItemChanges
+from awsview.ui.viewer.commands import LabCommands, PanelCommands, ThemeCommands
+from awsview.core.feed import DEFAULT_CAP, PanelFeed
+from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelView
+
+FILTER_DELAY_S = 0.15
+FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …
+FULL_GC_QUIET_S = 5.0  # … (nothing changed for this long, so no change waits behind it)
+FULL_GC_AT_LEAST_S = 600.0  # … and at least every ten minutes, quiet or not
+DIAGNOSE_RETRY_S = 15.0  # the doctor's probe waits for an endpoint that does not answer yet
+# What a presenter screen (`awsview serve`, `watch --presenter`) still does: look around.
+NAVIGATION = frozenset({
+    "cycle", "zoom", "back", "help", "close", "focus_next", "focus_previous", "select_cursor",
+    "cursor_up", "cursor_down", "cursor_left", "cursor_right", "page_up", "page_down",
+    "page_left", "page_right", "scroll_top", "scroll_bottom", "scroll_home", "scroll_end",
+    "scroll_up", "scroll_down", "scroll_left", "scroll_right", "earlier_runs",
+})
+
+
+def newest_execution_key(model: LabModel | None) -> str | None:
+    """The ARN of the execution started last, across every state machine."""
+    newest = None
+    for snapshot in model.with_prefix("executions:") if model is not None else ():
+        for execution in snapshot.data or ():
+            if execution.started is not None and (newest is None or execution.started > newest.started):
+                newest = execution
+    return newest.arn if newest is not None else None
+
+
+def _step_text(model: LabModel | None) -> str:
+    """``on step 2/4 deploy`` (and the lab run, once there is more than one)."""
+    from awsview.core.checkpoints import progress
+
+    from awsview.core.render import several_runs
+
+    results = model.data("checkpoints", ()) if model is not None else ()
+    text = progress(tuple(results)).text if results else ""
+    built = model.data("timeline") if model is not None else None
+    if text and several_runs(built):
+        text += f" · {built.run.label()}"
+    return text
+
+
+class ModelChanged(Message):
+    """Some snapshots changed; consecutive ones collapse into one refresh."""
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, ModelChanged)
+
+
+class AWSViewApp(App[int]):
+    CSS_PATH = "app.tcss"
+    TITLE = "AWS View"
+    AUTO_FOCUS = None  # keys go to the app until the learner picks a panel (tab, ], click)
+    COMMANDS = App.COMMANDS | {LabCommands, ThemeCommands, PanelCommands}
+    BINDINGS = [
+        Binding("q", "quit", "Quit"),
+        Binding("question_mark", "help", "Help"),
+        Binding("slash", "filter", "Filter"),
+        Binding("z", "zoom", "Zoom"),
+        Binding("right_square_bracket", "cycle(1)", "Next panel", show=False),
+        Binding("left_square_bracket", "cycle(-1)", "Previous panel", show=False),
+        Binding("t", "next_theme", "Theme", show=False),
+        Binding("r", "earlier_runs", "Earlier runs"),
+        Binding("u", "usage", "Usage", show=False),
+        Binding("escape", "back", "Back", show=False),
+        Binding("space", "demo_pause", "Pause/resume"),
+        Binding("n", "demo_next", "Next step"),
+    ]
+
+    def __init__(self, *, target: Target | None = None, lab: str | None = None, prefix: str = "",
+                 model: LabModel | None = None, profile: profiles.LabProfile | None = None,
+                 theme: str | None = None, clock: Callable[[], float] = time.time,
+                 demo: Any = None, cap: int = DEFAULT_CAP, highlight_seconds: float = HIGHLIGHT_S,
+                 tick_seconds: float = 1.0, poll_speed: float = 1.0,
+                 monotonic: Callable[[], float] = time.monotonic, freezer: Any = None,
+                 presenter: bool = False, recorder: Any = None, remember: bool = False,
+                 show_usage: bool = False, notice: str | None = None):
+        super().__init__()
+        self.remember = remember  # the theme and usage line picked are saved in config.toml
+        self.notice = notice  # one line to show once started (e.g. preferences ignored)
+        self.awsview_themes = themes.install(self, theme)
+        self.target = target
+        self.lab = lab
+        self.prefix = prefix
+        self.model = model
+        self.profile = profile
+        self.clock = clock
+        self.demo = demo
+        self.tick_seconds = tick_seconds
+        self.poll_speed = poll_speed
+        self.highlight_seconds = highlight_seconds
+        self.monotonic = monotonic  # when highlights fade
+        self.freezer = freezer  # awsview.core.freeze.Freezer: what is shown is the same on every run
+        self.presenter = presenter
+        self.recorder = recorder  # awsview.polling.recorder.Recorder: every model change into a recording
+        self.diagnosis: Any = None  # awsview.polling.doctor.Diagnosis: what this endpoint can tell
+        self._followed: dict[str, str] = {}  # presenter: the newest row each panel was moved to
+        self.feed = PanelFeed(cap)
+        self.changes = ItemChanges()
+        self.needle = ""
+        self.all_runs = False  # r: the write decisions and verdicts of every lab run, not just this one
+        self.step_text = ""  # which step the learner is on, for the status line
+        self._earlier_runs = False  # the timeline has runs before the current one (r is offered)
+        self.show_usage = show_usage  # the status line counts the API calls and read units made
+        self.status = ("ok", f"connecting to {target.describe()}…" if target else "")
+        self.live = None
+        self._filter_timer = None
+        self._last_full_gc = time.monotonic()
+        self._board = PanelBoard(self.highlight_seconds, self.monotonic, id="board")
+
+    # -- layout ----------------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="top"):
+            yield Static(id="status")
+            yield Static(id="banner")
+        yield self._board
+        yield Input(placeholder="filter every panel's rows (enter keeps it, escape clears it)", id="filter")
+        yield Footer()
+
+    @property
+    def board(self) -> PanelBoard:
+        return self._board
+
+    def on_mount(self) -> None:
+        self.query_one("#banner").display = self.demo is not None
+        self._show_filter(False)
+        self.board.set_layout(self.size.width)
+        if self.model is not None and self.profile is not None:
+            self._attach(self.profile, self.model)
+        if self.target is not None:
+            self._poll()
+            self._diagnose()
+        if self.demo is not None:
+            self.demo.attach(self)
+            self._play_demo()
+        self.set_interval(self.tick_seconds, self._tick)
+        self.set_interval(1.0, self._age_memory)
+        self._show_status()
+        if self.notice:
+            self.notify(self.notice, severity="warning", timeout=8, markup=False)
+
+    def on_resize(self) -> None:
+        if alive(self._board):
+            self.board.set_layout(self.size.width)
+
+    def on_unmount(self) -> None:
+        if self.recorder is not None:
+            self.recorder.close()
+        gc.unfreeze()  # leave the process's collector as it was (tests run many apps in one)
+
+    # -- the model -------------------------------------------------------------------------
+
+    def _attach(self, profile: profiles.LabProfile, model: LabModel) -> None:
+        if self.model is not None and self._on_model_change in self.model.listeners:
+            self.model.listeners.remove(self._on_model_change)
+        if self.profile is not None and profile.name != self.profile.name and alive(self._board):
+            self.board.clear_panels()
+            self.changes = ItemChanges()
+        self.profile, self.model = profile, model
+        if self.recorder is not None:
+            self.recorder.attach(profile, model)
+        model.listeners.append(self._on_model_change)
+        self._show_status()
+        self.refresh_panels()
+
+    def _tick(self) -> None:
+        """Once a second: render again only if the screen shows something the clock changes."""
+        if self._reads_clock():
+            self.refresh_panels()
+
+    def _reads_clock(self) -> bool:
+        """An age ("3 s ago", "stale 12 s — …"), a running execution's duration, or a panel
+        that still has to learn what its first sight is. A live model with nothing running
+        shows the same screen from one second to the next: rendering it again was most of
+        the viewer's idle CPU."""
+        if self.model is None or not alive(self._board):
+            return False
+        for snapshot in self.model.snapshots.values():
+            if snapshot.health is Health.STALE or (snapshot.health is Health.OK and not snapshot.live):
+                return True
+        if any(not view.seeded for view in self.board.views.values()):
+            return True
+        return any(e.running for s in self.model.with_prefix("executions:") for e in (s.data or ()))
+
+    def _on_model_change(self, changed: list[Any]) -> None:
+        self.post_message(ModelChanged())
+
+    def on_model_changed(self, message: ModelChanged) -> None:
+        self.refresh_panels()
+
+    def refresh_panels(self) -> None:
+        """Render the model and bring every panel up to date (also ticks the freshness).
+
+        On the event loop, on purpose: windows keep a render to a few tens of milliseconds even
+        with 100,000 log lines, and a render thread would make every key wait for the GIL.
+        """
+        if self.model is None or self.profile is None or not alive(self._board):
+            return  # not composed yet, or closing
+        self.changes.update(self.model)
+        step = _step_text(self.model)
+        if step != self.step_text:
+            self.step_text = step
+            self._show_status()
+        built = self.model.data("timeline")
+        earlier = bool(built is not None and built.earlier)
+        if earlier != self._earlier_runs:
+            self._earlier_runs = earlier
+            self.refresh_bindings()
+        shown = self.feed.panels(self.model, self.profile, self.clock(), self.needle, self.all_runs)
+        if self.freezer is not None:
+            shown = [replace(s, panel=self.freezer.panel(s.panel)) for s in shown]
+        with self.batch_update():
+            if self.show_usage:
+                self._show_status()
+            self.board.sync(shown, self.changes.for_panel, self.needle, waiting=not self.model.snapshots)
+            if self.presenter:
+                self._follow_newest()
+
+    def _follow_newest(self) -> None:
+        """Presenter screens keep the newest execution and the newest decision in sight.
+
+        Only when there is a newer one: in between, whoever watches may look elsewhere.
+        """
+        newest = {}
+        for view in self.board.ordered:
+            if view.shown is None or not view.shown.rows:
+                continue
+            name = view.shown.panel.name
+            if name == "executions":
+                newest[view] = newest_execution_key(self.model)
+            elif name == "decisions":
+                newest[view] = view.shown.rows[-1].key
+        for view, key in newest.items():
+            if key is None or self._followed.get(view.ident) == key or key not in view.keys:
+                continue
+            self._followed[view.ident] = key
+            view.table.move_cursor(row=view.keys.index(key), scroll=True)
+            if view.shown.panel.name == "executions":
+                self._bring_history_into_view(key)
+            elif self.board.zoomed is None:
+                self.board.scroll_to_widget(view, animate=False)
+
+    def _bring_history_into_view(self, execution_arn: str) -> None:
+        for view in self.board.ordered:
+            rows = view.shown.rows if view.shown is not None else ()
+            if view.shown is not None and view.shown.panel.name == "history" and rows \
+                    and rows[0].key.startswith(f"{execution_arn}#"):
+                if self.board.zoomed is None:
+                    self.board.scroll_to_widget(view, animate=False)
+                return
+
+    @work(exclusive=True, group="poll", exit_on_error=False)
+    async def _poll(self) -> None:
+        from awsview.polling.live import LivePolling
+
+        self.live = LivePolling(self.target, self.lab, self.prefix, self._attach, self.set_status,
+                                speed=self.poll_speed, on_choose=self._choose_prefix)
+        try:
+            await self.live.run()
+        except Exception as exc:  # the panels keep what they had; say plainly that polling stopped
+            self.set_status("error", f"polling stopped: {type(exc).__name__}: {exc}")
+            raise
+
+    @work(exclusive=True, group="doctor", exit_on_error=False)
+    async def _diagnose(self) -> None:
+        """`awsview doctor`'s probe, once the endpoint answers: a line in the status bar, the
+        per-panel table in the help screen. Read calls only, a dozen, through its own connection."""
+        import asyncio
+
+        from awsview.polling.doctor import diagnose
+        from awsview.cli.dump import DumpError
+
+        while True:
+            try:
+                self.diagnosis = await diagnose(self.target, self.lab, self.prefix)
+            except DumpError:
+                await asyncio.sleep(DIAGNOSE_RETRY_S)  # the status line says why already
+                continue
+            except Exception:  # a probe that breaks must not break the viewer
+                return
+            self._show_status()
+            return
+
+    def _choose_prefix(self, found: list[tuple[str, int]]) -> None:
+        """No known lab on an account: ask which resources to watch (a presenter screen cannot
+        ask; its status line says to start it with --prefix)."""
+        if not self.presenter:
+            from awsview.ui.viewer.screens import PrefixScreen
+
+            self.push_screen(PrefixScreen(found), self._prefix_chosen)
+
+    def _prefix_chosen(self, prefix: str | None) -> None:
+        if prefix and self.live is not None:
+            self.prefix = prefix
+            self.live.use_prefix(prefix)
+
+    def switch_lab(self, lab: str) -> None:
+        """Show another lab's panels (the palette's "Lab: …"); polling goes on, same endpoint."""
+        if self.live is not None:
+            self.live.switch(lab)
+        elif self.model is not None:
+            self._attach(profiles.load(lab), self.model)
+
+    def _age_memory(self) -> None:
+        """Keep Python's full garbage collections short.
+
+        A big model (100,000 log lines, 10,000 items) makes each full collection take ~300 ms,
+        and the pollers' fresh tuples trigger one every few seconds: a visible stall. Freezing
+        moves what exists now out of the collector's sight (refcounting still frees replaced
+        snapshots); a full collection once a minute picks up any cyclic garbage frozen
+        meanwhile. Collecting the young generations before each freeze keeps what is frozen to
+        what is alive: during a lab a minute of polls otherwise froze ~175k garbage objects, and
+        that minute's full collection took up to a second. The full collection waits for a quiet
+        moment, so it never delays a change the learner is waiting to see.
+        """
+        now = time.monotonic()
+        due = now - self._last_full_gc > FULL_GC_EVERY_S
+        busy = self.model is not None and self.model.recently_changed(window=FULL_GC_QUIET_S)
+        if due and (not busy or now - self._last_full_gc > FULL_GC_AT_LEAST_S):
+            self._last_full_gc = now
+            gc.unfreeze()
+            gc.collect()
+        else:
+            gc.collect(1)  # the last second's cyclic garbage, before it is frozen (a few ms)
+        gc.freeze()
+
+    # -- status and banner -----------------------------------------------------------------
+
+    def set_status(self, level: str, text: str) -> None:
+        self.status = (level, text)
+        if self.recorder is not None:
+            if self.live is not None:  # first: the status line names the account
+                self.recorder.meta(account=self.live.account, region=self.live.region)
+            self.recorder.status(level, text)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        if not alive(self._board):
+            return  # not composed yet, or closing
+        level, text = self.status
+        lab = f"{self.profile.name}: {self.profile.title}" if self.profile else "detecting the lab…"
+        parts = ["AWS View" + (" · presenter (read-only)" if self.presenter else ""), lab, self.step_text, text]
+        if self.diagnosis is not None:
+            parts.append(self.diagnosis.summary)
+        if self.all_runs:
+            parts.append("every run (r)")
+        if self.needle:
+            parts.append(f"filter “{self.needle}”")
+        if self.recorder is not None:
+            parts.append(self.recorder.stopped or f"● recording {self.recorder.channel.writer.path.name}")
+        if self.show_usage:
+            parts.append(self.usage())
+        line = " · ".join(p for p in parts if p)
+        if self.freezer is not None:
+            line = self.freezer.text(line)
+        status = self.query_one("#status", Static)
+        status.update(plain(line))
+        status.set_class(level == "error", "-error")
+
+    def usage(self) -> str:
+        """What watching has cost so far: API calls and DynamoDB read units."""
+        conn = self.live.conn if self.live is not None else None
+        if conn is None:
+            return "no calls yet"
+        return f"{conn.limiter.total_calls:,} API calls · {conn.limiter.total_read_units:,.1f} read units"
+
+    def set_banner(self, text: str, level: str = "ok") -> None:
+        if not alive(self._board):
+            return
+        banner = self.query_one("#banner", Static)
+        banner.update(plain(text, keep_newlines=True))
+        for name in ("ok", "paused", "error", "done"):
+            banner.set_class(level == name, f"-{name}")
+
+    @work(exclusive=True, group="demo", exit_on_error=False)
+    async def _play_demo(self) -> None:
+        await self.demo.run()
+
+    # -- actions ---------------------------------------------------------------------------
+
+    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
+        """Every key, click and footer action passes here: a presenter screen only navigates."""
+        if self.presenter:
+            _, name, _ = self._parse_action(action, self if default_namespace is None else default_namespace,
+                                            namespaces)
+            if name not in NAVIGATION:
+                return False
+        return await super().run_action(action, default_namespace, namespaces)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if self.presenter and action not in NAVIGATION:
+            return False  # hidden from the footer too
+        if action in ("demo_pause", "demo_next"):
+            return self.demo is not None and not self.demo.finished
+        if action == "earlier_runs":
+            return self._earlier_runs or self.all_runs  # shown once there is an earlier run
+        if action in ("filter", "zoom", "cycle") and self.screen is not self.screen_stack[0]:
+            return False  # the board is hidden under a detail or help screen
+        return True
+
+    def action_help(self) -> None:
+        from awsview.ui.viewer.screens import HelpScreen  # not before the first paint: Markdown, pygments
+
+        self.push_screen(HelpScreen(self.presenter, self.diagnosis.markdown() if self.diagnosis else None))
+
+    def _show_filter(self, shown: bool) -> None:
+        field = self.query_one("#filter", Input)
+        field.display = shown
+        field.disabled = not shown  # hidden, it must not take keys (q would type, not quit)
+
+    def action_filter(self) -> None:
+        self._show_filter(True)
+        self.query_one("#filter", Input).focus()
+
+    @on(Input.Changed, "#filter")
+    def _filter_changed(self, event: Input.Changed) -> None:
+        if self._filter_timer is not None:
+            self._filter_timer.stop()
+        self._filter_timer = self.set_timer(FILTER_DELAY_S, lambda: self._set_needle(event.value))
+
+    @on(Input.Submitted, "#filter")
+    def _filter_submitted(self, event: Input.Submitted) -> None:
+        self._set_needle(event.value)
+        self._show_filter(False)
+        self._refocus()
+
+    def _set_needle(self, needle: str) -> None:
+        needle = needle.strip()
+        if needle != self.needle:
+            self.needle = needle
+            self._show_status()
+            self.refresh_panels()
+
+    def action_back(self) -> None:
+        field = self.query_one("#filter", Input)
+        if field.display:
+            field.value = ""
+            self._show_filter(False)
+            self._set_needle("")
+            self._refocus()
+        elif self.board.zoomed is not None:
+            self.board.zoom(None)
+        elif self.needle:
+            self._set_needle("")
+
+    def _refocus(self) -> None:
+        view = self.board.current or next(iter(self.board.ordered), None)
+        if view is not None:
+            self.board.visit(view)
+
+    def action_zoom(self) -> None:
+        board = self.board
+        if board.zoomed is not None:
+            board.zoom(None)
+            return
+        view = board.focused_view() or board.current or next(iter(board.ordered), None)
+        if view is not None:
+            board.zoom(view)
+            board.visit(view)
+
+    def action_cycle(self, step: int) -> None:
+        self.board.cycle(step)
+
+    def action_usage(self) -> None:
+        self.show_usage = not self.show_usage
+        self._show_status()
+        self._remember(usage=self.show_usage)
+
+    def action_next_theme(self) -> None:
+        self.pick_theme(themes.following(self.awsview_themes, self.theme))
+        self.notify(f"theme {self.theme}", timeout=2)
+
+    def action_earlier_runs(self) -> None:
+        """Show the write decisions and verdicts of every lab run (again: the current run only)."""
+        self.all_runs = not self.all_runs
+        self._show_status()
+        self.refresh_panels()
+
+    def pick_theme(self, name: str) -> None:
+        """A theme the user picked (t, the palette): shown, and remembered for next time."""
+        self.theme = name
+        self._remember(theme=name)
+
+    def _remember(self, **changes: Any) -> None:
+        if self.remember and not self.presenter:
+            from awsview.ui import preferences
+
+            problem = preferences.save(**changes)
+            if problem:
+                self.notify(problem, severity="warning", timeout=5, markup=False)
+
+    def action_demo_pause(self) -> None:
+        if self.demo is not None:
+            self.demo.toggle_pause()
+
+    def action_demo_next(self) -> None:
+        if self.demo is not None:
+            self.demo.next_step()
+
+    def on_panel_view_row_chosen(self, event: PanelView.RowChosen) -> None:
+        view = event.view
+        if self.model is None or view.shown is None:
+            return
+        from awsview.core.details import describe
+        from awsview.ui.viewer.screens import DetailScreen
+
+        self.push_screen(DetailScreen(describe(self.model, view.shown.panel, view.ident, event.key)))

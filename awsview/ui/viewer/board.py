@@ -1,0 +1,158 @@
+"""The panel board: one PanelView per shown panel, in the profile's order, laid out by size.
+
+Compact (under 120 columns): panels stacked, most important first, each a few rows high;
+``]``/``[`` cycle them and ``z`` zooms one to the whole board. Wide: a grid of two or three
+columns. The layout is only CSS classes on the board; the views never move between containers.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+
+from awsview.ui.viewer.cells import alive
+from awsview.core.feed import ShownPanel
+from awsview.ui.viewer.panel import PanelView
+
+WIDE_AT = 120
+THREE_COLUMNS_AT = 180
+
+
+def layout_for(width: int) -> str:
+    """"compact" or "wide" for a terminal this many columns wide."""
+    return "wide" if width >= WIDE_AT else "compact"
+
+
+class PanelBoard(VerticalScroll):
+    """Holds the panel views; knows the layout, the zoomed panel and the current one."""
+
+    def __init__(self, highlight_seconds: float, clock: Callable[[], float], **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.can_focus = False
+        self.views: dict[str, PanelView] = {}
+        self.highlight_seconds = highlight_seconds
+        self.clock = clock
+        self.zoomed: PanelView | None = None
+        self.current: PanelView | None = None
+        self.cell_width: int | None = None  # one grid cell's width when wide, else None
+
+    def set_layout(self, width: int) -> None:
+        layout = layout_for(width)
+        self.set_class(layout == "wide", "-wide")
+        self.set_class(layout == "compact", "-compact")
+        self.set_class(width >= THREE_COLUMNS_AT, "-three")
+        columns = 3 if width >= THREE_COLUMNS_AT else 2
+        self.cell_width = (width - 1 - (columns - 1)) // columns if layout == "wide" else None
+        self.arrange_grid()
+
+    @property
+    def ordered(self) -> list[PanelView]:
+        return [child for child in self.children if isinstance(child, PanelView)]
+
+    def sync(self, shown: list[ShownPanel], marks: Callable[[str], dict[str, frozenset[str]]],
+             needle: str = "", waiting: bool = False) -> None:
+        """Show these panels: new ones mounted in place, gone ones removed, the rest updated."""
+        if not alive(self):
+            return  # the app is closing: a last tick must not rearrange what is being torn down
+        wanted = [s.id for s in shown]
+        for ident in [i for i in self.views if i not in wanted]:
+            view = self.views.pop(ident)
+            if view is self.zoomed:
+                self.zoom(None)
+            if view is self.current:
+                self.current = None
+            view.remove()
+        previous: Widget | None = None
+        for item in shown:
+            view = self.views.get(item.id)
+            if view is None:
+                view = PanelView(item.id, item.panel.name, self.highlight_seconds, self.clock, item.panel.health)
+                self.views[item.id] = view
+                if previous is not None:
+                    self.mount(view, after=previous)
+                elif self.ordered:
+                    self.mount(view, before=0)
+                else:
+                    self.mount(view)
+            elif view not in self.children or (previous is not None and previous not in self.children):
+                pass  # mid-mount or mid-removal (Textual finishes both later): order it next time
+            elif previous is not None and self._index(view) != self._index(previous) + 1:
+                self.move_child(view, after=previous)
+            elif previous is None and self._index(view) != 0:
+                self.move_child(view, before=0)
+            if self.zoomed is not None and view is not self.zoomed:
+                view.defer(item, marks(item.id), needle, waiting)  # hidden: shown when unzoomed
+            else:
+                view.show(item, marks(item.id), needle, waiting)
+            previous = view
+        self.arrange_grid()
+
+    def arrange_grid(self) -> None:
+        """Column spans for the wide grid: a panel whose rows need more than one cell takes a
+        whole row; a narrow panel left alone before it stretches to the end of its row (Textual's
+        grid would otherwise squeeze the wide one into the last cell)."""
+        columns = (3 if self.has_class("-three") else 2) if self.cell_width else 1
+        spans: list[list] = []  # [view, span] per grid row, current row last
+        used = columns
+        for view in self.ordered:
+            span = columns if self.cell_width and view.natural_width > self.cell_width else 1
+            if used + span > columns:
+                if spans and used < columns:
+                    spans[-1][-1][1] += columns - used
+                spans.append([])
+                used = 0
+            spans[-1].append([view, span])
+            used += span
+        for row in spans:
+            for view, span in row:
+                if (view.styles.column_span or 1) != span:
+                    view.styles.column_span = span
+
+    def _index(self, view: Widget) -> int:
+        return self.children.index(view)
+
+    def clear_panels(self) -> None:
+        self.zoom(None)
+        self.current = None
+        for view in self.views.values():
+            view.remove()
+        self.views.clear()
+
+    # -- current panel, cycling, zoom ------------------------------------------------------
+
+    def focused_view(self) -> PanelView | None:
+        focused = self.screen.focused if self.is_attached else None
+        for node in (focused.ancestors_with_self if focused is not None else ()):
+            if isinstance(node, PanelView):
+                return node
+        return None
+
+    def visit(self, view: PanelView) -> None:
+        """Make ``view`` current: focus its rows (or its message) and bring it into view."""
+        self.current = view
+        if self.zoomed is not None and self.zoomed is not view:
+            self.zoom(view)
+        target = view.table if view.table.display else view.query_one(".body")
+        target.focus(scroll_visible=False)
+        self.call_after_refresh(self.scroll_to_widget, view, animate=False, top=True)
+
+    def cycle(self, step: int) -> None:
+        views = self.ordered
+        if not views:
+            return
+        here = self.focused_view() or self.current
+        index = views.index(here) if here in views else -1 if step > 0 else 0
+        self.visit(views[(index + step) % len(views)])
+
+    def zoom(self, view: PanelView | None) -> None:
+        if self.zoomed is not None:
+            self.zoomed.remove_class("-zoom")
+        self.zoomed = view
+        self.set_class(view is not None, "-zoomed")
+        if view is not None:
+            view.add_class("-zoom")
+            self.current = view
+        for shown in ([view] if view is not None else self.ordered):
+            shown.flush()

@@ -1,0 +1,424 @@
+"""One panel: a bordered DataTable whose rows are keyed by resource identity and diffed in place.
+
+Rows are added, updated and removed by key, never rebuilt per tick, so the cursor stays on the
+row the learner chose. New rows and changed cells are lit for a few seconds; the changed
+attributes of a DynamoDB item stay marked until it changes again. Every cell is a `Text` built
+from a plain string, so a value like ``[/bold]`` is shown as written.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Callable
+
+from rich.style import Style
+from rich.text import Text
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.message import Message
+from textual.widgets import DataTable, Static
+from textual.widgets.data_table import RowDoesNotExist
+
+from awsview.core.render import Row
+from rich.cells import cell_len
+
+from awsview.ui.viewer.cells import ColumnPlan, alive, attribute_spans, natural_widths, plain, plan_columns, still_fits, tone
+from awsview.core.feed import MORE_KEY, ShownPanel
+
+HIGHLIGHT_S = 3.0
+SEED_AFTER_S = 3.0
+REBUILD_AT = 64  # removing more rows than this (and than half) rebuilds: remove_row is O(rows)
+
+
+class PanelTable(DataTable):
+    """A DataTable whose Enter says what it does in the footer."""
+
+    BINDINGS = [Binding("enter", "select_cursor", "Details")]
+
+
+class PanelBody(Static, can_focus=True):
+    """The one line a panel without rows shows; focusable, so every panel can be visited."""
+
+
+class PanelView(Vertical):
+    """A titled panel: border title, freshness in the subtitle, rows or a one-line body."""
+
+    COMPONENT_CLASSES = {"panel--good", "panel--bad", "panel--warn", "panel--busy", "panel--dim", "panel--new",
+                         "panel--changed", "panel--mark", "panel--more"}
+
+    DEFAULT_CSS = """
+    PanelView {
+        height: auto;
+        border: round $foreground 30%;
+        border-title-color: $foreground;
+        border-title-style: bold;
+        border-subtitle-color: $foreground-muted;
+        padding: 0;
+        & > DataTable {
+            height: auto;
+            max-height: 100%;
+            background: transparent;
+            scrollbar-size-vertical: 1;
+            scrollbar-size-horizontal: 0;
+        }
+        & > .body { padding: 0 1; color: $foreground-muted; }
+        & > .caption, & > .note { padding: 0 1; color: $foreground-muted; text-style: italic;
+                                 text-wrap: nowrap; text-overflow: ellipsis; }
+        &:focus-within { border: round $primary; border-title-color: $primary; }
+        &.-stale { border: round $warning; border-subtitle-color: $warning; }
+        &.-error { border: round $error; border-subtitle-color: $error; }
+        &.-error > .body { color: $error; text-style: bold; }
+        &.-stale > .body { color: $warning; }
+        & > .panel--good { color: $success; }
+        & > .panel--bad { color: $error; text-style: bold; }
+        & > .panel--warn { color: $warning; }
+        & > .panel--busy { color: $accent; text-style: italic; }
+        & > .panel--dim { text-style: dim; }
+        & > .panel--new { background: $success 25%; }
+        & > .panel--changed { background: $warning 30%; text-style: bold; }
+        & > .panel--mark { color: $warning; text-style: bold underline; }
+        & > .panel--more { color: $foreground-muted; text-style: italic; }
+    }
+    """
+
+    class RowChosen(Message):
+        """Enter (or a second click) on a row."""
+
+        def __init__(self, view: PanelView, key: str) -> None:
+            super().__init__()
+            self.view = view
+            self.key = key
+
+    def __init__(self, ident: str, kind: str, highlight_seconds: float = HIGHLIGHT_S,
+                 clock: Callable[[], float] = time.monotonic, health: str = "none") -> None:
+        # Born with its health's class: changing a class restyles the panel and its children,
+        # which for fifteen panels was a third of the time to the first paint.
+        super().__init__(classes=f"-{health}")
+        self._health = health
+        self.ident = ident
+        self.kind = kind
+        self.shown: ShownPanel | None = None
+        self.highlight_seconds = highlight_seconds
+        self.natural_width = 0  # what the rows need to show whole (borders included)
+        self._clock = clock
+        self._cells: dict[str, tuple[str, ...]] = {}  # key → every cell, whole, in screen order
+        self._columns: tuple[str, ...] | None = None
+        self._plan = ColumnPlan((), ())
+        self._fitted_to = 0  # the width the plan was made for
+        self._lit: dict[str, tuple[float, frozenset[int] | None]] = {}  # key → until, cells (None: all)
+        self._marks: dict[str, frozenset[str]] = {}
+        self._styles: dict[str, Style] = {}
+        self._seeded = False
+        self._since: float | None = None  # first shown with something polled
+        self._fade_timer = None
+        self._pending: tuple | None = None  # what to show once mounted
+        self._last: tuple | None = None  # the last show() arguments, to refit on resize
+        self._ready = False
+        # Children kept by reference (a query per show costs more than the diff) and the text
+        # each line shows: Static.update lays the whole screen out again even for the same text,
+        # which was most of a poll's cost (~630 of 800 layouts in a 20 s lab).
+        self._body = PanelBody(Content("waiting for the first poll…"), classes="body")
+        self._caption = Static(classes="caption")
+        self._note = Static(classes="note")
+        self._table = PanelTable(cursor_type="row", zebra_stripes=False)
+        self._texts_shown: dict[Static, str] = {}
+
+    def compose(self):
+        yield self._body
+        yield self._caption
+        self._table.display = False
+        yield self._table
+        yield self._note
+
+    def on_mount(self) -> None:
+        self.watch(self.app, "theme", self._restyle, init=False)
+        self._ready = True
+        if self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.show(*pending)
+
+    @property
+    def table(self) -> PanelTable:
+        return self._table
+
+    @property
+    def keys(self) -> list[str]:
+        """Row keys in screen order (the "… more" row included)."""
+        return [row.key.value for row in self.table.ordered_rows]
+
+    def cells(self, key: str) -> tuple[str, ...] | None:
+        return self._cells.get(key)
+
+    def cursor_key(self) -> str | None:
+        table = self.table
+        if not table.row_count or not table.is_valid_row_index(table.cursor_row):
+            return None
+        return table.ordered_rows[table.cursor_row].key.value
+
+    # -- showing a panel -------------------------------------------------------------------
+
+    def show(self, shown: ShownPanel, marks: dict[str, frozenset[str]] | None = None,
+             needle: str = "", waiting: bool = False) -> None:
+        """Make the panel show ``shown``: title, freshness, health and rows (diffed by key).
+
+        ``waiting``: nothing has been polled yet, so an empty panel must not claim "none".
+        """
+        if not self._ready:
+            self._pending = (shown, marks, needle, waiting)
+            return
+        if not alive(self):
+            return  # removed (a lab switch, the app closing) while an update was on its way
+        arguments = (shown, marks, needle, waiting)
+        if arguments == self._last and self.content_size.width - 1 == self._fitted_to:
+            # The same panel at the same width: nothing to diff and nothing to repaint. Most
+            # refreshes change one panel of fifteen; comparing the others costs ~0.05 ms each.
+            self._seed(shown.panel.health, waiting)
+            return
+        panel = shown.panel
+        self.shown = shown
+        self._last = arguments
+        self._set_border(panel.title, "_title_shown", "border_title")
+        count = f"{len(panel.rows)}{'+' if shown.more else ''} · " if panel.rows else ""
+        freshness = panel.freshness
+        if not panel.rows and panel.body_text == freshness and " — " in freshness:
+            freshness = freshness.split(" — ", 1)[0]  # the body says the rest; say it once
+        self._set_border(f"{count}{freshness}", "_subtitle_shown", "border_subtitle")
+        if panel.health != self._health:
+            self.remove_class(f"-{self._health}")
+            self.add_class(f"-{panel.health}")
+            self._health = panel.health
+        rows = list(panel.rows)
+        if shown.more:
+            more = Row(MORE_KEY, (_more_text(shown),) + ("",) * (len(panel.columns) - 1))
+            rows = [more] + rows if shown.tail else rows + [more]
+        table = self.table
+        table.display = bool(rows)
+        self._body.display = not rows
+        if not rows:
+            self._update(self._body, self._body_text(shown, needle, waiting))
+        self._set_line(self._note, getattr(panel, "note", ""))  # which evidence the panel stands on
+        cursor = self.cursor_key()
+        at_end = table.row_count > 0 and table.cursor_row >= table.row_count - 1
+        data = [r.cells for r in panel.rows]
+        natural = natural_widths(panel.columns, data)
+        width = sum(natural) + 2 * len(natural) + 3
+        if width != self.natural_width:
+            self.natural_width = width
+            arrange = getattr(self.parent, "arrange_grid", None)
+            if arrange is not None:
+                arrange()  # a wide grid gives a panel with more to show a whole row
+        available = self.content_size.width - 1  # the table's vertical scrollbar
+        if self._columns == panel.columns and available == self._fitted_to and \
+                still_fits(self._plan, panel.columns, data, available, natural):
+            plan = self._plan  # keep it: a new plan means rebuilding the table
+        elif available > 0:
+            plan = plan_columns(panel.columns, data, available, natural)
+        else:
+            plan = ColumnPlan(tuple(range(len(panel.columns))), tuple(None for _ in panel.columns))
+        self._fitted_to = available
+        self._set_line(self._caption, plan.caption if rows else "")
+        rebuilt = self._columns != panel.columns or plan != self._plan
+        if rebuilt:
+            # Columns only ever widen as rows come; a new plan needs fresh columns to narrow.
+            self._columns, self._plan = panel.columns, plan
+            table.clear(columns=True)
+            for i in plan.shown:
+                table.add_column(Text(panel.columns[i]), key=f"c{i}")
+        self._apply(rows, marks or {}, rebuilt)
+        self._order(list(self._cells))
+        self._keep_cursor(cursor, at_end)
+        if self._lit and self._fade_timer is None:
+            self._fade_timer = self.set_timer(self.highlight_seconds, self._fade)
+        self._seed(panel.health, waiting)
+
+    def _seed(self, health: str, waiting: bool) -> None:
+        """From now on, rows that appear are new (lit); before, they are the first sight of the
+        lab. A known state (rows, empty, absent, an error) seeds a panel; so does being shown for
+        a few seconds with nothing to read (executions before any state machine)."""
+        if self._seeded or waiting:
+            return
+        now = self._clock()
+        if self._since is None:
+            self._since = now
+        self._seeded = health != "none" or now - self._since >= SEED_AFTER_S
+
+    def _set_border(self, text: str, memo: str, attribute: str) -> None:
+        """Border texts repaint the whole panel when set, even to the same text."""
+        if getattr(self, memo, None) != text:
+            setattr(self, memo, text)
+            setattr(self, attribute, plain(text))
+
+    @property
+    def seeded(self) -> bool:
+        return self._seeded
+
+    def defer(self, *args) -> None:
+        """Keep the newest ``show`` arguments for when the panel is seen again (zoomed away)."""
+        self._pending = args
+
+    def flush(self) -> None:
+        if self._ready and self._pending is not None:
+            pending, self._pending = self._pending, None
+            self.show(*pending)
+
+    def _set_line(self, line: Static, text: str) -> None:
+        line.display = bool(text)
+        if text:
+            self._update(line, text)
+
+    def _update(self, line: Static, text: str) -> None:
+        if self._texts_shown.get(line) != text:
+            self._texts_shown[line] = text
+            line.update(plain(text))
+
+    def _body_text(self, shown: ShownPanel, needle: str, waiting: bool) -> str:
+        panel = shown.panel
+        if needle and shown.total:
+            return f"no rows match “{needle}” ({shown.total} hidden)"
+        if waiting:
+            return "waiting for the first poll…"
+        if panel.health == "none":
+            return "none yet"  # nothing this panel reads exists yet; not a claim that it is empty
+        if panel.health == "stale" and not panel.rows:
+            return f"{panel.empty_text} at the last good poll; now {panel.freshness}"
+        return panel.body_text or panel.empty_text
+
+    def on_resize(self) -> None:
+        if self._last is not None and self._ready and alive(self):
+            self.show(*self._last)
+
+    def _apply(self, rows: list[Row], marks: dict[str, frozenset[str]], rebuilt: bool) -> None:
+        """Diff ``rows`` into the table by key: remove, add, update only the changed cells."""
+        table = self.table
+        now = self._clock()
+        new: dict[str, tuple[str, ...]] = {}
+        for row in rows:
+            key = row.key
+            while key in new:  # renderers give unique keys; stay safe if one does not
+                key += "#"
+            new[key] = row.cells
+        previous = self._cells
+        removed = [k for k in previous if k not in new]
+        if not rebuilt and len(removed) > REBUILD_AT and len(removed) > len(previous) // 2:
+            table.clear()  # a filter change or a cleanup: cheaper than hundreds of remove_row
+            rebuilt = True
+        self._lit = {k: v for k, v in self._lit.items() if k in new}
+        remarked = {k for k in set(marks) | set(self._marks) if marks.get(k) != self._marks.get(k)}
+        self._marks = dict(marks)
+        for key, cells in new.items():
+            before = previous.get(key)
+            changed = frozenset(i for i, (a, b) in enumerate(zip(before, cells)) if a != b) if before else None
+            if key != MORE_KEY:
+                if before is None and self._seeded:
+                    self._lit[key] = (now + self.highlight_seconds, None)
+                elif changed:
+                    self._lit[key] = (now + self.highlight_seconds, changed)
+            if rebuilt or before is None:
+                table.add_row(*self._texts(key, cells), key=key)
+            elif changed or key in remarked:
+                for i, text in zip(self._plan.shown, self._texts(key, cells)):
+                    if i in changed or key in remarked:
+                        # Only a wider cell widens its column: narrowing one re-measures the whole
+                        # column (Textual), which costs a 500-row table dearly on every tick.
+                        grew = i in changed and cell_len(cells[i]) > cell_len(before[i])
+                        table.update_cell(key, f"c{i}", text, update_width=grew)
+        if not rebuilt:
+            # Removed after the additions, so the cursor's row index stays valid meanwhile: a
+            # clamped cursor makes every remove_row re-measure the table (a log tail drops rows
+            # from its start on every poll).
+            for key in removed:
+                try:
+                    table.remove_row(key)
+                except RowDoesNotExist:
+                    pass
+        self._cells = new
+
+    def _order(self, wanted: list[str]) -> None:
+        table = self.table
+        if self.keys == wanted or not self._plan.shown:
+            return
+        first = f"c{self._plan.shown[0]}"
+        position = {id(table.get_cell(k, first)): i for i, k in enumerate(wanted)}
+        table.sort(key=lambda cells: position.get(id(cells[0]), len(position)))
+
+    def _keep_cursor(self, key: str | None, at_end: bool) -> None:
+        table = self.table
+        if not table.row_count:
+            return
+        if self.shown is not None and self.shown.tail and (at_end or key is None):
+            table.move_cursor(row=table.row_count - 1, scroll=True)  # follow the tail
+        elif key is not None and key in self._cells:
+            index = table.get_row_index(key)
+            if index != table.cursor_row:
+                table.move_cursor(row=index, scroll=False)
+
+    # -- styles ----------------------------------------------------------------------------
+
+    def _style(self, name: str) -> Style:
+        if name not in self._styles:
+            self._styles[name] = self.get_component_rich_style(f"panel--{name}", partial=True)
+        return self._styles[name]
+
+    def _texts(self, key: str, cells: tuple[str, ...]) -> list[Text]:
+        """The shown cells of a row as styled, cut-to-fit `Text` (never markup)."""
+        plan = self._plan
+        if key == MORE_KEY:  # its message may run across the columns it leaves empty
+            return [Text(cells[i] if n == 0 else "", style=self._style("more"), no_wrap=True)
+                    for n, i in enumerate(plan.shown)]
+        lit = self._lit.get(key)
+        marks = self._marks.get(key)
+        texts = []
+        for i, limit in zip(plan.shown, plan.limits):
+            value = cells[i] if i < len(cells) else ""
+            text = Text(value, no_wrap=True, end="")
+            meaning = tone(value)
+            if meaning:
+                text.stylize(self._style(meaning))
+            if lit is not None and (lit[1] is None or i in lit[1]):
+                text.stylize(self._style("new" if lit[1] is None else "changed"))
+            if marks and self._columns and self._columns[i] == "ATTRIBUTES":
+                for start, end in attribute_spans(value, marks):
+                    text.stylize(self._style("mark"), start, end)
+            if limit is not None:
+                text.truncate(limit, overflow="ellipsis")
+            texts.append(text)
+        return texts
+
+    def _fade(self) -> None:
+        self._fade_timer = None
+        if not alive(self):
+            return
+        now = self._clock()
+        done = [k for k, (until, _) in self._lit.items() if until <= now]
+        for key in done:
+            del self._lit[key]
+            self._repaint(key)
+        if self._lit:
+            wait = max(0.05, min(until for until, _ in self._lit.values()) - now)
+            self._fade_timer = self.set_timer(wait, self._fade)
+
+    def _repaint(self, key: str) -> None:
+        if key in self._cells:
+            for i, text in zip(self._plan.shown, self._texts(key, self._cells[key])):
+                self.table.update_cell(key, f"c{i}", text)
+
+    def _restyle(self, *_: object) -> None:
+        self.call_after_refresh(self._repaint_all)
+
+    def _repaint_all(self) -> None:
+        if not alive(self):
+            return
+        self._styles.clear()
+        for key in self._cells:
+            self._repaint(key)
+
+    def on_data_table_row_selected(self, event: DataTable.RowSelected) -> None:
+        event.stop()
+        if event.row_key.value and event.row_key.value != MORE_KEY:
+            self.post_message(self.RowChosen(self, event.row_key.value))
+
+
+def _more_text(shown: ShownPanel) -> str:
+    where = "earlier" if shown.tail else "more"
+    return f"… {shown.more:,} {where} — / filters them all"
