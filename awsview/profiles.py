@@ -8,9 +8,10 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from awsview import kinds
+
 RESOURCE_KINDS = ("function", "table", "queue", "state_machine", "role", "log_group", "mapping")
-PANELS = ("state_machines", "executions", "history", "tables", "queues", "functions", "logs",
-          "roles", "decisions", "verdicts", "retries", "checkpoints")
+PANELS = kinds.NAMES  # the panel kinds a profile may name, and the default order
 TABLE_ROLES = ("business", "diagnostic", "reference", "other")
 
 

@@ -48,7 +48,7 @@ from awsview.core import render
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
 from awsview.model.snapshot import Health
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.scheduler import Scheduler
 
 try:

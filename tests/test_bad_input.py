@@ -38,7 +38,7 @@ from awsview.model.loglines import classify, parse_event, split_event
 from awsview.model.resources import (Execution, Function, History, LogFeed, Mapping, Queue, Role,
                                      StateMachine, Table)
 from awsview.model.snapshot import absent, failed, succeeded
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.iam import grants, principals
 from awsview.polling.journal import JournalData
 from awsview.polling.logs import _Follow

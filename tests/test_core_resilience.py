@@ -14,7 +14,8 @@ from awsview import profiles
 from awsview.aws.ratelimit import RateLimiter, TokenBucket
 from awsview.aws.session import Connection, Target
 from awsview.model.snapshot import Health
-from awsview.polling.base import LabModel, Poller
+from awsview.model.state import LabModel
+from awsview.polling.base import Poller
 from awsview.polling.logs import LogPoller
 from awsview.polling.scheduler import Scheduler
 from conftest import RunningEmulator
@@ -199,7 +200,7 @@ def test_checkpoint_is_unknown_until_the_data_it_needs_was_read():
     from awsview.core.checkpoints import evaluate
     from awsview.model.resources import StateMachine
     from awsview.model.snapshot import succeeded
-    from awsview.polling.base import LabModel
+    from awsview.model.state import LabModel
 
     profile = profiles.load("ev04")
     model = LabModel()
@@ -215,7 +216,7 @@ def test_checkpoint_is_unknown_until_the_data_it_needs_was_read():
 def test_an_unreachable_journal_is_an_error_on_the_decision_panels_not_empty():
     from awsview.core.checkpoints import evaluate
     from awsview.model.snapshot import failed, succeeded
-    from awsview.polling.base import LabModel
+    from awsview.model.state import LabModel
     from awsview.core.render import panels
     from awsview.core.timeline import Timeline
 

@@ -22,7 +22,7 @@ from awsview.core.checkpoints import progress
 from awsview.labs.player import LabPlayer
 from awsview.model.resources import Table
 from awsview.model.snapshot import succeeded
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.timeline import TimelinePoller
 from awsview.core.runs import Run, RunBook, Sighting, closed, run_of
 from awsview.polling.store import DecisionStore
@@ -236,9 +236,9 @@ async def test_a_done_step_whose_work_is_removed_before_the_cleanup_is_red_again
 
 
 def _panel(model: LabModel, name: str):
-    from awsview.core.render import RENDERERS
+    from awsview import kinds
 
-    (panel,) = RENDERERS[name](model, profiles.load("q05"), 0.0)
+    (panel,) = kinds.resolve(kinds.KINDS[name].renderer)(model, profiles.load("q05"), 0.0)
     return panel
 
 

@@ -227,7 +227,7 @@ def test_log_row_keys_survive_the_feed_dropping_its_oldest_lines():
     from awsview.model.loglines import classify
     from awsview.model.resources import LogEntry, LogFeed
     from awsview.model.snapshot import succeeded
-    from awsview.polling.base import LabModel
+    from awsview.model.state import LabModel
 
     def entries(events):
         return tuple(LogEntry(1000 * n, "s", f"e{n}", classify(f"line {n}.{k}")) for n in events for k in range(3))

@@ -25,7 +25,7 @@ from awsview.model.codec import Codec, CodecError, Opaque, current_schema, known
 from awsview.model.patch import diff, patch
 from awsview.model.resources import StreamRecord
 from awsview.model.snapshot import Health, Snapshot, failed
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.recorded import MomentError, parse_moment
 from awsview.polling.recorder import Recorder, open_recording, target_info
 from awsview.core.runs import Run

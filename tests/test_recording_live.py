@@ -21,7 +21,7 @@ import pytest
 
 from awsview.cli.dump import as_text
 from awsview.labs.player import LabPlayer
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.recorded import target_of
 from awsview.polling.recording import DECISION, Recording
 from conftest import RunningEmulator

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from awsview.aws.session import Connection, Target
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.dynamodb import MAX_ITEMS, POLL_ITEMS, READ_UNITS_PER_S, TablePoller
 from awsview.profiles import generic_profile
 

@@ -13,7 +13,7 @@ from textual.widgets import DataTable, OptionList
 from awsview import profiles
 from awsview.model.resources import Execution, Table
 from awsview.model.snapshot import Health, Snapshot
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.ui import sample
 from awsview.ui.viewer.app import AWSViewApp
 from awsview.ui.viewer.screens import DetailScreen, HelpScreen

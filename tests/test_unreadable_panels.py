@@ -11,7 +11,7 @@ import time
 from awsview import profiles
 from awsview.aws.session import Target
 from awsview.model.snapshot import absent, failed, succeeded
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.core.render import panels
 from awsview.core.timeline import Timeline
 from awsview.ui.viewer.app import AWSViewApp

@@ -16,6 +16,7 @@ from datetime import datetime
 from pathlib import Path
 
 from awsview.polling.recording import CHECKPOINTS, PROFILE, ChannelPlayer, RecordingError
+from awsview.model import keys
 
 MAX_FRAMES = 50
 SAME_FRAMES = 2
@@ -40,8 +41,8 @@ def moments(player: ChannelPlayer) -> list[tuple[int, str]]:
 
 
 def _changed(player: ChannelPlayer, index: int) -> str:
-    before = player.state(index - 1).snapshots.get("checkpoints")
-    after = player.state(index).snapshots.get("checkpoints")
+    before = player.state(index - 1).snapshots.get(keys.CHECKPOINTS)
+    after = player.state(index).snapshots.get(keys.CHECKPOINTS)
     old = {(r.checkpoint.step, r.checkpoint.text): r.mark for r in (before.data or ())} if before else {}
     parts = [f"{r.checkpoint.step} {r.mark} {r.checkpoint.text}" for r in ((after.data or ()) if after else ())
              if old.get((r.checkpoint.step, r.checkpoint.text)) != r.mark]

@@ -23,7 +23,7 @@ from awsview.capture.docs import DocsError
 from awsview.core.freeze import Freezer
 from awsview.labs.model import Lab, LabError
 from awsview.labs.player import LabPlayer
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.capture.screenshot import save
 from awsview.polling.live import LivePolling
 from awsview.capture.shot import answered, derived_after

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from awsview.aws.session import Target
 from awsview.capture.screenshot import ScreenshotError, save
+from awsview.model import keys
 
 SETTLE_S = 0.5  # after every poller answered once, let the highlights and layout settle
 
@@ -39,8 +40,8 @@ def answered(model, profile, since: float = 0.0) -> float | None:
     if model is None or profile is None:
         return None
     needed = ["state_machines", "queues", "functions", "roles", "journal"]
-    needed += [f"table:{name}" for name in profile.tables()] + [f"logs:{g}" for g in profile.log_groups]
-    needed += [f"executions:{m.name}" for m in model.data("state_machines", ())]
+    needed += [keys.table(name) for name in profile.tables()] + [keys.logs(g) for g in profile.log_groups]
+    needed += [keys.executions(m.name) for m in model.data(keys.STATE_MACHINES, ())]
     snapshots = [model.get(key) for key in needed]
     if any(s is None or s.attempted_at <= since for s in snapshots):
         return None
@@ -49,7 +50,7 @@ def answered(model, profile, since: float = 0.0) -> float | None:
 
 def derived_after(model, moment: float) -> bool:
     """The timeline and the checkpoints were computed after ``moment``."""
-    derived = [model.get("timeline"), model.get("checkpoints")]
+    derived = [model.get(keys.TIMELINE), model.get(keys.CHECKPOINTS)]
     return all(d is not None and d.attempted_at > moment for d in derived)
 
 

@@ -15,9 +15,10 @@ from typing import Any, Mapping, TextIO
 from awsview import profiles
 from awsview.aws.errors import classify
 from awsview.aws.session import ConfigError, Connection, Target
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.scheduler import Scheduler
 from awsview.core.render import Panel, panels
+from awsview.model import keys
 
 
 class DumpError(Exception):
@@ -119,7 +120,7 @@ def as_json(profile: profiles.LabProfile, model: LabModel, target: Target | str,
 
     return {
         "lab": profile.name, "title": profile.title, "target": _where(target), "account": account,
-        "step": progress(tuple(model.data("checkpoints", ()))).text or None,
+        "step": progress(tuple(model.data(keys.CHECKPOINTS, ()))).text or None,
         "panels": [to_jsonable(p) for p in panels(model, profile, now, all_runs)],
         "snapshots": {key: {**s.to_json(now), "data": to_jsonable(s.data)}
                       for key, s in sorted(model.snapshots.items())},
@@ -135,8 +136,8 @@ def as_text(profile: profiles.LabProfile, model: LabModel, target: Target | str,
     from awsview.core.checkpoints import progress
     from awsview.core.render import several_runs
 
-    step = progress(tuple(model.data("checkpoints", ()))).text
-    built = model.data("timeline")
+    step = progress(tuple(model.data(keys.CHECKPOINTS, ()))).text
+    built = model.data(keys.TIMELINE)
     if several_runs(built):
         step = " · ".join(p for p in (step, built.run.label()) if p)
     out = [f"AWS View — {profile.name}: {profile.title}",

@@ -4,14 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from awsview.model.items import diff_items, format_value
+from awsview.model import keys
+from awsview.model.items import diff_items
+from awsview.model.keys import item_row_key
 from awsview.model.resources import Table
-from awsview.polling.base import LabModel
-
-
-def item_row_key(item: dict[str, Any], key_names: tuple[str, ...]) -> str:
-    """The row key `render.tables` gives this item."""
-    return "/".join(format_value(item.get(k)) for k in key_names)
+from awsview.model.state import LabModel
 
 
 class ItemChanges:
@@ -26,7 +23,7 @@ class ItemChanges:
         self._tables: dict[str, Table] = {}
 
     def update(self, model: LabModel) -> None:
-        for snapshot in model.with_prefix("table:"):
+        for snapshot in model.with_prefix(keys.TABLE_PREFIX):
             table = snapshot.data
             name = snapshot.key.split(":", 1)[1]
             before = self._tables.get(name)
@@ -35,7 +32,7 @@ class ItemChanges:
             self._tables[name] = table
             if before is None or before.items == table.items:
                 continue
-            marks = self.marks.setdefault(f"tables:{name}", {})
+            marks = self.marks.setdefault(keys.panel_id("tables", name), {})
             if len(before.items) == len(table.items) and before.key_names == table.key_names:
                 # Same items in the same order (items are sorted by key): compare pairwise and key
                 # only what differs, instead of keying 10,000 items on every poll.

@@ -35,8 +35,9 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from awsview.model.snapshot import Health
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.profiles import Checkpoint, LabProfile
+from awsview.model import keys
 
 DONE, CURRENT, BROKEN, TODO, UNKNOWN = "done", "current", "broken", "todo", "unknown"
 MARKS = {DONE: "✓", CURRENT: "✗", BROKEN: "✗", TODO: "·", UNKNOWN: "?"}
@@ -150,9 +151,9 @@ def _fresh(model: LabModel, key: str) -> Any:
 def _executions(model: LabModel) -> dict[str, Any]:
     runs = {}
     for machine in _fresh(model, "state_machines") or ():
-        if model.get(f"executions:{machine.name}") is None:
+        if model.get(keys.executions(machine.name)) is None:
             raise Unknown(f"executions of {machine.name} not read yet")
-    for snapshot in model.with_prefix("executions:"):
+    for snapshot in model.with_prefix(keys.EXECUTIONS_PREFIX):
         if snapshot.health is not Health.OK:
             raise Unknown(f"{snapshot.key}: {snapshot.error}")
         runs.update({e.name: e for e in snapshot.data or ()})
@@ -190,16 +191,16 @@ def _statement(words: list[str], model: LabModel, profile: LabProfile,
         run = _executions(model).get(words[1])
         if run is None:
             return _compare(0, words[3], words[4]), f"no execution {words[1]} yet", False
-        history = _fresh(model, f"history:{run.arn}")
+        history = _fresh(model, keys.history(run.arn))
         count = sum(e.type == words[2] for e in history.history.events) if history else 0
         return _compare(count, words[3], words[4]), f"{words[1]}: {count} {words[2]}", False
     if head == "table" and words[2] == "count":
-        table = _fresh(model, f"table:{words[1]}")
+        table = _fresh(model, keys.table(words[1]))
         if table is None:
             return _compare(0, words[3], words[4]), f"no table {words[1]}", False
         return _compare(len(table.items), words[3], words[4]), f"{words[1]}: {_count(len(table.items), 'item')}", False
     if head == "item" and len(words) == 6:
-        table = _fresh(model, f"table:{words[1]}")
+        table = _fresh(model, keys.table(words[1]))
         item = next((i for i in (table.items if table else ()) if str(i.get(profile.business_key)) == words[2]), None)
         if item is None:
             return False, f"no item {words[2]} yet" if table else f"no table {words[1]}", True
@@ -236,7 +237,7 @@ def _statement(words: list[str], model: LabModel, profile: LabProfile,
             raise Unknown(f"CodeSha256 {(fn.code_sha256 or '')[:12]}, no other version seen yet")
         return True, f"CodeSha256 {(first or '')[:12]} → {(fn.code_sha256 or '')[:12]}", True
     if head == "decisions" and len(words) == 5:
-        journal = model.get("journal")
+        journal = model.get(keys.JOURNAL)
         if journal is not None and journal.health in (Health.STALE, Health.ERROR):
             raise Unknown(f"journal: {journal.error}")
         built = _fresh(model, "timeline")
@@ -246,7 +247,7 @@ def _statement(words: list[str], model: LabModel, profile: LabProfile,
         said = f"{words[1]}: {count} {words[2]}" if decisions else f"no write decisions for {words[1]} yet"
         return _compare(count, words[3], words[4]), said, False
     if head == "reference" and words[1:] == ["unchanged"]:
-        verdicts = [(_fresh(model, f"table:{n}"), n) for n in profile.tables("reference")]
+        verdicts = [(_fresh(model, keys.table(n)), n) for n in profile.tables("reference")]
         bad = [f"{n}: {t.baseline if t else 'absent'}" for t, n in verdicts if t is None or t.baseline != "unchanged"]
         return not bad, "; ".join(bad) or "unchanged", True
     raise ValueError(f"cannot read check {' '.join(words)!r}")
@@ -284,7 +285,7 @@ def _ahead(passed: bool | None) -> str:
 
 def _run_wrote(model: LabModel) -> bool:
     """The current lab run has write decisions (a timeline's keys are its current run's)."""
-    snapshot = model.get("timeline")
+    snapshot = model.get(keys.TIMELINE)
     return snapshot is not None and snapshot.data is not None and bool(snapshot.data.keys)
 
 

@@ -13,11 +13,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from awsview import kinds
 from awsview.core.graph import execution_drawing, machine_drawing
+from awsview.model import keys
 from awsview.model.items import diff_items, format_value, plain_to_json
 from awsview.model.loglines import clean_text
 from awsview.model.resources import Execution, Function, LogFeed, Role, StateMachine, Table
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.core.render import Panel
 
 
@@ -74,7 +76,8 @@ def _json_or_text(title: str, value: Any) -> Section:
 
 def describe(model: LabModel, panel: Panel, panel_ident: str, key: str) -> Detail:
     """The full content of the row ``key`` of ``panel``; a generic listing if nothing richer is known."""
-    finder = _FINDERS.get(panel.name)
+    path = kinds.KINDS[panel.name].finder if panel.name in kinds.KINDS else None
+    finder = kinds.resolve(path) if path else None
     try:
         found = finder(model, panel_ident, key) if finder else None
     except Exception:  # the core's shapes evolve; a detail view must never take the viewer down
@@ -98,7 +101,7 @@ def generic(panel: Panel, key: str) -> Detail:
 # -- one finder per panel kind ----------------------------------------------------------------
 
 def _machine(model: LabModel, ident: str, key: str) -> Detail | None:
-    machine = next((m for m in model.data("state_machines", ()) if m.arn == key), None)
+    machine = next((m for m in model.data(keys.STATE_MACHINES, ()) if m.arn == key), None)
     if not isinstance(machine, StateMachine):
         return None
     sections = []
@@ -116,7 +119,7 @@ def _machine(model: LabModel, ident: str, key: str) -> Detail | None:
 
 
 def _execution(model: LabModel, ident: str, key: str) -> Detail | None:
-    execution = next((e for s in model.with_prefix("executions:") for e in s.data or () if e.arn == key), None)
+    execution = next((e for s in model.with_prefix(keys.EXECUTIONS_PREFIX) for e in s.data or () if e.arn == key), None)
     if not isinstance(execution, Execution):
         return None
     sections = [_json_or_text("Input", execution.input)]
@@ -127,13 +130,13 @@ def _execution(model: LabModel, ident: str, key: str) -> Detail | None:
         sections.append(_json_or_text("Cause", execution.cause))
     sections += [Section("Graph of this execution", d, "graph") for d in (execution_drawing(model, key),)
                  if d is not None]
-    history = model.data(f"history:{execution.arn}")
+    history = model.data(keys.history(execution.arn))
     if history is not None:
         attempts = dict(history.history.attempts)
         failures = [f"{e.state}: {e.type} {e.error or ''}".strip() for e in history.history.task_failures]
         sections.append(Section("Attempts per state", attempts))
         sections.append(Section("Task failures", "\n".join(failures) or "none", "text"))
-    built = model.data("timeline")
+    built = model.data(keys.TIMELINE)
     # This run's only: a rerun of the lab gives an execution of the same name the same ARN.
     made = [d for d in (built.decisions() if built else ()) if d.actor.execution_arn == execution.arn]
     if made:  # the cross-service trace, from the execution's side
@@ -148,7 +151,7 @@ def _execution(model: LabModel, ident: str, key: str) -> Detail | None:
 
 def _history_event(model: LabModel, ident: str, key: str) -> Detail | None:
     arn, _, event_id = key.rpartition("#")
-    history = model.data(f"history:{arn}")
+    history = model.data(keys.history(arn))
     if history is None:
         return None
     event = next((e for e in history.history.events if str(e.id) == event_id), None)
@@ -168,16 +171,15 @@ def _history_event(model: LabModel, ident: str, key: str) -> Detail | None:
 
 
 def _item(model: LabModel, ident: str, key: str) -> Detail | None:
-    name = ident.split(":", 1)[1] if ":" in ident else ""
-    table = model.data(f"table:{name}")
+    name = keys.name_of(ident) if ":" in ident else ""
+    table = model.data(keys.table(name))
     if not isinstance(table, Table):
         return None
-    item = next((i for i in table.items
-                 if "/".join(format_value(i.get(k)) for k in table.key_names) == key), None)
+    item = next((i for i in table.items if keys.item_row_key(i, table.key_names) == key), None)
     if item is None:
         return None
     sections = [Section("Item", clean(item))]
-    built = model.data("timeline")
+    built = model.data(keys.TIMELINE)
     timeline = built.key(name, key) if built is not None else None
     if timeline is not None:
         lines = [f"{datetime.fromtimestamp(d.time).strftime('%H:%M:%S')}  {d.operation}  {d.outcome}"
@@ -193,7 +195,7 @@ def _item(model: LabModel, ident: str, key: str) -> Detail | None:
 
 def _log_line(model: LabModel, ident: str, key: str) -> Detail | None:
     group = ident.split(":", 1)[1] if ":" in ident else ""
-    feed = model.data(f"logs:{group}")
+    feed = model.data(keys.logs(group))
     event_id, _, after = key.rpartition("#-")  # awsview.core.feed keys a line by its event and
     if not isinstance(feed, LogFeed) or not after.isdigit():  # the lines of it that follow
         return None
@@ -212,7 +214,7 @@ def _log_line(model: LabModel, ident: str, key: str) -> Detail | None:
 
 
 def _queue(model: LabModel, ident: str, key: str) -> Detail | None:
-    queue = next((q for q in model.data("queues", ()) if (q.arn or q.url) == key), None)
+    queue = next((q for q in model.data(keys.QUEUES, ()) if (q.arn or q.url) == key), None)
     if queue is None:
         return None
     return Detail(f"Queue {queue.name}",
@@ -222,7 +224,7 @@ def _queue(model: LabModel, ident: str, key: str) -> Detail | None:
 
 
 def _function(model: LabModel, ident: str, key: str) -> Detail | None:
-    for function in model.data("functions", ()):
+    for function in model.data(keys.FUNCTIONS, ()):
         if not isinstance(function, Function):
             continue
         if function.arn == key:
@@ -243,7 +245,7 @@ def _function(model: LabModel, ident: str, key: str) -> Detail | None:
 
 
 def _role(model: LabModel, ident: str, key: str) -> Detail | None:
-    for role in model.data("roles", ()):
+    for role in model.data(keys.ROLES, ()):
         if not isinstance(role, Role) or not key.startswith(role.arn):
             continue
         grants = [{"policy": g.policy, "effect": g.effect, "action": g.action, "resource": g.resource}
@@ -254,7 +256,7 @@ def _role(model: LabModel, ident: str, key: str) -> Detail | None:
 
 
 def _decision(model: LabModel, ident: str, key: str) -> Detail | None:
-    built = model.data("timeline")
+    built = model.data(keys.TIMELINE)
     decision = next((d for d in (built.decisions(every_run=True) if built else ()) if d.ident == key), None)
     if decision is None:
         return None
@@ -301,14 +303,14 @@ def _trace(decision: Any, model: LabModel) -> list[Section]:
 
 def _verdict(model: LabModel, ident: str, key: str) -> Detail | None:
     """A verdict row: ``[run:<n>#]table#key[#lifetime<i>]`` (render.verdicts' row keys)."""
-    built = model.data("timeline")
+    built = model.data(keys.TIMELINE)
     if built is None:
         return None
     run, rest = (key.split("#", 1) if key.startswith("run:") else (None, key))
     rest, _, lifetime = rest.partition("#lifetime")
-    keys = next((ks for r, ks in built.by_run if r is not None and f"run:{r.number}" == run), None) \
+    business_keys = next((ks for r, ks in built.by_run if r is not None and f"run:{r.number}" == run), None) \
         if run else built.keys
-    found = next((k for k in keys or () if f"{k.table}#{k.key}" == rest), None)
+    found = next((k for k in business_keys or () if f"{k.table}#{k.key}" == rest), None)
     if found is None:
         return None
     life = found.lifetimes[int(lifetime) - 1] if lifetime.isdigit() and int(lifetime) <= len(found.lifetimes) \
@@ -343,10 +345,3 @@ def _retry(model: LabModel, ident: str, key: str) -> Detail | None:
                               (Section("Summary", task.summary, "text"),
                                Section("Attempts", clean(dataclasses.asdict(task)))))
     return None
-
-
-_FINDERS = {
-    "state_machines": _machine, "executions": _execution, "history": _history_event, "tables": _item,
-    "logs": _log_line, "queues": _queue, "functions": _function, "roles": _role, "decisions": _decision,
-    "verdicts": _verdict, "retries": _retry,
-}

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from awsview.model.asl import Catcher, Definition, Retrier
+from awsview.model import keys
 
 LISTED_WAITS = 5  # retries whose wait a summary spells out; the rest are counted
 
@@ -145,13 +146,13 @@ def trace(decision: Any, model: Any) -> Trace:
     actor = decision.actor
     events: tuple[Any, ...] = ()
     if actor.execution_arn:
-        snapshot = model.get(f"history:{actor.execution_arn}")
+        snapshot = model.get(keys.history(actor.execution_arn))
         if snapshot is not None and snapshot.data is not None:
             events = tuple(e for e in snapshot.data.history.events
                            if e.state == actor.state and e.attempt == actor.attempt)
     lines = []
     if actor.request_id:
-        for snapshot in model.with_prefix("logs:"):
+        for snapshot in model.with_prefix(keys.LOGS_PREFIX):
             inside: dict[str, bool] = {}
             for entry in (snapshot.data.lines if snapshot.data is not None else ()):
                 if entry.line.kind == "START":
@@ -160,7 +161,7 @@ def trace(decision: Any, model: Any) -> Trace:
                     lines.append(entry)
                 if entry.line.kind == "REPORT" and entry.line.request_id == actor.request_id:
                     inside[entry.stream] = False
-    table = model.data(f"table:{decision.table}")
+    table = model.data(keys.table(decision.table))
     current, present = None, None
     if table is not None:
         for item in table.items:
@@ -172,10 +173,10 @@ def trace(decision: Any, model: Any) -> Trace:
 
 def explanations_for(model: Any) -> list[tuple[str, tuple[TaskExplanation, ...]]]:
     """(execution name, explanations) for every execution whose machine and history are known."""
-    machines = {m.arn: m for m in model.data("state_machines", ())}
-    machine_of = {e.arn: e.machine_arn for s in model.with_prefix("executions:") for e in (s.data or ())}
+    machines = {m.arn: m for m in model.data(keys.STATE_MACHINES, ())}
+    machine_of = {e.arn: e.machine_arn for s in model.with_prefix(keys.EXECUTIONS_PREFIX) for e in (s.data or ())}
     found = []
-    for snapshot in model.with_prefix("history:"):
+    for snapshot in model.with_prefix(keys.HISTORY_PREFIX):
         item = snapshot.data
         if item is None:
             continue

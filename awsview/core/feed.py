@@ -11,18 +11,17 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+from awsview import kinds
 from awsview.core import render
+from awsview.model import keys
 from awsview.model.items import format_value
 from awsview.model.snapshot import Health
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.profiles import LabProfile
 from awsview.model.resources import LogFeed, Table
 from awsview.core.render import Panel, Row
 
 DEFAULT_CAP = 200  # rows per table; a panel shows a dozen, the rest is for scrolling
-TAIL_PANELS = frozenset({"logs", "decisions"})  # newest last: keep the end, cut the start
-# The renderers whose input is windowed: logs (LogFeed), tables (Table), executions (a tuple).
-WINDOWED_RENDERERS = frozenset({"logs", "tables", "executions"})
 MORE_KEY = "\x00more"  # the "… N more" row; no renderer key starts with NUL
 
 
@@ -37,7 +36,7 @@ class ShownPanel:
 
     @property
     def tail(self) -> bool:
-        return self.panel.name in TAIL_PANELS
+        return self.panel.name in kinds.TAIL
 
     @property
     def rows(self) -> tuple[Row, ...]:
@@ -45,18 +44,18 @@ class ShownPanel:
 
 
 def panel_id(panel: Panel) -> str:
-    """A panel kind plus what it is about, taken from its title ("History · retry-order")."""
-    parts = panel.title.split(" · ")
-    return panel.name if len(parts) < 2 else f"{panel.name}:{parts[1]}"
+    """A panel kind plus what it is about ("history:retry-order"), as its renderer said."""
+    return keys.panel_id(panel.name, panel.subject)
 
 
 def _panel_id_of_snapshot(key: str) -> str | None:
-    if key.startswith("logs:"):
-        return key
-    if key.startswith("executions:"):
-        return "executions"
-    if key.startswith("table:"):
-        return "tables:" + key.split(":", 1)[1]
+    """The panel a windowed snapshot feeds."""
+    if key.startswith(keys.LOGS_PREFIX):
+        return keys.panel_id("logs", keys.name_of(key))
+    if key.startswith(keys.EXECUTIONS_PREFIX):
+        return keys.panel_id("executions")
+    if key.startswith(keys.TABLE_PREFIX):
+        return keys.panel_id("tables", keys.name_of(key))
     return None
 
 
@@ -101,8 +100,7 @@ class PanelFeed:
         shown: list[ShownPanel] = []
         seen: dict[str, int] = {}
         for name in profile.panels:
-            renderer = render.RENDERERS.get(name)
-            if renderer is None:
+            if name not in kinds.KINDS:
                 continue
             inputs = _inputs(model, name, (profile.name, needle, all_runs))
             cached = self._rendered.get(name)
@@ -115,7 +113,7 @@ class PanelFeed:
                     seen[base] -= 1  # numbered differently this time: render it again
             # Only the renderers whose input is windowed read the lite model; all others (newer
             # kinds too) read the full one, so a window never silently shortens them.
-            source = lite if name in WINDOWED_RENDERERS else model
+            source = lite if name in kinds.WINDOWED else model
             made = []
             for panel in render.render(name, source, profile, now, all_runs):
                 base = panel_id(panel)
@@ -154,7 +152,7 @@ class PanelFeed:
                                total=len(data.items))
             return _Window(data, replace(data, items=items[: self.cap]), len(items) - self.cap,
                            total=len(data.items))
-        if isinstance(data, tuple) and len(data) > self.cap and not needle and key.startswith("executions:"):
+        if isinstance(data, tuple) and len(data) > self.cap and not needle and key.startswith(keys.EXECUTIONS_PREFIX):
             # Newest first already: the first `cap` are the rows the panel would keep anyway.
             return _Window(data, data[: self.cap], len(data) - self.cap, total=len(data))
         return _Window(data, data, 0)
@@ -192,7 +190,7 @@ class PanelFeed:
             rows = [r for r in rows if matches(r.cells, needle)]
         cut = max(0, len(rows) - (2 * self.cap if panel.name == "logs" else self.cap))
         if cut:
-            rows = rows[cut:] if panel.name in TAIL_PANELS else rows[: len(rows) - cut]
+            rows = rows[cut:] if panel.name in kinds.TAIL else rows[: len(rows) - cut]
         return ShownPanel(ident, replace(panel, rows=tuple(rows)), more=hidden + cut, total=total)
 
 
@@ -205,7 +203,7 @@ def _numbered(ident: str, seen: dict[str, int]) -> str:
 def _inputs(model: LabModel, name: str, context: tuple) -> tuple | None:
     """What renderer ``name`` reads of the model, to recognise it unchanged; None if its output
     depends on the clock (or it reads keys it does not declare), so it must be rendered again."""
-    prefixes = render.READS.get(name)
+    prefixes = kinds.READS.get(name)
     if prefixes is None:
         return None
     found: list[Any] = [context]
@@ -236,7 +234,7 @@ def _line_keys(lines: tuple[Any, ...], kept: Any) -> tuple[str, ...]:
     return tuple(keys[position - kept[0]] for position in kept)
 
 
-def _item_text(item: dict[str, Any], keys: tuple[str, ...]) -> str:
-    key = "/".join(format_value(item.get(k)) for k in keys)
-    rest = ", ".join(f"{k}={format_value(v)}" for k, v in sorted(item.items()) if k not in keys)
+def _item_text(item: dict[str, Any], names: tuple[str, ...]) -> str:
+    key = keys.item_row_key(item, names)
+    rest = ", ".join(f"{k}={format_value(v)}" for k, v in sorted(item.items()) if k not in names)
     return " ".join(f"{key} {rest}".split()).lower()

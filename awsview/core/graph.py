@@ -28,9 +28,10 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 from awsview.model.asl import Definition, Retrier, State
 from awsview.core.stateruns import Run, StateRun, run_of
 from awsview.core.textgrid import GLUE, Canvas, GraphLine, Span, cells, clean, cut, wrap
+from awsview.model import keys
 
 if TYPE_CHECKING:
-    from awsview.polling.base import LabModel
+    from awsview.model.state import LabModel
 
 GUTTER = 3  # left of every box: room for the Retry loop
 MIN_BOX = 22  # a box is never narrower; lanes give way first
@@ -477,7 +478,7 @@ class Drawing:
 
 def machine_drawing(model: LabModel, arn: str) -> Drawing | None:
     """The state machine `arn` as the model knows it, unmarked."""
-    machine = next((m for m in model.data("state_machines", ()) if m.arn == arn), None)
+    machine = next((m for m in model.data(keys.STATE_MACHINES, ()) if m.arn == arn), None)
     if machine is None:
         return None
     problem = machine.definition_error or ("definition not read yet" if machine.definition is None else None)
@@ -486,12 +487,12 @@ def machine_drawing(model: LabModel, arn: str) -> Drawing | None:
 
 def execution_drawing(model: LabModel, arn: str) -> Drawing | None:
     """The machine of execution `arn`, marked by what its history says so far."""
-    execution = next((e for s in model.with_prefix("executions:") for e in s.data or () if e.arn == arn), None)
+    execution = next((e for s in model.with_prefix(keys.EXECUTIONS_PREFIX) for e in s.data or () if e.arn == arn), None)
     if execution is None:
         return None
     base = machine_drawing(model, execution.machine_arn) or Drawing(
         execution.machine_arn.rsplit(":", 1)[-1], None, "its state machine is not known here")
-    history = model.data(f"history:{arn}")
+    history = model.data(keys.history(arn))
     run = run_of(history.history) if history is not None else None
     return replace(base, execution=execution.name, run=run)
 
@@ -499,9 +500,9 @@ def execution_drawing(model: LabModel, arn: str) -> Drawing | None:
 def drawings(model: LabModel) -> list[Drawing]:
     """Every state machine, each followed by its executions (newest first) drawn on it."""
     found = []
-    for machine in model.data("state_machines", ()):
+    for machine in model.data(keys.STATE_MACHINES, ()):
         found.append(machine_drawing(model, machine.arn))
-        executions = [e for s in model.with_prefix("executions:") for e in s.data or ()
+        executions = [e for s in model.with_prefix(keys.EXECUTIONS_PREFIX) for e in s.data or ()
                       if e.machine_arn == machine.arn]
         for execution in executions:
             found.append(execution_drawing(model, execution.arn))

@@ -13,10 +13,12 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Callable
 
+from awsview import kinds
+from awsview.model import keys
 from awsview.model.items import format_value
 from awsview.model.loglines import clean_text
 from awsview.model.snapshot import Health, Snapshot
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.profiles import LabProfile
 
 MAX_CELL = 160
@@ -38,6 +40,7 @@ class Panel:
     rows: tuple[Row, ...]
     empty_text: str = "none"
     note: str = ""  # e.g. which evidence the panel stands on, and which is missing
+    subject: str = ""  # what the panel is about when its kind shows one per resource (its id: keys.panel_id)
 
     @property
     def body_text(self) -> str:
@@ -91,21 +94,21 @@ def _duration(start: datetime | None, stop: datetime | None, now: float | None =
 
 
 def _panel(name: str, title: str, snapshots: list[Snapshot[Any]], columns: tuple[str, ...],
-           rows: list[Row], now: float, empty_text: str = "none") -> Panel:
+           rows: list[Row], now: float, empty_text: str = "none", subject: str = "") -> Panel:
     """Freshness of a panel made of several snapshots: the worst one speaks for all."""
     order = [Health.ERROR, Health.STALE, Health.ABSENT, Health.OK]
     if not snapshots:
-        return Panel(name, title, "none yet", "none", columns, tuple(rows), empty_text)
+        return Panel(name, title, "none yet", "none", columns, tuple(rows), empty_text, subject=subject)
     worst = min(snapshots, key=lambda s: order.index(s.health))
     if worst.health is Health.OK:
         newest = max(snapshots, key=lambda s: s.fetched_at or 0)
         worst = newest
     return Panel(name, title, cell(worst.freshness(now), 300), worst.health.value, columns, tuple(rows),
-                 empty_text)
+                 empty_text, subject=subject)
 
 
 def state_machines(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
-    snapshot = model.get("state_machines")
+    snapshot = model.get(keys.STATE_MACHINES)
     rows = []
     for m in (snapshot.data or ()) if snapshot else ():
         summary = "; ".join(m.definition.retry_catch_summary()) if m.definition else (m.definition_error or "")
@@ -116,7 +119,7 @@ def state_machines(model: LabModel, profile: LabProfile, now: float) -> list[Pan
 
 
 def executions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
-    snapshots = model.with_prefix("executions:")
+    snapshots = model.with_prefix(keys.EXECUTIONS_PREFIX)
     rows = []
     for snapshot in snapshots:
         for e in snapshot.data or ():
@@ -136,12 +139,13 @@ def _execution_cells(e: Any, now: float | None = None) -> tuple[str, ...]:
 
 def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     panels = []
-    for snapshot in model.with_prefix("history:"):
+    for snapshot in model.with_prefix(keys.HISTORY_PREFIX):
         if snapshot.data is None:
             if snapshot.health is Health.ERROR:  # never read: the panel says why, it does not vanish
                 name = snapshot.key.rsplit(":", 1)[-1]
                 panels.append(_panel("history", f"History · {cell(name)}", [snapshot],
-                                     ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"), [], now, "no events"))
+                                     ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"), [], now, "no events",
+                                     subject=cell(name)))
             continue
         rows = []
         for event in snapshot.data.history.events:
@@ -150,20 +154,21 @@ def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
                 str(event.id), cell(event.timestamp), cell(event.type), cell(event.state),
                 str(event.attempt or ""), cell(what))))
         panels.append(_panel("history", f"History · {cell(snapshot.data.execution_name)}", [snapshot],
-                             ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"), rows, now, "no events"))
+                             ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"), rows, now, "no events",
+                             subject=cell(snapshot.data.execution_name)))
     return panels
 
 
 def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     panels = []
-    for snapshot in model.with_prefix("table:"):
-        name = snapshot.key.split(":", 1)[1]
+    for snapshot in model.with_prefix(keys.TABLE_PREFIX):
+        name = keys.name_of(snapshot.key)
         table = snapshot.data
         rows = []
         if table is not None:
-            keys = table.key_names
+            names = table.key_names
             for item in table.items:
-                key, attributes = _ITEM_CELLS.get(item, keys, lambda i=item: _item_cells(i, keys))
+                key, attributes = _ITEM_CELLS.get(item, names, lambda i=item: _item_cells(i, names))
                 rows.append(Row(key, (cell(key), attributes)))
         title = f"Table · {cell(name)}"
         if table is not None and table.baseline:
@@ -172,7 +177,8 @@ def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
             total = f" of ~{table.item_count:,}" if table.item_count else ""
             what = f"first {len(table.items):,}" if table.truncated else f"{len(table.items):,}"
             title += f" · {what}{total} items, read in pages"
-        panels.append(_panel("tables", title, [snapshot], ("KEY", "ATTRIBUTES"), rows, now, "no items"))
+        panels.append(_panel("tables", title, [snapshot], ("KEY", "ATTRIBUTES"), rows, now, "no items",
+                             subject=cell(name)))
     return panels
 
 
@@ -210,15 +216,15 @@ def sparklines(depth: tuple[tuple[float, int, int], ...], now: float, cells: int
     return " / ".join(lines)
 
 
-def _item_cells(item: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, str]:
+def _item_cells(item: dict[str, Any], names: tuple[str, ...]) -> tuple[str, str]:
     """The item's key (its row key too) and its other attributes, as one cell."""
-    key = "/".join(format_value(item.get(k)) for k in keys)
-    rest = ", ".join(f"{cell(k, 40)}={cell(format_value(v), 60)}" for k, v in sorted(item.items()) if k not in keys)
+    key = keys.item_row_key(item, names)
+    rest = ", ".join(f"{cell(k, 40)}={cell(format_value(v), 60)}" for k, v in sorted(item.items()) if k not in names)
     return key, cell(rest, 300)
 
 
 def queues(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
-    snapshot = model.get("queues")
+    snapshot = model.get(keys.QUEUES)
     rows = [Row(q.arn or q.url, (cell(q.name), str(q.visible), str(q.in_flight), sparklines(q.depth, now),
                                  str(q.delayed),
                                  cell(q.dlq_arn and f"{q.dlq_arn.rsplit(':', 1)[-1]} after {q.max_receive_count}")))
@@ -228,7 +234,7 @@ def queues(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
 
 
 def functions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
-    snapshot = model.get("functions")
+    snapshot = model.get(keys.FUNCTIONS)
     rows = []
     for f in (snapshot.data or ()) if snapshot else ():
         rows.append(Row(f.arn, (cell(f.name), cell(f.runtime), cell(f.handler), cell(f.timeout),
@@ -242,13 +248,13 @@ def functions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
 
 def logs(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     panels = []
-    for snapshot in model.with_prefix("logs:"):
-        group = snapshot.key.split(":", 1)[1]
+    for snapshot in model.with_prefix(keys.LOGS_PREFIX):
+        group = keys.name_of(snapshot.key)
         entries = snapshot.data.lines if snapshot.data is not None else ()
         rows = [Row(key, _LINE_CELLS.get(e, None, lambda e=e: _line_cells(e)))
                 for key, e in zip(line_keys(entries), entries)]
         panels.append(_panel("logs", f"Logs · {cell(group)}", [snapshot], ("TIME", "KIND", "LINE"), rows,
-                             now, "no log lines"))
+                             now, "no log lines", subject=cell(group)))
     return panels
 
 
@@ -271,7 +277,7 @@ def line_keys(entries: Any) -> list[str]:
 
 
 def roles(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
-    snapshot = model.get("roles")
+    snapshot = model.get(keys.ROLES)
     rows = []
     for r in (snapshot.data or ()) if snapshot else ():
         rows.append(Row(r.arn, (cell(r.name), cell(", ".join(r.trust_principals)), "", "")))
@@ -296,16 +302,16 @@ def _timeline_sources(model: LabModel, profile: LabProfile) -> list[Snapshot[Any
     """The timeline computes without calls of its own: each evidence that could not be read
     (journal, business tables, streams, log groups, executions and their histories) speaks for
     it, so "no write decisions" is only said after looking."""
-    found = [s for s in (model.get("timeline"),) if s is not None]
-    evidence = [model.get("journal"), *(model.get(f"table:{t}") for t in profile.tables("business"))]
-    for prefix in ("stream:", "logs:", "executions:", "history:"):
+    found = [s for s in (model.get(keys.TIMELINE),) if s is not None]
+    evidence = [model.get(keys.JOURNAL), *(model.get(keys.table(t)) for t in profile.tables("business"))]
+    for prefix in (keys.STREAM_PREFIX, keys.LOGS_PREFIX, keys.EXECUTIONS_PREFIX, keys.HISTORY_PREFIX):
         evidence += model.with_prefix(prefix)
     return found + _failing(evidence)
 
 
 def decisions(model: LabModel, profile: LabProfile, now: float, all_runs: bool = False) -> list[Panel]:
     """The current run's write decisions; with ``all_runs`` every run's, each saying its run."""
-    snapshot = model.get("timeline")
+    snapshot = model.get(keys.TIMELINE)
     built = snapshot.data if snapshot else None
     rows = []
     for d in built.decisions(every_run=all_runs) if built else ():
@@ -325,14 +331,14 @@ def decisions(model: LabModel, profile: LabProfile, now: float, all_runs: bool =
 def verdicts(model: LabModel, profile: LabProfile, now: float, all_runs: bool = False) -> list[Panel]:
     """A verdict per business key over its latest lifetime, after a row for each earlier lifetime
     in this run; with ``all_runs`` every run's keys, each run with its own verdicts."""
-    snapshot = model.get("timeline")
+    snapshot = model.get(keys.TIMELINE)
     built = snapshot.data if snapshot else None
     rows = []
     groups = built.by_run if built and all_runs else ((built.run, built.keys),) if built else ()
-    for run, keys in groups:
+    for run, business_keys in groups:
         # "run:1#": no table name has a colon, so the detail screen can tell the run from the table
         prefix = f"run:{run.number}#" if all_runs and run is not None and not run.current else ""
-        for k in keys:
+        for k in business_keys:
             lives = k.lifetimes or ()
             for number, life in enumerate(lives[:-1], start=1):
                 cells = (cell(k.table), cell(k.key), cell(life.verdict.text), f"earlier lifetime, {life.end_text}", "")
@@ -378,20 +384,21 @@ def retries(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
         for task in explained:
             rows.append(Row(f"{execution}#{task.state}", (cell(execution), cell(task.state),
                                                           cell(task.summary, 300))))
-    snapshots = model.with_prefix("history:")
+    snapshots = model.with_prefix(keys.HISTORY_PREFIX)
     return [_panel("retries", "Retry / Catch, attempt by attempt", snapshots,
                    ("EXECUTION", "TASK", "ATTEMPTS AGAINST THE DEFINITION"), rows, now, "no task attempts yet")]
 
 
 def checkpoints(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
-    snapshot = model.get("checkpoints")
+    snapshot = model.get(keys.CHECKPOINTS)
     rows = [Row(f"{r.checkpoint.step}#{i}", (r.mark, cell(r.checkpoint.step), cell(r.checkpoint.text),
                                             cell(r.detail, 200)))
             for i, r in enumerate((snapshot.data or ()) if snapshot else ())]
     # Checkpoints read the whole model: what could not be read says why a mark is "?".
     sources = ([snapshot] + _failing(list(model.snapshots.values()))) if snapshot else []
     return [_panel("checkpoints", f"Checkpoints · {cell(profile.name)}", sources,
-                   ("", "STEP", "CHECKPOINT", "NOW"), rows, now, "no checkpoints for this lab")]
+                   ("", "STEP", "CHECKPOINT", "NOW"), rows, now, "no checkpoints for this lab",
+                   subject=cell(profile.name))]
 
 
 def _evidence_note(built: Any, all_runs: bool = False) -> str:
@@ -404,33 +411,12 @@ def _evidence_note(built: Any, all_runs: bool = False) -> str:
     return cell(f"{runs} · {text}" if runs else text, 400)
 
 
-# Renderers that can show every lab run instead of the current one (`all_runs`).
-RUN_AWARE = frozenset({"decisions", "verdicts"})
-
-RENDERERS: dict[str, Callable[..., list[Panel]]] = {
-    "state_machines": state_machines, "executions": executions, "history": history,
-    "tables": tables, "queues": queues, "functions": functions, "logs": logs, "roles": roles,
-    "decisions": decisions, "verdicts": verdicts, "retries": retries,
-    "checkpoints": checkpoints,
-}
-# The model keys (or key prefixes) each renderer reads, and nothing else but the profile and the
-# clock: a screen that renders again only what changed relies on it (ui.feed).
-# The timeline's panels also show the health of every evidence it was computed from.
-TIMELINE_READS = ("timeline", "journal", "table:", "stream:", "logs:", "executions:", "history:")
-# Not here, so rendered on every refresh: queues (the depth sparklines move with the clock).
-READS: dict[str, tuple[str, ...]] = {
-    "state_machines": ("state_machines",), "executions": ("executions:",), "history": ("history:",),
-    "tables": ("table:",), "functions": ("functions",), "logs": ("logs:",),
-    "roles": ("roles",), "decisions": TIMELINE_READS, "verdicts": TIMELINE_READS,
-    "retries": ("history:", "state_machines", "executions:"), "checkpoints": ("checkpoints",),
-}
-
-
 def render(name: str, model: LabModel, profile: LabProfile, now: float, all_runs: bool = False) -> list[Panel]:
     """One renderer's panels; ``all_runs`` reaches those that group by lab run."""
-    if all_runs and name in RUN_AWARE:
-        return RENDERERS[name](model, profile, now, all_runs=True)
-    return RENDERERS[name](model, profile, now)
+    renderer = kinds.resolve(kinds.KINDS[name].renderer)
+    if all_runs and name in kinds.RUN_AWARE:
+        return renderer(model, profile, now, all_runs=True)
+    return renderer(model, profile, now)
 
 
 def panels(model: LabModel, profile: LabProfile, now: float | None = None, all_runs: bool = False) -> list[Panel]:

@@ -20,6 +20,7 @@ from typing import Any, Iterable, Mapping
 
 from awsview.model.items import diff_items, format_value, item_to_plain
 from awsview.core.runs import Run, before_first, closed, run_of
+from awsview.model import keys
 
 ACCEPTED = "Accepted"
 REJECTED = "Rejected"
@@ -244,7 +245,7 @@ def from_stream(table: str, record: Any) -> Decision:
     kind = {"INSERT": "create", "MODIFY": "overwrite", "REMOVE": "delete"}.get(event, "overwrite")
     stamp = record.time.timestamp() if isinstance(record.time, datetime) else 0.0
     return Decision(
-        ident=f"stream:{record.event_id}", time=stamp, table=table, key=key_text(record.keys),
+        ident=keys.stream(record.event_id), time=stamp, table=table, key=key_text(record.keys),
         operation=operation, condition=None, outcome=ACCEPTED, reason=None, kind=kind,
         before=record.old_image, after=record.new_image,
         actor=Actor("unknown", "not recorded by DynamoDB Streams"), source="stream",

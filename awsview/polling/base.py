@@ -1,17 +1,16 @@
-"""What every poller shares: turning one fetch into a snapshot, and the model they feed."""
+"""What every poller shares: turning one fetch into a snapshot of the model they feed
+(`awsview.model.state.LabModel`)."""
 
 from __future__ import annotations
 
-import time
-from dataclasses import dataclass, field, replace
 from typing import Any, Awaitable, Callable
 
 from awsview.aws.errors import Failure, classify
 from awsview.aws.session import Connection
 from awsview.model.snapshot import Health, Snapshot, absent, failed, succeeded
+from awsview.model.state import LabModel
 from awsview.profiles import LabProfile
 
-ACTIVE_WINDOW_S = 20.0  # after a change anywhere, everything polls fast for this long
 
 
 class Absent(Exception):
@@ -20,59 +19,6 @@ class Absent(Exception):
     def __init__(self, note: str = ""):
         super().__init__(note)
         self.note = note
-
-
-@dataclass
-class LabModel:
-    """The latest snapshot of every resource key, plus when anything last changed."""
-
-    snapshots: dict[str, Snapshot[Any]] = field(default_factory=dict)
-    changed_at: float = 0.0
-    listeners: list[Callable[[list[Snapshot[Any]]], None]] = field(default_factory=list)
-
-    def get(self, key: str) -> Snapshot[Any] | None:
-        return self.snapshots.get(key)
-
-    def data(self, key: str, default: Any = None) -> Any:
-        snapshot = self.snapshots.get(key)
-        return snapshot.data if snapshot is not None and snapshot.data is not None else default
-
-    def with_prefix(self, prefix: str) -> list[Snapshot[Any]]:
-        return [s for k, s in sorted(self.snapshots.items()) if k.startswith(prefix)]
-
-    def apply(self, snapshots: list[Snapshot[Any]]) -> list[Snapshot[Any]]:
-        """Store new snapshots; returns those whose data or health changed.
-
-        Data equal to what is stored keeps the stored object: what is drawn from it (windows,
-        rendered panels, item marks) is then recognised as unchanged by identity instead of
-        being compared or rebuilt on every poll.
-        """
-        changed = []
-        for snapshot in snapshots:
-            old = self.snapshots.get(snapshot.key)
-            if old is None:
-                self.snapshots[snapshot.key] = snapshot
-                changed.append(snapshot)
-                continue
-            new_data = old.data is not snapshot.data and old.data != snapshot.data
-            if not new_data and old.data is not snapshot.data:
-                snapshot = replace(snapshot, data=old.data)
-            self.snapshots[snapshot.key] = snapshot
-            if new_data or old.health != snapshot.health or old.live != snapshot.live:
-                changed.append(snapshot)
-                if new_data:
-                    self.changed_at = time.monotonic()
-        if changed:
-            for listener in list(self.listeners):
-                listener(changed)
-        return changed
-
-    def drop(self, keys: list[str]) -> None:
-        for key in keys:
-            self.snapshots.pop(key, None)
-
-    def recently_changed(self, window: float = ACTIVE_WINDOW_S) -> bool:
-        return self.changed_at > 0 and time.monotonic() - self.changed_at < window
 
 
 class Poller:
@@ -85,6 +31,7 @@ class Poller:
     # the model keys (prefixes) it derives from — a change there makes it poll.
     follows: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
+    remembers = False  # keeps what it learns in the viewer's store: made with one (``store=``)
 
     def __init__(self, profile: LabProfile):
         self.profile = profile

@@ -26,9 +26,10 @@ from awsview import profiles
 from awsview.aws.errors import classify
 from awsview.aws.session import Connection, Target
 from awsview.core.checkpoints import CheckResult, progress
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.scheduler import Scheduler
 from awsview.profiles import LabProfile
+from awsview.model import keys
 
 
 class RosterError(ValueError):
@@ -196,7 +197,7 @@ class ClassMonitor:
                 account = await preflight(follow.conn)  # one quick call tells a dead endpoint from a live one
                 model = await follow.scheduler.run_once()
             follow.account = account
-            results = model.data("checkpoints", ())
+            results = model.data(keys.CHECKPOINTS, ())
             step = current_step(results)
             follow.failures = 0
             status = LearnerStatus(learner, follow.scheduler.profile.name, step, tuple(results),

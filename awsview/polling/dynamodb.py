@@ -30,13 +30,15 @@ from datetime import datetime
 from typing import Any
 
 from awsview.aws.session import Connection
+from awsview.model import keys
 from awsview.model.items import diff_items, item_to_plain
 from awsview.model.resources import Table
 from awsview.model.snapshot import Snapshot
-from awsview.polling.base import LabModel, Poller, listed
+from awsview.model.state import LabModel
+from awsview.polling.base import Poller, listed
 
-TABLE = "table"  # key: table:<name>
-TABLES = "tables"  # the list of table names, for generic profiles
+TABLE = keys.TABLE  # key: table:<name>
+TABLES = keys.TABLES  # the list of table names, for generic profiles
 POLL_ITEMS = 2_000  # items read per table per poll at most (a smaller table: all of it)
 READ_UNITS_PER_S = 5.0  # per table on AWS: 18,000 read units an hour at most, ≈ $0.0023 on demand
 MAX_ITEMS = 20_000  # items per pass (the panels show 200; the filter searches all read)

@@ -5,11 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from awsview.aws.session import Connection
+from awsview.model import keys
 from awsview.model.resources import Function, Mapping
 from awsview.model.snapshot import Snapshot
-from awsview.polling.base import LabModel, Poller
+from awsview.model.state import LabModel
+from awsview.polling.base import Poller
 
-FUNCTIONS = "functions"
+FUNCTIONS = keys.FUNCTIONS
 TRANSITIONAL = ("Creating", "Enabling", "Disabling", "Updating", "Deleting")
 
 

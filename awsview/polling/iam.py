@@ -9,11 +9,13 @@ from urllib.parse import unquote
 
 from awsview.aws.errors import classify
 from awsview.aws.session import Connection
+from awsview.model import keys
 from awsview.model.resources import PolicyGrant, Role
 from awsview.model.snapshot import Snapshot
-from awsview.polling.base import LabModel, Poller, healthy
+from awsview.model.state import LabModel
+from awsview.polling.base import Poller, healthy
 
-ROLES = "roles"
+ROLES = keys.ROLES
 
 
 def _document(value: Any) -> dict[str, Any]:

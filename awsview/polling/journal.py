@@ -9,9 +9,11 @@ from typing import Any
 
 from awsview.aws.session import Connection
 from awsview.model.snapshot import Snapshot
-from awsview.polling.base import Absent, LabModel, Poller
+from awsview.model.state import LabModel
+from awsview.polling.base import Absent, Poller
+from awsview.model import keys
 
-JOURNAL = "journal"
+JOURNAL = keys.JOURNAL
 MAX_RECORDS = 50_000
 
 
@@ -64,13 +66,13 @@ class JournalPoller(Poller):
                         raise Absent("this endpoint has no write-decision journal (not the AWS View emulator)")
                     response.raise_for_status()
                     page = await response.json()
-                if page.get("journal") != self._journal_id:
+                if page.get(keys.JOURNAL) != self._journal_id:
                     if self._journal_id is not None:  # another journal answers now: start over
                         self._cursors = {"journal": 0, "invocations": 0}
                         self._records = {"journal": [], "invocations": []}
-                        self._journal_id = page.get("journal")
+                        self._journal_id = page.get(keys.JOURNAL)
                         return await self._read(endpoint)
-                    self._journal_id = page.get("journal")
+                    self._journal_id = page.get(keys.JOURNAL)
                 if isinstance(page.get("started_at"), (int, float)):
                     self._started = float(page["started_at"])
                 rows = page.get("items") or []

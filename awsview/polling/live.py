@@ -14,7 +14,7 @@ from typing import Callable
 from awsview import profiles
 from awsview.aws.session import ConfigError, Connection, Target
 from awsview.cli.dump import DumpError, NeedsPrefix, detect_profile, preflight
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.scheduler import Scheduler
 
 RETRY_PREFLIGHT_S = 5.0

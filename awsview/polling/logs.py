@@ -8,12 +8,14 @@ from collections import OrderedDict, deque
 from typing import Any
 
 from awsview.aws.session import Connection
+from awsview.model import keys
 from awsview.model.loglines import classify, split_event
 from awsview.model.resources import LogEntry, LogFeed
 from awsview.model.snapshot import Snapshot
-from awsview.polling.base import Absent, LabModel, Poller, listed
+from awsview.model.state import LabModel
+from awsview.polling.base import Absent, Poller, listed
 
-LOGS = "logs"  # key: logs:<group>
+LOGS = keys.LOGS  # key: logs:<group>
 OVERLAP_MS = 0  # like `aws logs tail --follow`: from the last timestamp, deduplicated by event id
 MAX_LINES = 100_000
 SEEN_IDS = 20_000

@@ -9,11 +9,13 @@ from typing import Any
 
 from awsview.aws.errors import classify
 from awsview.aws.session import Connection
+from awsview.model import keys
 from awsview.model.resources import Queue
 from awsview.model.snapshot import Snapshot
-from awsview.polling.base import LabModel, Poller, healthy
+from awsview.model.state import LabModel
+from awsview.polling.base import Poller, healthy
 
-QUEUES = "queues"
+QUEUES = keys.QUEUES
 DEPTH_S = 300.0  # how far back each queue's depth is kept (the panel's sparkline spans it)
 ATTRIBUTES = ["QueueArn", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
               "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "RedrivePolicy", "CreatedTimestamp"]

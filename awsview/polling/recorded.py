@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from awsview.aws.session import Target
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.recording import ChannelPlayer, ChannelState, Recording, RecordingError
 
 _OFFSET = re.compile(r"^([+-])(\d+(?::\d{1,2}){0,2}(?:\.\d+)?)$")

@@ -9,12 +9,13 @@ from typing import Any, Callable, Iterable
 
 from awsview.aws.session import Connection
 from awsview.model.snapshot import Health
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.profiles import LabProfile
 from awsview.core.runs import Run, RunBook, Sighting, closed
 from awsview.polling.store import DecisionStore
+from awsview.model import keys
 
-RUNS = "runs"
+RUNS = keys.RUNS
 ANSWERED = (Health.OK, Health.ABSENT)
 
 
@@ -45,7 +46,7 @@ def sightings(profile: LabProfile, model: LabModel) -> tuple[list[Sighting], boo
     for resource in profile.resources:
         name, provided = resource.name, resource.provided
         if resource.kind == "table":
-            snapshot = model.get(f"table:{name}")
+            snapshot = model.get(keys.table(name))
             if snapshot is None or snapshot.health not in ANSWERED:
                 complete = False
             elif snapshot.data is not None:
@@ -86,7 +87,7 @@ class RunKeeper:
         found, complete = sightings(self.profile, model)
         started = None
         if conn.is_local:
-            journal = model.get("journal")
+            journal = model.get(keys.JOURNAL)
             if journal is None or journal.health not in ANSWERED:
                 complete = False
             elif journal.data is not None:

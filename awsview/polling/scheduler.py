@@ -20,20 +20,13 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from awsview import kinds
 from awsview.aws.session import Connection
 from awsview.aws.log import polls  # to the log file, if one is configured; off otherwise
 from awsview.model.snapshot import Health, Snapshot
-from awsview.polling.base import LabModel, Poller
+from awsview.model.state import LabModel
+from awsview.polling.base import Poller
 from awsview.polling.changefeed import ChangeFeedFollower, FeedChange, NoFeed
-from awsview.polling.dynamodb import TablePoller
-from awsview.polling.functions import FunctionPoller
-from awsview.polling.iam import RolePoller
-from awsview.polling.journal import JournalPoller
-from awsview.polling.logs import LogPoller
-from awsview.polling.queues import QueuePoller
-from awsview.polling.stepfunctions import ExecutionPoller, HistoryPoller, StateMachinePoller
-from awsview.polling.streams import StreamPoller
-from awsview.polling.timeline import CheckpointPoller, TimelinePoller
 from awsview.profiles import LabProfile
 from awsview.polling.store import DecisionStore
 
@@ -41,21 +34,15 @@ MAX_BACKOFF_S = 60.0
 SAFETY_S = 120.0  # pushed: everything is read this often even when the feed says nothing changed
 PUSHED_GAP_S = 0.1  # pushed: at most one poll per kind this often, so a burst of writes is one read
 
-# Order matters for a single round: executions need machines, histories need executions; the
-# timeline (and the lab's runs) every resource's creation time and every decision, the
-# checkpoints the timeline.
-POLLERS: tuple[type[Poller], ...] = (
-    StateMachinePoller, ExecutionPoller, HistoryPoller, TablePoller, QueuePoller,
-    FunctionPoller, LogPoller, RolePoller, JournalPoller, StreamPoller, TimelinePoller, CheckpointPoller,
-)
-
-
-REMEMBERING = (TimelinePoller, CheckpointPoller)  # they keep what they learn in a store
+# Every kind's pollers, in the registry's order. Order matters for a single round: executions need
+# machines, histories need executions; the timeline (and the lab's runs) every resource's creation
+# time and every decision, the checkpoints the timeline.
+POLLERS: tuple[type[Poller], ...] = tuple(kinds.resolve(path) for path in kinds.poller_paths())
 
 
 def make_pollers(profile: LabProfile, store: DecisionStore | None = None) -> list[Poller]:
     """One poller per kind; ``store`` (default: the user's state directory) for those that remember."""
-    return [cls(profile, store) if cls in REMEMBERING else cls(profile) for cls in POLLERS]
+    return [cls(profile, store) if cls.remembers else cls(profile) for cls in POLLERS]
 
 
 class _Pending:

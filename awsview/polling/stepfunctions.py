@@ -12,15 +12,17 @@ from typing import Any, Awaitable
 
 from awsview.aws.errors import classify
 from awsview.aws.session import Connection
+from awsview.model import keys
 from awsview.model.asl import DefinitionError, parse_definition
 from awsview.model.history import parse_history
 from awsview.model.resources import Execution, History, StateMachine
 from awsview.model.snapshot import Health, Snapshot
-from awsview.polling.base import LabModel, Poller
+from awsview.model.state import LabModel
+from awsview.polling.base import Poller
 
-MACHINES = "state_machines"
-EXECUTIONS = "executions"  # key: executions:<machine name>
-HISTORY = "history"        # key: history:<execution arn>
+MACHINES = keys.STATE_MACHINES
+EXECUTIONS = keys.EXECUTIONS  # key: executions:<machine name>
+HISTORY = keys.HISTORY  # key: history:<execution arn>
 REDESCRIBE_S = 30.0
 MAX_EXECUTIONS = 100       # newest first, per machine
 MAX_HISTORIES = 25         # newest executions whose histories are followed

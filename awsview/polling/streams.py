@@ -10,9 +10,11 @@ from awsview.aws.session import Connection
 from awsview.model.items import item_to_plain
 from awsview.model.resources import StreamRecord
 from awsview.model.snapshot import Snapshot
-from awsview.polling.base import LabModel, Poller
+from awsview.model.state import LabModel
+from awsview.polling.base import Poller
+from awsview.model import keys
 
-STREAM = "stream"  # key: stream:<table>
+STREAM = keys.STREAM  # key: stream:<table>
 MAX_RECORDS = 20_000
 PAGES_PER_SHARD = 5
 
@@ -22,7 +24,7 @@ class StreamPoller(Poller):
     fast_interval = 0.5
     slow_interval = 5.0
     follows = ("table",)  # a write adds a stream record
-    after = ("table:",)  # a table's stream may just have been enabled
+    after = (keys.TABLE_PREFIX,)  # a table's stream may just have been enabled
 
     def __init__(self, profile):
         super().__init__(profile)
@@ -33,7 +35,7 @@ class StreamPoller(Poller):
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         snapshots = []
         for name in self.profile.tables("business") or ():
-            table = model.data(f"table:{name}")
+            table = model.data(keys.table(name))
             if table is None or not table.stream_arn:
                 continue
             snapshots.append(await self.fetch(model, f"{STREAM}:{name}",

@@ -17,11 +17,13 @@ from typing import Any
 from awsview.core import timeline
 from awsview.aws.session import Connection
 from awsview.model.snapshot import Health, Snapshot
-from awsview.polling.base import LabModel, Poller
+from awsview.model.state import LabModel
+from awsview.polling.base import Poller
 from awsview.polling.runs import RUNS, RunKeeper, scope_of
 from awsview.polling.store import DecisionStore
+from awsview.model import keys
 
-TIMELINE = "timeline"
+TIMELINE = keys.TIMELINE
 GONE_AFTER_S = 5.0
 MAX_SCANNED = 20000  # TablePoller.max_items: a scan this long may have been cut short
 
@@ -30,7 +32,7 @@ def log_evidence(model: LabModel) -> tuple[list[tuple[str | None, Any]], list[tu
     """RESULT data (with when it was printed) and [ERROR] lines, each with the request id of the
     invocation that printed it."""
     results, errors = [], []
-    for snapshot in model.with_prefix("logs:"):
+    for snapshot in model.with_prefix(keys.LOGS_PREFIX):
         current: dict[str, str | None] = {}
         for entry in (snapshot.data.lines if snapshot.data is not None else ()):
             line = entry.line
@@ -47,9 +49,11 @@ def log_evidence(model: LabModel) -> tuple[list[tuple[str | None, Any]], list[tu
 
 class TimelinePoller(Poller):
     kind = TIMELINE
+    remembers = True
     fast_interval = 0.25
     slow_interval = 1.0
-    after = ("journal", "table:", "stream:", "logs:", "history:")  # what its evidence comes from
+    # what its evidence comes from
+    after = (keys.JOURNAL, keys.TABLE_PREFIX, keys.STREAM_PREFIX, keys.LOGS_PREFIX, keys.HISTORY_PREFIX)
 
     def __init__(self, profile, store: DecisionStore | None = None):
         super().__init__(profile)
@@ -83,7 +87,7 @@ class TimelinePoller(Poller):
 
     def _build(self, conn: Connection, model: LabModel) -> tuple[timeline.Timeline, tuple[Any, ...]]:
         memory = self._memory(conn)
-        journal = model.get("journal")
+        journal = model.get(keys.JOURNAL)
         data = journal.data if journal is not None else None
         note = None
         if journal is None:
@@ -92,7 +96,7 @@ class TimelinePoller(Poller):
             note = journal.note
         elif data is None:
             note = f"journal unavailable: {journal.error}"
-        tables = [model.data(f"table:{name}") for name in self.profile.tables("business")]
+        tables = [model.data(keys.table(name)) for name in self.profile.tables("business")]
         results, errors = log_evidence(model)
         evidence = timeline.Evidence(
             business_tables=self.profile.tables("business") if not self.profile.generic else (),
@@ -101,10 +105,10 @@ class TimelinePoller(Poller):
             decisions=data.decisions if data is not None else (),
             invocations=data.invocations if data is not None else (),
             journal_note=note,
-            streams={s.key.split(":", 1)[1]: s.data for s in model.with_prefix("stream:") if s.data},
+            streams={s.key.split(":", 1)[1]: s.data for s in model.with_prefix(keys.STREAM_PREFIX) if s.data},
             stream_tables=tuple(t.name for t in tables if t is not None and t.stream_arn),
             results=tuple(results), errors=tuple(errors),
-            histories=tuple(s.data for s in model.with_prefix("history:") if s.data is not None),
+            histories=tuple(s.data for s in model.with_prefix(keys.HISTORY_PREFIX) if s.data is not None),
             stored=tuple(memory.values()),
         )
         decisions, sources, missing = timeline.collect(evidence)
@@ -130,7 +134,7 @@ class TimelinePoller(Poller):
         """"Seen gone" marks for items of open lifetimes that a scan showed and the next does not."""
         marks = []
         for name in self.profile.tables("business"):
-            snapshot = model.get(f"table:{name}")
+            snapshot = model.get(keys.table(name))
             if snapshot is None or snapshot.health is not Health.OK or snapshot.data is None \
                     or snapshot.fetched_at is None or len(snapshot.data.items) >= MAX_SCANNED:
                 continue  # not read, failed, or possibly cut short: absence proves nothing
@@ -157,7 +161,8 @@ async def _ready(value: Any) -> Any:
 class CheckpointPoller(Poller):
     """The lab's checkpoints against the latest model (no AWS calls)."""
 
-    kind = "checkpoints"
+    kind = keys.CHECKPOINTS
+    remembers = True
     fast_interval = 0.25
     slow_interval = 1.0
     after = ("",)  # every checkpoint reads some part of the model

@@ -19,7 +19,7 @@ from awsview.model.loglines import classify
 from awsview.model.resources import (Execution, Function, History, LogEntry, LogFeed, Mapping, PolicyGrant,
                                      Queue, Role, StateMachine, Table)
 from awsview.model.snapshot import Health, Snapshot
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.journal import JournalData
 
 T0 = 1_767_261_600.0  # 2026-01-01 10:00:00 UTC

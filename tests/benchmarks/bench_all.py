@@ -45,7 +45,7 @@ import boto3
 
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.dynamodb import TablePoller
 from awsview.polling.logs import LogPoller
 from awsview.polling.queues import QueuePoller

@@ -28,7 +28,7 @@ from awsview import profiles
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.scheduler import Scheduler, make_pollers
 
 NAIVE_INTERVAL = 2.0

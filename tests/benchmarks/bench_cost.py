@@ -19,7 +19,7 @@ from awsview import profiles
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
-from awsview.polling.base import ACTIVE_WINDOW_S
+from awsview.model.state import ACTIVE_WINDOW_S
 from awsview.polling.scheduler import Scheduler
 from tests.benchmarks.bench_core import start_emulator
 

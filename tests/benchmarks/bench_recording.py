@@ -106,7 +106,7 @@ def _synthesise_hour(source: Path, target: Path, hour: float = 3600.0) -> int:
     """The lab's recorded states, played into a new recording again and again for an hour."""
     from dataclasses import replace
 
-    from awsview.polling.base import LabModel
+    from awsview.model.state import LabModel
     from awsview.polling.recorder import Recorder, open_recording
     from awsview.polling.recording import Recording
 

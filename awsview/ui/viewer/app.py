@@ -22,7 +22,7 @@ from textual.widgets import Footer, Input, Static
 from awsview import profiles
 from awsview.aws.session import Target
 from awsview.model.snapshot import Health
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.ui import themes
 from awsview.ui.viewer.board import PanelBoard
 from awsview.ui.viewer.cells import alive, plain
@@ -30,6 +30,7 @@ from awsview.core.changes import ItemChanges
 from awsview.ui.viewer.commands import LabCommands, PanelCommands, ThemeCommands
 from awsview.core.feed import DEFAULT_CAP, PanelFeed
 from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelView
+from awsview.model import keys
 
 FILTER_DELAY_S = 0.15
 FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …
@@ -48,7 +49,7 @@ NAVIGATION = frozenset({
 def newest_execution_key(model: LabModel | None) -> str | None:
     """The ARN of the execution started last, across every state machine."""
     newest = None
-    for snapshot in model.with_prefix("executions:") if model is not None else ():
+    for snapshot in model.with_prefix(keys.EXECUTIONS_PREFIX) if model is not None else ():
         for execution in snapshot.data or ():
             if execution.started is not None and (newest is None or execution.started > newest.started):
                 newest = execution
@@ -61,9 +62,9 @@ def _step_text(model: LabModel | None) -> str:
 
     from awsview.core.render import several_runs
 
-    results = model.data("checkpoints", ()) if model is not None else ()
+    results = model.data(keys.CHECKPOINTS, ()) if model is not None else ()
     text = progress(tuple(results)).text if results else ""
-    built = model.data("timeline") if model is not None else None
+    built = model.data(keys.TIMELINE) if model is not None else None
     if text and several_runs(built):
         text += f" · {built.run.label()}"
     return text
@@ -210,7 +211,7 @@ class AWSViewApp(App[int]):
                 return True
         if any(not view.seeded for view in self.board.views.values()):
             return True
-        return any(e.running for s in self.model.with_prefix("executions:") for e in (s.data or ()))
+        return any(e.running for s in self.model.with_prefix(keys.EXECUTIONS_PREFIX) for e in (s.data or ()))
 
     def _on_model_change(self, changed: list[Any]) -> None:
         self.post_message(ModelChanged())
@@ -231,7 +232,7 @@ class AWSViewApp(App[int]):
         if step != self.step_text:
             self.step_text = step
             self._show_status()
-        built = self.model.data("timeline")
+        built = self.model.data(keys.TIMELINE)
         earlier = bool(built is not None and built.earlier)
         if earlier != self._earlier_runs:
             self._earlier_runs = earlier

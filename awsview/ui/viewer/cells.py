@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from rich.cells import cell_len
 from textual.content import Content
 
+from awsview import kinds
 from awsview.model.loglines import clean_text
 
 GOOD = frozenset({"SUCCEEDED", "Accepted", "Enabled", "ACTIVE", "RESULT", "TaskSucceeded",
@@ -22,14 +23,10 @@ BUSY = frozenset({"RUNNING", "Creating", "Enabling", "Disabling", "Updating", "D
 DIM = frozenset({"·"})  # a checkpoint not reached yet: nothing is wrong with it
 MIN_WIDTH = 4  # a column is never cut narrower than this (or its label, if shorter)
 KEY_WIDTH = 42  # a key column is cut no narrower than this: "Rejected: ConditionalCheckFailedException"
-# Columns that say what a row *is*; kept as whole as possible when a panel is narrow.
-KEY_COLUMNS = frozenset({"", "NAME", "STATUS", "KEY", "OUTCOME", "VERDICT", "KIND", "QUEUE", "VISIBLE",
-                         "IN FLIGHT", "TYPE", "STEP", "FUNCTION", "EXECUTION", "TASK", "ROLE",
-                         "5 MIN: VISIBLE / IN FLIGHT"})
-# Columns a narrow panel may leave out (the detail screen still shows them), rightmost first.
-SPARE_COLUMNS = frozenset({"TIME", "STARTED", "TOOK", "TABLE", "OPERATION", "CONDITION", "BY", "ID",
-                           "BEFORE → AFTER", "DELAYED", "DLQ", "RUNTIME", "HANDLER", "TIMEOUT", "CODE",
-                           "CONSUMER RESULTS"})
+# Columns that say what a row *is*, kept as whole as possible when a panel is narrow, and columns
+# a narrow panel may leave out (the detail screen still shows them): each kind's, in the registry.
+KEY_COLUMNS = kinds.KEY_COLUMNS
+SPARE_COLUMNS = kinds.SPARE_COLUMNS
 _NEXT_ATTRIBUTE = re.compile(r", (?=[^,=\s]+=)")
 
 

@@ -20,7 +20,7 @@ from textual.binding import Binding
 from rich.cells import cell_len
 from textual.widgets import Static
 
-from awsview.polling.base import LabModel
+from awsview.model.state import LabModel
 from awsview.polling.recording import CHECKPOINTS, DECISION, PROFILE, ChannelPlayer, Recording
 from awsview.ui.viewer.app import AWSViewApp
 from awsview.ui.viewer.cells import alive, plain

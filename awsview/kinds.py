@@ -1,0 +1,108 @@
+"""The panel kinds: one registry entry per kind, everything the rest of the code asks of one.
+
+Each entry says which pollers fill the model for it, which renderer turns the model into its
+panels, which finder opens a row's details, which model keys the renderer reads, how a long panel
+is cut (tail or head), whether its renderer's input is windowed, and which of its columns say what
+a row is (kept whole) or may be left out when narrow. A lab profile names kinds from here.
+
+Pure data, imported by every layer (profiles, core, polling, ui), so it imports none of them:
+pollers, renderers and finders are named by import path and resolved on first use by the layer
+that calls them (`resolve`). `test_kinds` resolves every path.
+
+Adding a kind: an entry here, its poller (if it reads something new) and its renderer — see
+CONTRIBUTING.md, "Add a panel".
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any
+
+from awsview.model import keys
+
+# The timeline's panels also show the health of every evidence it was computed from.
+TIMELINE_READS = (keys.TIMELINE, keys.JOURNAL, keys.TABLE_PREFIX, keys.STREAM_PREFIX, keys.LOGS_PREFIX,
+                  keys.EXECUTIONS_PREFIX, keys.HISTORY_PREFIX)
+
+
+@dataclass(frozen=True)
+class Kind:
+    name: str  # as a profile's `panels` names it, and the panels' `name`
+    renderer: str  # "module:function": (model, profile, now[, all_runs]) -> list[Panel]
+    pollers: tuple[str, ...] = ()  # "module:class" of the pollers it needs, besides others'
+    finder: str | None = None  # "module:function": (model, panel id, row key) -> Detail | None
+    # The model keys (or key prefixes) the renderer reads, and nothing else but the profile and
+    # the clock: a screen that renders again only what changed relies on it (core.feed). None:
+    # rendered on every refresh (queues: the depth sparklines move with the clock).
+    reads: tuple[str, ...] | None = None
+    tail: bool = False  # newest last: a long panel keeps its end and cuts its start
+    windowed: bool = False  # the renderer's input is cut to what can be shown (core.feed)
+    run_aware: bool = False  # can show every lab run instead of the current one (`all_runs`)
+    key_columns: frozenset[str] = frozenset()  # say what a row is: kept as whole as possible
+    spare_columns: frozenset[str] = frozenset()  # a narrow panel may leave them out, rightmost first
+
+
+_R = "awsview.core.render:"
+_D = "awsview.core.details:"
+_P = "awsview.polling."
+
+KINDS: dict[str, Kind] = {k.name: k for k in (
+    Kind("state_machines", _R + "state_machines", (_P + "stepfunctions:StateMachinePoller",),
+         _D + "_machine", (keys.STATE_MACHINES,), key_columns=frozenset({"NAME", "TYPE", "ROLE"})),
+    Kind("executions", _R + "executions", (_P + "stepfunctions:ExecutionPoller",), _D + "_execution",
+         (keys.EXECUTIONS_PREFIX,), windowed=True, key_columns=frozenset({"NAME", "STATUS"}),
+         spare_columns=frozenset({"STARTED", "TOOK"})),
+    Kind("history", _R + "history", (_P + "stepfunctions:HistoryPoller",), _D + "_history_event",
+         (keys.HISTORY_PREFIX,), key_columns=frozenset({"TYPE"}), spare_columns=frozenset({"ID", "TIME"})),
+    Kind("tables", _R + "tables", (_P + "dynamodb:TablePoller",), _D + "_item", (keys.TABLE_PREFIX,),
+         windowed=True, key_columns=frozenset({"KEY"})),
+    Kind("queues", _R + "queues", (_P + "queues:QueuePoller",), _D + "_queue",
+         key_columns=frozenset({"QUEUE", "VISIBLE", "IN FLIGHT", "5 MIN: VISIBLE / IN FLIGHT"}),
+         spare_columns=frozenset({"DELAYED", "DLQ"})),
+    Kind("functions", _R + "functions", (_P + "functions:FunctionPoller",), _D + "_function",
+         (keys.FUNCTIONS,), key_columns=frozenset({"FUNCTION", "ROLE"}),
+         spare_columns=frozenset({"RUNTIME", "HANDLER", "TIMEOUT", "CODE"})),
+    Kind("logs", _R + "logs", (_P + "logs:LogPoller",), _D + "_log_line", (keys.LOGS_PREFIX,), tail=True,
+         windowed=True, key_columns=frozenset({"KIND"}), spare_columns=frozenset({"TIME"})),
+    Kind("roles", _R + "roles", (_P + "iam:RolePoller",), _D + "_role", (keys.ROLES,),
+         key_columns=frozenset({"ROLE"})),
+    Kind("decisions", _R + "decisions", (_P + "journal:JournalPoller", _P + "streams:StreamPoller",
+                                         _P + "timeline:TimelinePoller"), _D + "_decision", TIMELINE_READS,
+         tail=True, run_aware=True, key_columns=frozenset({"KEY", "OUTCOME", "KIND"}),
+         spare_columns=frozenset({"TIME", "TABLE", "OPERATION", "CONDITION", "BEFORE → AFTER", "BY"})),
+    Kind("verdicts", _R + "verdicts", (_P + "timeline:TimelinePoller",), _D + "_verdict", TIMELINE_READS,
+         run_aware=True, key_columns=frozenset({"", "KEY", "VERDICT"}),
+         spare_columns=frozenset({"TABLE", "CONSUMER RESULTS"})),
+    Kind("retries", _R + "retries", (), _D + "_retry",
+         (keys.HISTORY_PREFIX, keys.STATE_MACHINES, keys.EXECUTIONS_PREFIX),
+         key_columns=frozenset({"EXECUTION", "TASK"})),
+    Kind("checkpoints", _R + "checkpoints", (_P + "timeline:CheckpointPoller",), None, (keys.CHECKPOINTS,),
+         key_columns=frozenset({"", "STEP"})),
+)}
+
+NAMES: tuple[str, ...] = tuple(KINDS)  # every kind, in the default panel order
+TAIL = frozenset(k.name for k in KINDS.values() if k.tail)
+WINDOWED = frozenset(k.name for k in KINDS.values() if k.windowed)
+RUN_AWARE = frozenset(k.name for k in KINDS.values() if k.run_aware)
+READS: dict[str, tuple[str, ...]] = {k.name: k.reads for k in KINDS.values() if k.reads is not None}
+# Column roles across kinds: the column planner sees labels, not kinds.
+KEY_COLUMNS = frozenset().union(*(k.key_columns for k in KINDS.values()))
+SPARE_COLUMNS = frozenset().union(*(k.spare_columns for k in KINDS.values()))
+
+
+def poller_paths() -> tuple[str, ...]:
+    """Every kind's pollers, each once, in registry order (a poller serving many kinds runs once)."""
+    return tuple(dict.fromkeys(p for k in KINDS.values() for p in k.pollers))
+
+
+_resolved: dict[str, Any] = {}
+
+
+def resolve(path: str) -> Any:
+    """The object an entry names ("package.module:attribute"), imported on first use."""
+    found = _resolved.get(path)
+    if found is None:
+        module, _, attribute = path.partition(":")
+        found = _resolved[path] = getattr(importlib.import_module(module), attribute)
+    return found
