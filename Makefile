@@ -21,7 +21,11 @@ emulator: $(STAMP)
 tools:
 	@./.ci/tools.sh
 
+# The layers (import-linter contracts in pyproject.toml) and the pure modules' types first: a
+# broken contract or a type error fails in seconds, before the suite's minutes.
 test: $(STAMP) tools
+	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # bench_all: machine yardsticks, then AWS View against its baselines on the emulator (change feed) and

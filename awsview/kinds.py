@@ -81,19 +81,49 @@ KINDS: dict[str, Kind] = {k.name: k for k in (
          key_columns=frozenset({"", "STEP"})),
 )}
 
-NAMES: tuple[str, ...] = tuple(KINDS)  # every kind, in the default panel order
-TAIL = frozenset(k.name for k in KINDS.values() if k.tail)
-WINDOWED = frozenset(k.name for k in KINDS.values() if k.windowed)
-RUN_AWARE = frozenset(k.name for k in KINDS.values() if k.run_aware)
-READS: dict[str, tuple[str, ...]] = {k.name: k.reads for k in KINDS.values() if k.reads is not None}
+# Derived from KINDS (by `_derive`); read them as ``kinds.NAME`` at the time of use, not copied.
+NAMES: tuple[str, ...] = ()  # every kind, in the default panel order
+TAIL: frozenset[str] = frozenset()
+WINDOWED: frozenset[str] = frozenset()
+RUN_AWARE: frozenset[str] = frozenset()
+READS: dict[str, tuple[str, ...]] = {}
 # Column roles across kinds: the column planner sees labels, not kinds.
-KEY_COLUMNS = frozenset().union(*(k.key_columns for k in KINDS.values()))
-SPARE_COLUMNS = frozenset().union(*(k.spare_columns for k in KINDS.values()))
+KEY_COLUMNS: frozenset[str] = frozenset()
+SPARE_COLUMNS: frozenset[str] = frozenset()
+
+
+def _derive() -> None:
+    global NAMES, TAIL, WINDOWED, RUN_AWARE, READS, KEY_COLUMNS, SPARE_COLUMNS
+    NAMES = tuple(KINDS)
+    TAIL = frozenset(k.name for k in KINDS.values() if k.tail)
+    WINDOWED = frozenset(k.name for k in KINDS.values() if k.windowed)
+    RUN_AWARE = frozenset(k.name for k in KINDS.values() if k.run_aware)
+    READS = {k.name: k.reads for k in KINDS.values() if k.reads is not None}
+    KEY_COLUMNS = frozenset().union(*(k.key_columns for k in KINDS.values()))
+    SPARE_COLUMNS = frozenset().union(*(k.spare_columns for k in KINDS.values()))
+
+
+_derive()
+
+
+def register(kind: Kind) -> None:
+    """Add (or replace) a kind after import: for a kind defined outside this file (a test)."""
+    KINDS[kind.name] = kind
+    _derive()
+
+
+def unregister(name: str) -> None:
+    KINDS.pop(name, None)
+    _derive()
 
 
 def poller_paths() -> tuple[str, ...]:
     """Every kind's pollers, each once, in registry order (a poller serving many kinds runs once)."""
     return tuple(dict.fromkeys(p for k in KINDS.values() for p in k.pollers))
+
+
+def poller_classes() -> tuple[Any, ...]:
+    return tuple(resolve(path) for path in poller_paths())
 
 
 _resolved: dict[str, Any] = {}

@@ -11,7 +11,6 @@ from pathlib import Path
 from awsview import kinds
 
 RESOURCE_KINDS = ("function", "table", "queue", "state_machine", "role", "log_group", "mapping")
-PANELS = kinds.NAMES  # the panel kinds a profile may name, and the default order
 TABLE_ROLES = ("business", "diagnostic", "reference", "other")
 
 
@@ -44,7 +43,7 @@ class LabProfile:
     title: str
     prefix: str
     business_key: str = "id"
-    panels: tuple[str, ...] = PANELS
+    panels: tuple[str, ...] = field(default_factory=lambda: kinds.NAMES)  # the registry's order
     resources: tuple[Resource, ...] = ()
     checkpoints: tuple[Checkpoint, ...] = ()
     source: str = "<builtin>"
@@ -154,12 +153,12 @@ class _Parser:
         name = self.string(data, "name")
         if name != self.path.stem:
             raise self.fail(f"name {name!r} does not match the file name {self.path.stem!r}", "name =")
-        panels = data.get("panels", list(PANELS))
+        panels = data.get("panels", list(kinds.NAMES))
         if not isinstance(panels, list):
             raise self.fail("'panels' must be a list of panel names", "panels")
         for panel in panels:
-            if panel not in PANELS:
-                raise self.fail(f"unknown panel {panel!r} (known: {', '.join(PANELS)})", f'"{panel}"')
+            if panel not in kinds.KINDS:
+                raise self.fail(f"unknown panel {panel!r} (known: {', '.join(kinds.NAMES)})", f'"{panel}"')
         return LabProfile(
             name=name, title=self.string(data, "title"), prefix=self.string(data, "prefix"),
             business_key=self.string(data, "business_key", required=False, default="id"),

@@ -18,7 +18,7 @@ from pathlib import Path
 
 async def main(endpoint: str, lab: str, recording: Path, shown: Path) -> None:
     from awsview.aws.session import Target
-    from awsview.cli.dump import as_text
+    from awsview.core.printout import as_text
     from awsview.polling.recorder import Recorder, open_recording, target_info
     from awsview.ui.viewer.app import AWSViewApp
 

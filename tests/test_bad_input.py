@@ -26,8 +26,8 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from awsview import profiles
-from awsview.cli import dump
+from awsview import kinds, profiles
+from awsview.core import printout as dump
 from awsview.core import checkpoints, render, timeline
 from awsview.aws.errors import classify as classify_error
 from awsview.aws.session import Target
@@ -52,7 +52,7 @@ DEFINITIONS: list[str] = json.loads((CORPUS / "definitions.json").read_text())["
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 NOW = 1_800_000_000.0
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
-PROFILE = dataclasses.replace(profiles.load("ev04"), panels=profiles.PANELS)  # every panel
+PROFILE = dataclasses.replace(profiles.load("ev04"), panels=kinds.NAMES)  # every panel
 BUSINESS = PROFILE.tables("business")[0]
 TARGET = Target(endpoint_url="http://127.0.0.1:5000").describe()
 MACHINE_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:labex-ev04-orders"

@@ -21,7 +21,7 @@ import pytest
 from awsview import profiles
 from awsview.core import render
 from awsview.aws.session import Connection, Target
-from awsview.cli.dump import as_json, as_text
+from awsview.core.printout import as_json, as_text
 from awsview.labs.player import LabPlayer
 from awsview.polling.scheduler import Scheduler
 from conftest import RunningEmulator

@@ -124,7 +124,7 @@ def test_one_action_less_and_its_panel_says_access_denied(authorized, lab, taken
 @pytest.mark.parametrize("lab", [*LABS, "generic"])
 async def test_every_call_the_viewer_makes_is_in_the_policy(authorized, lab, monkeypatch):
     from awsview.aws.session import Connection, Target
-    from awsview.cli.dump import detect_profile, preflight
+    from awsview.polling.bootstrap import detect_profile, preflight
     from awsview.polling.scheduler import Scheduler
 
     emulator, keys = authorized

@@ -20,7 +20,7 @@ from types import MappingProxyType
 import pytest
 
 from awsview.core import render
-from awsview.cli.dump import as_text
+from awsview.core.printout import as_text
 from awsview.model.codec import Codec, CodecError, Opaque, current_schema, known_types
 from awsview.model.patch import diff, patch
 from awsview.model.resources import StreamRecord

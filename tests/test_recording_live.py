@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from awsview.cli.dump import as_text
+from awsview.core.printout import as_text
 from awsview.labs.player import LabPlayer
 from awsview.model.state import LabModel
 from awsview.polling.recorded import target_of
@@ -144,7 +144,7 @@ def test_watch_record_in_a_terminal_then_kill_9(emulator: RunningEmulator, tmp_p
 async def test_a_class_recording_keeps_each_learner(emulator: RunningEmulator, tmp_path):
     from awsview.polling.classroom import ClassMonitor, Learner
     from awsview.polling.recorder import ClassRecorder, open_recording
-    from awsview.polling.recorded import dump_from
+    from awsview.cli.dump import from_recording as dump_from
 
     LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None).setup()
     path = tmp_path / "class.rec"

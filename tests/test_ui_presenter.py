@@ -9,7 +9,8 @@ import pytest
 from textual.binding import Binding
 
 from awsview.ui import sample
-from awsview.ui.viewer.app import NAVIGATION, AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.presenter import NAVIGATION
 from awsview.ui.viewer.panel import PanelTable
 from awsview.ui.viewer.screens import DetailScreen, HelpScreen
 from awsview.ui.testing import settle, view

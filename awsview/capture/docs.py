@@ -9,23 +9,20 @@ import os
 import shutil
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+# docshots holds the capture and DocsError; it never imports this module (no cycle).
+from awsview.capture.docshots import DocsError, Page
+
 if TYPE_CHECKING:
     from awsview.labs.model import Lab
-    from awsview.capture.docshots import Page
 
 # What every page shows instead of the emulator's free port, so two runs match byte for byte.
 DOCS_ENDPOINT = "http://127.0.0.1:5000"
 FORMATS = ("svg", "png")
-
-
-class DocsError(Exception):
-    """Why the lab's pages could not be made, in one line for the person running it."""
 
 
 def generate(lab: str, output: Path, size: tuple[int, int] = (120, 40), theme: str = "docs",
@@ -134,31 +131,3 @@ def index_markdown(lab: Lab, pages: list[Page]) -> str:
         lines += [f"## {page.number}. {page.title}", "",
                   f"![{lab.name} {page.key}]({page.path.name})", ""]
     return "\n".join(lines)
-
-
-def run(lab: str, output: Path, size: str, theme: str, fmt: str) -> int:
-    """The command line: print each file and the time taken; 2 for bad input, 1 for failure."""
-    from awsview.labs import UnknownLab
-    from awsview.capture.screenshot import ScreenshotError, screen_size
-
-    try:
-        width, height = screen_size(size)
-    except ValueError as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 2
-    started = time.monotonic()
-    try:
-        paths = generate(lab, output, (width, height), theme, fmt)
-    except (UnknownLab, ValueError) as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 2
-    except (DocsError, ScreenshotError) as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 1
-    except OSError as exc:
-        print(f"awsview: cannot write the pages: {exc}", file=sys.stderr)
-        return 1
-    for path in paths:
-        print(path)
-    print(f"{lab}: {len(paths) - 1} screenshots in {time.monotonic() - started:.1f} s")
-    return 0

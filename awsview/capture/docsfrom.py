@@ -9,13 +9,11 @@ recording; each is the replay screen (panels and time line) in a fresh headless 
 from __future__ import annotations
 
 import asyncio
-import sys
-import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from awsview.polling.recording import CHECKPOINTS, PROFILE, ChannelPlayer, RecordingError
+from awsview.polling.recording import CHECKPOINTS, PROFILE, ChannelPlayer
 from awsview.model import keys
 
 MAX_FRAMES = 50
@@ -98,27 +96,3 @@ def index_markdown(source: Path, player: ChannelPlayer, pages: list[RecordedPage
         lines += [f"## {page.number}. {moment:%H:%M:%S} — {page.title}", "",
                   f"![{moment:%H:%M:%S}]({page.path.name})", ""]
     return "\n".join(lines)
-
-
-def run(source: Path, output: Path | None, size: str, theme: str, fmt: str, learner: str | None) -> int:
-    from awsview.capture.docs import DocsError
-    from awsview.capture.screenshot import ScreenshotError, screen_size
-
-    try:
-        width, height = screen_size(size)
-    except ValueError as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 2
-    started = time.monotonic()
-    try:
-        paths = generate(source, output, (width, height), theme, fmt, learner)
-    except (RecordingError, ValueError) as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 2
-    except (DocsError, ScreenshotError, OSError) as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 1
-    for path in paths:
-        print(path)
-    print(f"{Path(source).name}: {len(paths) - 1} screenshots in {time.monotonic() - started:.1f} s")
-    return 0

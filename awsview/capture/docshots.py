@@ -19,7 +19,6 @@ from typing import Any, Callable
 
 from awsview import profiles
 from awsview.aws.session import Target
-from awsview.capture.docs import DocsError
 from awsview.core.freeze import Freezer
 from awsview.labs.model import Lab, LabError
 from awsview.labs.player import LabPlayer
@@ -35,6 +34,10 @@ POLL_SPEED = 0.5  # poll twice as often as the viewer: the emulator is local and
 CHECK_S = 0.05
 MAX_FRAMES = 50
 SAME_FRAMES = 2  # after the first: three equal frames in a row
+
+
+class DocsError(Exception):
+    """Why the lab's pages could not be made, in one line for the person running it."""
 
 
 @dataclass(frozen=True)

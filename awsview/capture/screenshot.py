@@ -41,7 +41,9 @@ def record(app: Any) -> Any:
     width, height = app.size
     console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
                       color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
-    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    from awsview.ui.compat import screen_update
+
+    console.print(screen_update(app))
     return console
 
 
@@ -73,7 +75,9 @@ def png(app: Any, font_size: int = 16) -> bytes:
     default_fg, default_bg = (197, 200, 198), (41, 41, 41)
     image = Image.new("RGB", (width * cell_w, height * cell_h), default_bg)
     draw = ImageDraw.Draw(image)
-    lines = list(Segment.split_and_crop_lines(console._record_buffer, width, pad=True))
+    from awsview.ui.compat import recorded_segments
+
+    lines = list(Segment.split_and_crop_lines(recorded_segments(console), width, pad=True))
     for row, line in enumerate(lines[:height]):
         column = 0
         for text, style, control in line:

@@ -7,7 +7,7 @@ import time
 from pathlib import Path
 
 from awsview.aws.session import Target
-from awsview.capture.screenshot import ScreenshotError, save
+from awsview.capture.screenshot import save
 from awsview.model import keys
 
 SETTLE_S = 0.5  # after every poller answered once, let the highlights and layout settle
@@ -52,25 +52,3 @@ def derived_after(model, moment: float) -> bool:
     """The timeline and the checkpoints were computed after ``moment``."""
     derived = [model.get(keys.TIMELINE), model.get(keys.CHECKPOINTS)]
     return all(d is not None and d.attempted_at > moment for d in derived)
-
-
-def run(target: Target, lab: str | None, prefix: str, size: str, theme: str, output: Path) -> int:
-    import sys
-
-    from awsview.capture.screenshot import screen_size
-
-    try:
-        width, height = screen_size(size)
-    except ValueError as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 2
-    if output.suffix.lower() not in (".svg", ".png"):
-        print(f"awsview: {output.name}: the file name must end in .svg or .png", file=sys.stderr)
-        return 2
-    try:
-        path = asyncio.run(take(target, lab, prefix, (width, height), theme, output))
-    except ScreenshotError as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 1
-    print(path)
-    return 0

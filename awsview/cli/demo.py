@@ -3,12 +3,18 @@ step by step inside the viewer (a step banner on top; space pauses, n plays the 
 
 from __future__ import annotations
 
-import sys
+import argparse
 import tempfile
 from pathlib import Path
 
+from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, has_terminal
 
-def run(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.0) -> int:
+
+def run(args: argparse.Namespace) -> int:
+    return play(args.lab or ["ev04", "ev05", "q05"], theme=args.theme, step_seconds=args.step_seconds)
+
+
+def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.0) -> int:
     """Open the viewer on a fresh in-process emulator and play these labs in it."""
     from awsview.aws.session import Target, isolate_from_shell
     from awsview.emulator.server import EmulatorError, start
@@ -17,12 +23,10 @@ def run(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.
     try:
         labs = [get_lab(name) for name in lab_names]
     except UnknownLab as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 2
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        print("awsview: the demo opens the viewer and needs a terminal "
-              "(to play the labs without one: awsview lab play <lab> --endpoint-url URL)", file=sys.stderr)
-        return 2
+        return fail(str(exc), EXIT_USAGE)
+    if not has_terminal():
+        return fail("the demo opens the viewer and needs a terminal "
+                    "(to play the labs without one: awsview lab play <lab> --endpoint-url URL)", EXIT_USAGE)
     from awsview.ui import lifeline
     from awsview.ui.viewer.app import AWSViewApp
     from awsview.labs.demo import DemoDriver
@@ -34,8 +38,7 @@ def run(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.
     try:
         emulator = start("127.0.0.1", 0, state_dir)
     except EmulatorError as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 2
+        return fail(str(exc), EXIT_USAGE)
     emulator.start_in_thread()
     try:
         driver = DemoDriver(labs, emulator.endpoint_url, step_seconds=step_seconds)
@@ -43,12 +46,10 @@ def run(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.
         try:
             app = AWSViewApp(target=target, lab=labs[0].name, theme=theme, demo=driver)
         except ThemeError as exc:
-            print(f"awsview: {exc}", file=sys.stderr)
-            return 2
+            return fail(str(exc), EXIT_USAGE)
         lifeline.run(app)  # ends with its terminal or its parent (`make demo`)
     finally:
         emulator.stop()
     if driver.failed:
-        print(f"awsview: {driver.failed}", file=sys.stderr)
-        return 1
+        return fail(driver.failed, EXIT_FAILURE)
     return 0

@@ -10,14 +10,14 @@ wherever it stands. Every refusal is one line and exit status 2.
 from __future__ import annotations
 
 import argparse
-import signal
+import importlib
 import sys
 from pathlib import Path
 from typing import Any, NoReturn, Sequence
 
 from awsview.ui import lifeline  # noqa: F401  first: it notes the parent before start-up ends
+from awsview.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
-EXIT_USAGE = 2
 _UNSET = object()
 
 # The options shared by the commands: dest -> (flag, argparse keywords).
@@ -74,11 +74,6 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
-
-
-def _fail(message: str, code: int = 1) -> int:
-    print(f"awsview: {message}", file=sys.stderr)
-    return code
 
 
 def _add_shared(parser: argparse.ArgumentParser, names: set[str], prefix: str = "") -> None:
@@ -252,13 +247,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             require(extra, what)
         if "log_file" in TAKES[args.command]:
             configure(args.log_file)
-        return COMMANDS[args.command](args)
+        return run_command(args)
     except (LogFileError, MissingExtra) as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        return fail(str(exc), EXIT_USAGE)
     except ConfigError as exc:
-        return _fail(str(exc), EXIT_USAGE)
+        return fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_INTERRUPTED
 
 
 def needs(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -274,284 +269,15 @@ def needs(args: argparse.Namespace) -> list[tuple[str, str]]:
     return found
 
 
-def run_emulator(args: argparse.Namespace) -> int:
-    from awsview.emulator.server import EmulatorError, start
-
-    try:
-        emulator = start(args.host, args.port, args.state_dir)
-    except EmulatorError as exc:
-        return _fail(str(exc), EXIT_USAGE)
-
-    def stop(*_: object) -> None:
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, stop)
-    print(f"AWS View emulator listening on {emulator.endpoint_url}", flush=True)
-    print(f"  write-decision journal: {emulator.endpoint_url}/_awsview/journal", flush=True)
-    print(f"  state and logs:         {emulator.state_dir}", flush=True)
-    print(f"  use it: export AWS_ENDPOINT_URL={emulator.endpoint_url} AWS_DEFAULT_REGION=us-east-1 "
-          "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing", flush=True)
-    try:
-        emulator.serve_forever()
-    except KeyboardInterrupt:
-        pass
-    finally:
-        emulator.stop()
-    return 0
-
-
-def run_lab(args: argparse.Namespace) -> int:
-    from awsview.aws.session import ConfigError, check_credentials
-    from awsview.labs import LABS, UnknownLab, get_lab
-    from awsview.labs.player import LabError, LabPlayer
-
-    if args.action == "list":
-        for name, lab in LABS.items():
-            print(f"{name}  {lab.title}")
-        return 0
-    if not args.name:
-        return _fail(f"which lab? one of: {', '.join(LABS)}", EXIT_USAGE)
-    try:
-        lab = get_lab(args.name)
-    except UnknownLab as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    try:
-        player = LabPlayer(lab, endpoint_url=args.endpoint_url, region=args.region, profile=args.profile,
-                           log=lambda line: print(line, flush=True))
-        resolved = player.context.resolved
-        if not resolved.is_local and not args.real_account:
-            return _fail(f"lab {args.action} {lab.name} would create and delete resources on "
-                         f"{resolved.describe()}, which is not a local endpoint: pass --real-account "
-                         "if that is what you mean", EXIT_USAGE)
-        check_credentials(resolved)
-    except ConfigError as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    if not resolved.is_local:
-        try:
-            account = player.context.account  # sts:GetCallerIdentity, before anything is written
-        except Exception as exc:
-            from awsview.aws.errors import classify
-
-            failure = classify(exc)
-            return _fail(f"cannot use {resolved.describe()}: {failure.text}", 2 if failure.kind == "auth" else 1)
-        print(f"awsview: {args.action} {lab.name} in account {account}, region {resolved.region} "
-              f"({resolved.describe()})", flush=True)
-    until = int(args.until) if args.until and args.until.isdigit() else args.until
-    try:
-        if args.action == "setup":
-            player.setup()
-        elif args.action == "play":
-            player.play(until=until)
-        else:
-            player.clean()
-    except LabError as exc:
-        return _fail(str(exc))
-    except Exception as exc:  # botocore connection and credential errors, one line each
-        from awsview.aws.errors import classify
-
-        return _fail(classify(exc).text)
-    return 0
-
-
-def checked_target(args: argparse.Namespace) -> Any:
-    """The target of the command line, resolved and its credentials fetched once, so that a
-    configuration that cannot work is one line (ConfigError) before anything opens."""
-    from awsview.aws.session import Target, check_credentials, resolve
-
-    target = Target(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
-    check_credentials(resolve(target))
-    return target
-
-
-def run_demo(args: argparse.Namespace) -> int:
-    from awsview.cli.demo import run
-
-    return run(args.lab or ["ev04", "ev05", "q05"], theme=args.theme, step_seconds=args.step_seconds)
-
-
-def run_dump(args: argparse.Namespace) -> int:
-    from awsview.cli.dump import run
-
-    if args.source is not None:
-        from awsview.polling.recorded import dump_from
-
-        if args.graph:
-            return _fail("--graph draws live state machines; it does not go with --from FILE", EXIT_USAGE)
-        return dump_from(args.source, args.at, args.learner, args.json)
-    if args.at or args.learner:
-        return _fail("--at and --learner go with --from FILE", EXIT_USAGE)
-    if args.graph and args.width < 20:
-        return _fail(f"--width {args.width}: a graph needs at least 20 columns", EXIT_USAGE)
-    return run(checked_target(args), args.lab, args.prefix, args.json,
-               graph_width=args.width if args.graph else None, all_runs=args.all_runs)
-
-
-def run_screenshot(args: argparse.Namespace) -> int:
-    from awsview.capture.shot import run
-
-    return run(checked_target(args), args.lab, args.prefix, args.size, args.theme, args.output)
-
-
-def run_docs(args: argparse.Namespace) -> int:
-    if args.source is not None:
-        if args.lab:
-            return _fail("docs: give a lab or --from FILE, not both", EXIT_USAGE)
-        from awsview.capture.docsfrom import run as run_from
-
-        return run_from(args.source, args.output, args.size, args.theme, args.format, args.learner)
-    if not args.lab:
-        return _fail("docs: which lab? (ev04, ev05, q05), or --from FILE", EXIT_USAGE)
-    from awsview.capture.docs import run
-
-    return run(args.lab, args.output, args.size, args.theme, args.format)
-
-
-def _record_taken(args: argparse.Namespace) -> bool:
-    """`--record FILE` names a file that exists: said before anything else is checked."""
-    record = getattr(args, "record", None)
-    return record is not None and (record.exists() or record.is_symlink())
-
-
-def run_serve(args: argparse.Namespace) -> int:
-    from awsview.cli.serve import run
-
-    if _record_taken(args):
-        return _fail(f"{args.record} already exists; record into a new file", EXIT_USAGE)
-
-    # Each session checks the target again; this says it once, before serving.
-    return run(args, check_target=None if args.roster is not None else lambda: checked_target(args))
-
-
-def run_class(args: argparse.Namespace) -> int:
-    from awsview.ui.classview.view import run
-
-    return run(args.roster, theme=args.theme, presenter=args.presenter, record=args.record)
-
-
-def run_replay(args: argparse.Namespace) -> int:
-    """The viewer on a recording. Needs a terminal, like the live one."""
-    from awsview.polling.recorded import MomentError, parse_moment
-    from awsview.polling.recording import RecordingError
-    from awsview.ui import themes
-
-    try:
-        themes.check(args.theme)
-    except themes.ThemeError as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    from awsview.ui.viewer.replay import ReplayApp, open_player
-
-    try:
-        player = open_player(args.source, args.learner)
-        first, last = player.marks[0].time, player.marks[player.last].time
-        moment = parse_moment(args.at or "start", first, last)
-    except (RecordingError, MomentError) as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return _fail("replay needs a terminal; `awsview dump --from FILE --at TIME` prints a moment", EXIT_USAGE)
-    index = player.index_at(moment)
-    app = ReplayApp(player, start=index, moment=max(moment, player.marks[index].time), theme=args.theme)
-    app.run()
-    return app.return_code or 0
-
-
-def run_doctor(args: argparse.Namespace) -> int:
-    from awsview.polling.doctor import run
-
-    return run(checked_target(args), args.lab, args.prefix, args.json)
-
-
-def run_iam_policy(args: argparse.Namespace) -> int:
-    """The policy for a lab or a prefix, in the region configured (any region if none is)."""
-    from awsview import profiles
-    from awsview.aws.policy import PolicyError, as_json, policy
-    from awsview.aws.session import ConfigError, botocore_session
-
-    try:
-        profile = profiles.load(args.lab) if args.lab else profiles.generic_profile(args.prefix)
-    except (profiles.UnknownProfile, profiles.ProfileError) as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    if args.account != "*" and not (args.account.isdigit() and len(args.account) == 12):
-        return _fail(f"--account must be a 12-digit account id, not {args.account!r}", EXIT_USAGE)
-    session = botocore_session(args.profile)
-    try:
-        region = args.region or session.get_config_variable("region") or "*"
-    except Exception as exc:  # an unknown profile, an unreadable config file
-        from awsview.aws.session import _config_text
-
-        raise ConfigError(_config_text(exc, args.profile)) from None
-    partition = session.get_partition_for_region(region) if region != "*" else "aws"
-    try:
-        document = policy(profile, region=region, account=args.account, partition=partition)
-    except PolicyError as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    sys.stdout.write(as_json(document))
-    return 0
-
-
-def run_watch(args: argparse.Namespace) -> int:
-    """The viewer. A configuration that cannot work is one line; a failed preflight (endpoint
-    down, credentials refused) still opens it: the panels show the error, never "empty"."""
-    if _record_taken(args):
-        return _fail(f"{args.record} already exists; record into a new file", EXIT_USAGE)
-    from awsview import profiles
-
-    if args.lab:
-        try:
-            profiles.load(args.lab)
-        except (profiles.UnknownProfile, profiles.ProfileError) as exc:
-            return _fail(str(exc), EXIT_USAGE)
-    from awsview.ui import preferences
-    from awsview.ui import themes
-
-    try:
-        themes.check(args.theme)
-    except themes.ThemeError as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    saved, notice = preferences.load()
-    theme = args.theme or saved.get("theme")
-    try:
-        themes.check(theme)
-    except themes.ThemeError as exc:  # a theme saved once and since removed
-        theme, notice = None, f"{preferences.path()}: {exc} (ignored)"
-    target = checked_target(args)
-    presenter = getattr(args, "presenter", False)
-    record = getattr(args, "record", None)
-    # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
-    if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return _fail("the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE)
-    from awsview.ui.viewer.app import AWSViewApp
-    from awsview.ui.themes import ThemeError
-
-    writer = recorder = None
-    if record is not None:
-        from awsview.polling.recorder import Recorder, open_recording, target_info
-        from awsview.polling.recording import RecordingError
-
-        try:
-            writer = open_recording(record, "watch")
-        except RecordingError as exc:
-            return _fail(str(exc), EXIT_USAGE)
-        import time
-
-        recorder = Recorder(writer.channel("", target_info(target), time.time()))
-    try:
-        app = AWSViewApp(target=target, lab=args.lab, prefix=args.prefix, theme=theme,
-                         presenter=presenter, recorder=recorder, remember=not presenter,
-                         show_usage=bool(saved.get("usage")) and not presenter, notice=notice)
-    except ThemeError as exc:
-        return _fail(str(exc), EXIT_USAGE)
-    if recorder is not None:
-        recorder.on_stop = lambda reason: app.notify(reason, severity="error", timeout=10)
-    try:
-        lifeline.run(app)  # ends with its terminal, its serve session or its parent
-    finally:
-        if writer is not None:
-            writer.close()
-    return app.return_code or 0
-
-
+# Each command is a module of this package with ``run(args) -> int``, imported when it runs: a
+# command's start-up pays only for what it uses.
 COMMANDS = {
-    "emulator": run_emulator, "lab": run_lab, "demo": run_demo, "dump": run_dump,
-    "screenshot": run_screenshot, "docs": run_docs, "serve": run_serve, "class": run_class,
-    "watch": run_watch, "iam-policy": run_iam_policy, "replay": run_replay, "doctor": run_doctor,
+    "emulator": "emulator", "lab": "lab", "demo": "demo", "dump": "dump", "screenshot": "screenshot",
+    "docs": "docs", "serve": "serve", "class": "classview", "watch": "watch", "iam-policy": "iam_policy",
+    "replay": "replay", "doctor": "doctor",
 }
+
+
+def run_command(args: argparse.Namespace) -> int:
+    module = importlib.import_module(f"awsview.cli.{COMMANDS[args.command]}")
+    return module.run(args)

@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import Any, Sequence
 from urllib.parse import urlsplit
 
+from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, checked_target, fail, record_taken
+
 COOKIE = "awsview_token"
 STOP_GRACE_S = 5.0  # a session's viewer gets this long to quit when its browser goes, then is killed
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
@@ -220,8 +222,15 @@ def watch_args(args: argparse.Namespace) -> list[str]:
     return out
 
 
-def run(args: argparse.Namespace, check_target: Any = None) -> int:
-    """`awsview serve`: check everything that can be checked before binding, then serve.
+def run(args: argparse.Namespace) -> int:
+    if record_taken(args):
+        return fail(f"{args.record} already exists; record into a new file", EXIT_USAGE)
+    # Each session checks the target again; this says it once, before serving.
+    return serve(args, check_target=None if args.roster is not None else lambda: checked_target(args))
+
+
+def serve(args: argparse.Namespace, check_target: Any = None) -> int:
+    """Check everything that can be checked before binding, then serve.
     ``check_target`` raises ConfigError when the AWS configuration cannot work."""
     from awsview import profiles
     from awsview.aws.session import ConfigError
@@ -242,16 +251,14 @@ def run(args: argparse.Namespace, check_target: Any = None) -> int:
                 check_target()
             command = app_command(watch_args(args))
     except (ServeError, profiles.UnknownProfile, profiles.ProfileError, ConfigError) as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 2
+        return fail(str(exc), EXIT_USAGE)
     server = make_server(args.host, args.port, token, command, args.font_size,
                          title="AWS View · class" if args.roster else "AWS View")
     if getattr(args, "record", None) is not None:
         try:
             _record_in_background(args)
         except Exception as exc:  # RecordingError: the file exists or cannot be written
-            print(f"awsview: {exc}", file=sys.stderr)
-            return 2
+            return fail(str(exc), EXIT_USAGE)
     where = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else where}:{args.port}/"
     print(f"AWS View presenter screen on {url}{'?token=' + token if token else ''}", flush=True)
@@ -263,8 +270,7 @@ def run(args: argparse.Namespace, check_target: Any = None) -> int:
     try:
         server.serve()
     except OSError as exc:
-        print(f"awsview: cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        return fail(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_FAILURE)
     return 0
 
 

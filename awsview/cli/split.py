@@ -190,6 +190,7 @@ def main(argv: Sequence[str]) -> int:
     args, viewer_args = parser.parse_known_args(list(argv))
     if viewer_args[:1] == ["--"]:
         viewer_args = viewer_args[1:]
+    from awsview.cli.common import fail
     from awsview.cli.main import UsageError, parse
 
     try:
@@ -202,8 +203,7 @@ def main(argv: Sequence[str]) -> int:
     try:
         print(split(args.width, viewer_args), flush=True)
     except SplitError as error:
-        print(f"awsview: {error.message}", file=sys.stderr)
-        return error.code
+        return fail(error.message, error.code)
     return 0
 
 

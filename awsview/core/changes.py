@@ -46,9 +46,9 @@ class ItemChanges:
             for item in table.items:
                 key = item_row_key(item, table.key_names)
                 current.add(key)
-                previous = old.get(key)
-                if previous is not None and previous != item:
-                    self._mark(marks, key, previous, item)
+                earlier = old.get(key)
+                if earlier is not None and earlier != item:
+                    self._mark(marks, key, earlier, item)
             for key in [k for k in marks if k not in current]:
                 del marks[key]
 

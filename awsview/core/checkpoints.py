@@ -161,6 +161,8 @@ def _executions(model: LabModel) -> dict[str, Any]:
 
 
 def _compare(actual: Any, op: str, expected: str) -> bool:
+    left: Any
+    right: Any
     try:
         left, right = float(actual), float(expected)
     except (TypeError, ValueError):

@@ -319,7 +319,7 @@ def _verdict(model: LabModel, ident: str, key: str) -> Detail | None:
     shown = life.verdict if life is not None else found.verdict
     lines = [f"{datetime.fromtimestamp(d.time).strftime('%H:%M:%S')}  {d.operation}  {d.outcome}"
              f"{': ' + d.reason if d.reason else ''}  ({d.kind})  by {d.actor.text}" for d in decisions]
-    which = "lifetime " + (f"{lifetime} of {len(found.lifetimes)}, {life.end_text}" if lifetime else
+    which = "lifetime " + (f"{lifetime} of {len(found.lifetimes)}, {life.end_text if life else ''}" if lifetime else
                            f"{len(found.lifetimes)} (the latest; earlier ones count for nothing today)")
     return Detail(f"Business key {found.key} in {found.table}",
                   _fields(("Verdict", shown.text), ("Alarm", "yes" if shown.alarm else "no"), ("Lifetime", which),

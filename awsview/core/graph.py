@@ -361,7 +361,7 @@ def _edge_rows(canvas: Canvas, edges: list[_Edge], following: str | None, names:
             canvas.put(row, trunk, glyph, mark)
             canvas.put(row, trunk + 3, "◉ end", mark)
             continue
-        lane = lanes.get(edge.target) if edge.target in index else None
+        lane = lanes.get(edge.target) if edge.target is not None and edge.target in index else None
         if edge.target is None:
             target = "? (no Next)"
         else:

@@ -423,3 +423,9 @@ def panels(model: LabModel, profile: LabProfile, now: float | None = None, all_r
     """Every panel of the profile, in its order."""
     now = time.time() if now is None else now
     return [p for name in profile.panels for p in render(name, model, profile, now, all_runs)]
+
+
+def panel(name: str, title: str, snapshots: list[Snapshot[Any]], columns: tuple[str, ...],
+          rows: list[Row], now: float, empty_text: str = "none", subject: str = "") -> Panel:
+    """A panel whose freshness is its snapshots' worst: for a renderer outside this module."""
+    return _panel(name, title, snapshots, columns, rows, now, empty_text, subject)

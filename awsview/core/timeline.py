@@ -181,7 +181,7 @@ def _count(n: int, noun: str) -> str:
 
 
 def key_text(key: Mapping[str, Any] | None) -> str:
-    plain = item_to_plain(dict(key)) if key and _looks_wire(key) else dict(key or {})
+    plain = (item_to_plain(dict(key)) or {}) if key and _looks_wire(key) else dict(key or {})
     return "/".join(format_value(plain[k]) for k in sorted(plain)) or "?"
 
 
@@ -196,7 +196,7 @@ def actor_of(caller: Mapping[str, Any] | None, invocations: Mapping[str, Mapping
         agent = caller.get("user_agent") or "unknown client"
         return Actor("api", f"API call ({agent})")
     request_id, function = caller.get("request_id"), caller.get("function")
-    invoked_by = (invocations.get(request_id) or {}).get("caller") or {}
+    invoked_by = (invocations.get(request_id or "") or {}).get("caller") or {}
     short = (request_id or "")[:8]
     if invoked_by.get("kind") == "stepfunctions":
         return Actor("execution", f"{invoked_by.get('execution_name')} · {invoked_by.get('state')} · "
@@ -325,7 +325,7 @@ def build(evidence: Evidence) -> Timeline:
 
 def collect(evidence: Evidence) -> tuple[dict[str, Decision], list[str], list[str]]:
     """Every decision the evidence holds (by identity), the sources used and those missing."""
-    invocations = {i.get("request_id"): i for i in evidence.invocations}
+    invocations = {str(i.get("request_id")): i for i in evidence.invocations if i.get("request_id")}
     business = set(evidence.business_tables)
     decisions: dict[str, Decision] = {d.ident: d for d in evidence.stored
                                       if not business or d.table in business}

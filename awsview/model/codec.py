@@ -183,7 +183,10 @@ class Codec:
             index = values[1]
             if not isinstance(index, int) or not 0 <= index < len(self._builders):
                 raise CodecError(f"type number {index!r} is not in the recording's schema")
-            return self._builders[index](values[2:])
+            build = self._builders[index]
+            if build is None:
+                raise CodecError(f"type number {index!r} is not in the recording's schema")
+            return build(values[2:])
         if code == _DECIMAL:
             return Decimal(values[1])
         if code == _FROZENSET:
@@ -235,7 +238,7 @@ def _builder(name: str, cls: type | None, fields: list[str] | None) -> Callable[
         # Frozen dataclasses set each field through object.__setattr__ in __init__; filling the
         # instance dict directly reads a 100,000-line feed in half the time. The model's
         # dataclasses have no __post_init__ (checked above), so nothing is skipped.
-        obj = new(cls)
+        obj: Any = new(cls)
         state = obj.__dict__
         state.update(zip(fields, values) if whole else ((n, values[i]) for n, i in zip(names, kept)))
         for f in absent:

@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping
 
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
 TERMINAL_STATUS = MappingProxyType({
     "ExecutionSucceeded": "SUCCEEDED",
@@ -119,7 +119,7 @@ def parse_history(events: Iterable[Mapping[str, Any]],
 
     batch = list(events)
     if all(_int(raw.get("id")) is not None for raw in batch):
-        batch.sort(key=lambda raw: _int(raw.get("id")))
+        batch.sort(key=lambda raw: _int(raw.get("id")) or 0)  # none is None (checked above)
     for raw in batch:
         event_id = _int(raw.get("id"))
         if event_id is None:  # malformed; keep it, in arrival order

@@ -182,13 +182,13 @@ class ClassMonitor:
                                                       endpoint_url=learner.endpoint_url),
                                                connect_timeout=1.0, read_timeout=5.0,
                                                session=self._session(learner.profile)).__aenter__()
-                from awsview.cli.dump import detect_profile
+                from awsview.polling.bootstrap import detect_profile
 
                 profile = profiles.load(learner.lab) if learner.lab else await detect_profile(follow.conn)
                 follow.scheduler = Scheduler(follow.conn, profile)
                 if self.on_model is not None:
                     self.on_model(learner, profile, follow.scheduler.model)
-            from awsview.cli.dump import preflight
+            from awsview.polling.bootstrap import preflight
 
             if await follow.scheduler.catch_up():
                 model = follow.scheduler.model  # the feed answered: the endpoint is alive

@@ -10,12 +10,10 @@ changes anything: a fix is advice to the person (enable a stream, add an IAM act
 
 from __future__ import annotations
 
-import asyncio
 import json
-import sys
 import time
-from dataclasses import asdict, dataclass, field
-from typing import Any, Awaitable, Callable, TextIO
+from dataclasses import dataclass, field
+from typing import Any, Awaitable, Callable
 
 from awsview import profiles
 from awsview.aws.errors import classify
@@ -121,8 +119,8 @@ class _Prober:
 
 async def diagnose(target: Target, lab: str | None = None, prefix: str = "",
                    http_get: Callable[[str], Awaitable[tuple[int, Any]]] | None = None) -> Diagnosis:
-    """Probe ``target`` once. Raises DumpError (from the preflight) if it cannot be used at all."""
-    from awsview.cli.dump import detect_profile, preflight
+    """Probe ``target`` once. Raises PreflightError (from the preflight) if it cannot be used at all."""
+    from awsview.polling.bootstrap import detect_profile, preflight
 
     chosen = profiles.load(lab) if lab else None
     async with Connection(target) as conn:
@@ -362,22 +360,3 @@ def as_text(diagnosis: Diagnosis) -> str:
     out += ["", f"{diagnosis.calls} read calls, latency p50 {diagnosis.latency_ms[0]:.0f} ms, "
                 f"max {diagnosis.latency_ms[1]:.0f} ms; nothing was changed."]
     return "\n".join(out) + "\n"
-
-
-def run(target: Target, lab: str | None, prefix: str, as_json_output: bool, out: TextIO = sys.stdout) -> int:
-    from awsview.cli.dump import DumpError
-
-    try:
-        diagnosis = asyncio.run(diagnose(target, lab, prefix))
-    except DumpError as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 1
-    except (profiles.ProfileError, profiles.UnknownProfile) as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 2
-    if as_json_output:
-        json.dump({**asdict(diagnosis), "summary": diagnosis.summary}, out, indent=2)
-        out.write("\n")
-    else:
-        out.write(as_text(diagnosis))
-    return 0

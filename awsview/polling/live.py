@@ -13,7 +13,7 @@ from typing import Callable
 
 from awsview import profiles
 from awsview.aws.session import ConfigError, Connection, Target
-from awsview.cli.dump import DumpError, NeedsPrefix, detect_profile, preflight
+from awsview.polling.bootstrap import NeedsPrefix, PreflightError, detect_profile, preflight
 from awsview.model.state import LabModel
 from awsview.polling.scheduler import Scheduler
 
@@ -76,7 +76,7 @@ class LivePolling:
     async def _preflight(self, conn: Connection) -> bool:
         try:
             self.account = await preflight(conn)
-        except DumpError as exc:
+        except PreflightError as exc:
             self.on_status("error", f"{exc} — retrying every {RETRY_PREFLIGHT_S:.0f} s")
             return False
         self.on_status("ok", f"{conn.describe()} · account {self.account}")

@@ -8,16 +8,12 @@ before that moment, aged to that moment.
 
 from __future__ import annotations
 
-import json
 import re
-import sys
 from datetime import datetime, timedelta
-from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 from awsview.aws.session import Target
-from awsview.model.state import LabModel
-from awsview.polling.recording import ChannelPlayer, ChannelState, Recording, RecordingError
+from awsview.polling.recording import ChannelPlayer, ChannelState, Recording
 
 _OFFSET = re.compile(r"^([+-])(\d+(?::\d{1,2}){0,2}(?:\.\d+)?)$")
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$")
@@ -93,36 +89,3 @@ def state_at(player: ChannelPlayer, text: str | None) -> tuple[ChannelState, flo
     index = player.index_at(moment)
     state = player.state(index)
     return state, max(moment, state.time), index
-
-
-def dump_from(path: Path, at: str | None, learner: str | None, as_json_output: bool,
-              out: TextIO = sys.stdout) -> int:
-    """`awsview dump --from FILE`: what the viewer showed then, as `dump` prints it live."""
-    from awsview.cli.dump import as_json, as_text
-
-    try:
-        recording = Recording(path)
-        player = recording.player(recording.channel_named(learner))
-        state, moment, index = state_at(player, at)
-    except (RecordingError, MomentError) as exc:
-        print(f"awsview: {exc}", file=sys.stderr)
-        return 2
-    if state.profile is None:
-        print(f"awsview: {path}: no lab was shown yet at that moment", file=sys.stderr)
-        return 1
-    model = LabModel(snapshots=state.snapshots)
-    target = target_of(player.info)
-    account = state.meta.get("account") or "?"
-    if as_json_output:
-        document = as_json(state.profile, model, target, account, moment)
-        document["recording"] = {"file": str(path), "frame": index, "frames": player.last + 1,
-                                 "at": moment, "info": player.info, "damage": recording.damage}
-        json.dump(document, out, indent=2, sort_keys=True, default=str)
-        out.write("\n")
-    else:
-        out.write(f"{describe(recording, player)}\n")
-        level, status = state.status
-        said = f" · {'error: ' if level == 'error' else ''}{status}" if status else ""
-        out.write(f"at {datetime.fromtimestamp(moment):%H:%M:%S} (frame {index + 1}){said}\n")
-        out.write(as_text(state.profile, model, target, account, moment))
-    return 0

@@ -37,12 +37,9 @@ PUSHED_GAP_S = 0.1  # pushed: at most one poll per kind this often, so a burst o
 # Every kind's pollers, in the registry's order. Order matters for a single round: executions need
 # machines, histories need executions; the timeline (and the lab's runs) every resource's creation
 # time and every decision, the checkpoints the timeline.
-POLLERS: tuple[type[Poller], ...] = tuple(kinds.resolve(path) for path in kinds.poller_paths())
-
-
 def make_pollers(profile: LabProfile, store: DecisionStore | None = None) -> list[Poller]:
     """One poller per kind; ``store`` (default: the user's state directory) for those that remember."""
-    return [cls(profile, store) if cls.remembers else cls(profile) for cls in POLLERS]
+    return [cls(profile, store) if cls.remembers else cls(profile) for cls in kinds.poller_classes()]
 
 
 class _Pending:

@@ -9,6 +9,7 @@ from rich.text import Text
 from textual.app import App
 
 from awsview.core.feed import MORE_KEY
+from awsview.ui.compat import screen_strips
 from awsview.ui.viewer.panel import PanelView
 
 
@@ -70,12 +71,12 @@ def body(app: App, ident: str) -> str:
 
 def screen_lines(app: App) -> list[str]:
     """The text of every line on the screen, as the terminal would draw it."""
-    return [strip.text for strip in app.screen._compositor.render_strips()]
+    return [strip.text for strip in screen_strips(app)]
 
 
 def screen_styles(app: App) -> list[tuple[str, object]]:
     """(text, rich style) of every segment on the screen."""
-    return [(segment.text, segment.style) for strip in app.screen._compositor.render_strips()
+    return [(segment.text, segment.style) for strip in screen_strips(app)
             for segment in strip]
 
 

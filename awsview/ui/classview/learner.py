@@ -25,11 +25,9 @@ from awsview.ui.classview.cards import ago, reason, state
 from awsview.core.details import describe
 from awsview.core.feed import PanelFeed
 from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelView
+from awsview.ui.viewer import presenter
 from awsview.ui.viewer.screens import DetailScreen
 
-# What a presenter screen may do: look around, open a learner, go back. Nothing else.
-NAVIGATION = frozenset({"focus_next", "focus_previous", "move", "page", "edge", "open", "back", "cycle",
-                        "close", "help"})
 
 
 class LearnerScreen(Screen[None]):
@@ -69,7 +67,7 @@ class LearnerScreen(Screen[None]):
             self.board.set_layout(self.size.width)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return action in NAVIGATION or not getattr(self.app, "presenter", False)
+        return presenter.allows(self.app, action)
 
     def refresh_panels(self, status: LearnerStatus | None = None) -> None:
         if status is not None:

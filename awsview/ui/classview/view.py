@@ -8,10 +8,8 @@ In presenter mode (the class view served to a browser) only navigation keys do a
 from __future__ import annotations
 
 import asyncio
-import sys
 import time
 from contextlib import suppress
-from pathlib import Path
 from typing import Any, Callable
 
 from textual import work
@@ -24,16 +22,16 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Markdown, Static
 
-from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus, RosterError, load_roster
+from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus
 from awsview.profiles import LabProfile
-from awsview.ui import lifeline, themes
+from awsview.ui import themes
 from awsview.ui.viewer.cells import alive, plain
 from awsview.ui.classview.cards import card_content, columns_for, lab_steps, state, summary
-from awsview.ui.classview.learner import NAVIGATION, LearnerScreen
+from awsview.ui.classview.learner import LearnerScreen
+from awsview.ui.viewer import presenter
 from awsview.ui.viewer.commands import ThemeCommands
 from awsview.ui.viewer.screens import HelpScreen
 
-EXIT_USAGE = 2
 CARD_HEIGHT = 6  # four lines and the border
 
 
@@ -131,7 +129,7 @@ class GridScreen(Screen[None]):
         self.query_one("#status", Static).update(plain(summary(self.learners, statuses, steps)))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        return action in NAVIGATION or not getattr(self.app, "presenter", False)
+        return presenter.allows(self.app, action)
 
     # -- moving between cards ------------------------------------------------------------
 
@@ -287,9 +285,7 @@ class ClassApp(App[int]):
         self.push_screen(screen)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.presenter:
-            return action in NAVIGATION
-        return True
+        return presenter.allows(self, action)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
@@ -298,41 +294,3 @@ class ClassApp(App[int]):
     def action_next_theme(self) -> None:
         self.theme = themes.following(self.awsview_themes, self.theme)
         self.notify(f"theme {self.theme}", timeout=2)
-
-
-def run(roster: Path, theme: str | None = None, presenter: bool = False, record: Path | None = None) -> int:
-    """`awsview class FILE`: the class view until q (or, as a presenter screen, until the browser goes)."""
-    try:
-        learners = load_roster(roster)
-    except RosterError as exc:
-        return _fail(str(exc))
-    try:
-        themes.check(theme)
-    except themes.ThemeError as exc:
-        return _fail(str(exc))
-    if not presenter and not (sys.stdin.isatty() and sys.stdout.isatty()):
-        return _fail("the class view needs a terminal")
-    recording = None
-    if record is not None:
-        from awsview.polling.recorder import ClassRecorder, open_recording
-        from awsview.polling.recording import RecordingError
-
-        try:
-            recording = ClassRecorder(open_recording(record, "class"))
-        except RecordingError as exc:
-            return _fail(str(exc))
-    try:
-        app = ClassApp(learners, theme=theme, presenter=presenter, recording=recording)
-    except themes.ThemeError as exc:
-        return _fail(str(exc))
-    try:
-        lifeline.run(app)  # ends with its terminal, its serve session or its parent
-    finally:
-        if recording is not None:
-            recording.close()
-    return app.return_code or 0
-
-
-def _fail(message: str, code: int = EXIT_USAGE) -> int:
-    print(f"awsview: {message}", file=sys.stderr)
-    return code

@@ -24,12 +24,14 @@ from awsview.aws.session import Target
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
 from awsview.ui import themes
+from awsview.ui.compat import action_name
 from awsview.ui.viewer.board import PanelBoard
 from awsview.ui.viewer.cells import alive, plain
 from awsview.core.changes import ItemChanges
 from awsview.ui.viewer.commands import LabCommands, PanelCommands, ThemeCommands
 from awsview.core.feed import DEFAULT_CAP, PanelFeed
 from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelView
+from awsview.ui.viewer.presenter import Presenter, allows
 from awsview.model import keys
 
 FILTER_DELAY_S = 0.15
@@ -37,25 +39,6 @@ FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet mome
 FULL_GC_QUIET_S = 5.0  # … (nothing changed for this long, so no change waits behind it)
 FULL_GC_AT_LEAST_S = 600.0  # … and at least every ten minutes, quiet or not
 DIAGNOSE_RETRY_S = 15.0  # the doctor's probe waits for an endpoint that does not answer yet
-# What a presenter screen (`awsview serve`, `watch --presenter`) still does: look around.
-NAVIGATION = frozenset({
-    "cycle", "zoom", "back", "help", "close", "focus_next", "focus_previous", "select_cursor",
-    "cursor_up", "cursor_down", "cursor_left", "cursor_right", "page_up", "page_down",
-    "page_left", "page_right", "scroll_top", "scroll_bottom", "scroll_home", "scroll_end",
-    "scroll_up", "scroll_down", "scroll_left", "scroll_right", "earlier_runs",
-})
-
-
-def newest_execution_key(model: LabModel | None) -> str | None:
-    """The ARN of the execution started last, across every state machine."""
-    newest = None
-    for snapshot in model.with_prefix(keys.EXECUTIONS_PREFIX) if model is not None else ():
-        for execution in snapshot.data or ():
-            if execution.started is not None and (newest is None or execution.started > newest.started):
-                newest = execution
-    return newest.arn if newest is not None else None
-
-
 def _step_text(model: LabModel | None) -> str:
     """``on step 2/4 deploy`` (and the lab run, once there is more than one)."""
     from awsview.core.checkpoints import progress
@@ -121,10 +104,9 @@ class AWSViewApp(App[int]):
         self.highlight_seconds = highlight_seconds
         self.monotonic = monotonic  # when highlights fade
         self.freezer = freezer  # awsview.core.freeze.Freezer: what is shown is the same on every run
-        self.presenter = presenter
+        self.presenter = Presenter() if presenter else None  # the read-only mode, or None
         self.recorder = recorder  # awsview.polling.recorder.Recorder: every model change into a recording
         self.diagnosis: Any = None  # awsview.polling.doctor.Diagnosis: what this endpoint can tell
-        self._followed: dict[str, str] = {}  # presenter: the newest row each panel was moved to
         self.feed = PanelFeed(cap)
         self.changes = ItemChanges()
         self.needle = ""
@@ -245,40 +227,7 @@ class AWSViewApp(App[int]):
                 self._show_status()
             self.board.sync(shown, self.changes.for_panel, self.needle, waiting=not self.model.snapshots)
             if self.presenter:
-                self._follow_newest()
-
-    def _follow_newest(self) -> None:
-        """Presenter screens keep the newest execution and the newest decision in sight.
-
-        Only when there is a newer one: in between, whoever watches may look elsewhere.
-        """
-        newest = {}
-        for view in self.board.ordered:
-            if view.shown is None or not view.shown.rows:
-                continue
-            name = view.shown.panel.name
-            if name == "executions":
-                newest[view] = newest_execution_key(self.model)
-            elif name == "decisions":
-                newest[view] = view.shown.rows[-1].key
-        for view, key in newest.items():
-            if key is None or self._followed.get(view.ident) == key or key not in view.keys:
-                continue
-            self._followed[view.ident] = key
-            view.table.move_cursor(row=view.keys.index(key), scroll=True)
-            if view.shown.panel.name == "executions":
-                self._bring_history_into_view(key)
-            elif self.board.zoomed is None:
-                self.board.scroll_to_widget(view, animate=False)
-
-    def _bring_history_into_view(self, execution_arn: str) -> None:
-        for view in self.board.ordered:
-            rows = view.shown.rows if view.shown is not None else ()
-            if view.shown is not None and view.shown.panel.name == "history" and rows \
-                    and rows[0].key.startswith(f"{execution_arn}#"):
-                if self.board.zoomed is None:
-                    self.board.scroll_to_widget(view, animate=False)
-                return
+                self.presenter.follow_newest(self)
 
     @work(exclusive=True, group="poll", exit_on_error=False)
     async def _poll(self) -> None:
@@ -299,12 +248,12 @@ class AWSViewApp(App[int]):
         import asyncio
 
         from awsview.polling.doctor import diagnose
-        from awsview.cli.dump import DumpError
+        from awsview.polling.bootstrap import PreflightError
 
         while True:
             try:
                 self.diagnosis = await diagnose(self.target, self.lab, self.prefix)
-            except DumpError:
+            except PreflightError:
                 await asyncio.sleep(DIAGNOSE_RETRY_S)  # the status line says why already
                 continue
             except Exception:  # a probe that breaks must not break the viewer
@@ -411,15 +360,12 @@ class AWSViewApp(App[int]):
 
     async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
         """Every key, click and footer action passes here: a presenter screen only navigates."""
-        if self.presenter:
-            _, name, _ = self._parse_action(action, self if default_namespace is None else default_namespace,
-                                            namespaces)
-            if name not in NAVIGATION:
-                return False
+        if self.presenter and not self.presenter.allows(action_name(self, action, default_namespace, namespaces)):
+            return False
         return await super().run_action(action, default_namespace, namespaces)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if self.presenter and action not in NAVIGATION:
+        if not allows(self, action):
             return False  # hidden from the footer too
         if action in ("demo_pause", "demo_next"):
             return self.demo is not None and not self.demo.finished
@@ -432,7 +378,7 @@ class AWSViewApp(App[int]):
     def action_help(self) -> None:
         from awsview.ui.viewer.screens import HelpScreen  # not before the first paint: Markdown, pygments
 
-        self.push_screen(HelpScreen(self.presenter, self.diagnosis.markdown() if self.diagnosis else None))
+        self.push_screen(HelpScreen(bool(self.presenter), self.diagnosis.markdown() if self.diagnosis else None))
 
     def _show_filter(self, shown: bool) -> None:
         field = self.query_one("#filter", Input)

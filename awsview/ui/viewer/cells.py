@@ -13,6 +13,7 @@ from rich.cells import cell_len
 from textual.content import Content
 
 from awsview import kinds
+from awsview.ui.compat import alive  # noqa: F401  (the widgets import it from here)
 from awsview.model.loglines import clean_text
 
 GOOD = frozenset({"SUCCEEDED", "Accepted", "Enabled", "ACTIVE", "RESULT", "TaskSucceeded",
@@ -23,18 +24,10 @@ BUSY = frozenset({"RUNNING", "Creating", "Enabling", "Disabling", "Updating", "D
 DIM = frozenset({"·"})  # a checkpoint not reached yet: nothing is wrong with it
 MIN_WIDTH = 4  # a column is never cut narrower than this (or its label, if shorter)
 KEY_WIDTH = 42  # a key column is cut no narrower than this: "Rejected: ConditionalCheckFailedException"
-# Columns that say what a row *is*, kept as whole as possible when a panel is narrow, and columns
-# a narrow panel may leave out (the detail screen still shows them): each kind's, in the registry.
-KEY_COLUMNS = kinds.KEY_COLUMNS
-SPARE_COLUMNS = kinds.SPARE_COLUMNS
+# Columns that say what a row *is* (kept as whole as possible when a panel is narrow) and columns
+# a narrow panel may leave out (the detail screen still shows them): each kind's, in the registry
+# (kinds.KEY_COLUMNS, kinds.SPARE_COLUMNS).
 _NEXT_ATTRIBUTE = re.compile(r", (?=[^,=\s]+=)")
-
-
-def alive(widget: object) -> bool:
-    """Mounted and not being torn down. Widget.mount itself checks these flags; is_attached alone
-    stays true while the app closes, and an update then would meet half-removed children."""
-    return bool(getattr(widget, "is_attached", False) and not getattr(widget, "_closing", False)
-                and not getattr(widget, "_pruning", False))
 
 
 def plain(text: str, keep_newlines: bool = False) -> Content:
@@ -101,9 +94,9 @@ def plan_columns(labels: tuple[str, ...], rows: list[tuple[str, ...]], available
     """Fit a table into ``available`` cells.
 
     All columns whole if they fit. Otherwise, in turn: columns with one value on every row say
-    it once in the caption; spare columns (`SPARE_COLUMNS`) are left out, rightmost first, while
+    it once in the caption; spare columns (`kinds.SPARE_COLUMNS`) are left out, rightmost first, while
     the rest cannot fit at their floors; the widest columns are cut to fit, key columns
-    (`KEY_COLUMNS`) no narrower than `KEY_WIDTH`.
+    (`kinds.KEY_COLUMNS`) no narrower than `KEY_WIDTH`.
     """
     natural = natural if natural is not None else natural_widths(labels, rows)
     everything = tuple(range(len(labels)))
@@ -114,7 +107,7 @@ def plan_columns(labels: tuple[str, ...], rows: list[tuple[str, ...]], available
     if len(rows) >= 2:
         for i in everything:
             values = {cells[i] for cells in rows if i < len(cells)}
-            if len(values) == 1 and len(shown) > 1 and labels[i] not in KEY_COLUMNS:
+            if len(values) == 1 and len(shown) > 1 and labels[i] not in kinds.KEY_COLUMNS:
                 same.append((labels[i], values.pop()))
                 shown.remove(i)
     floors = {i: _floor(labels[i], natural[i]) for i in shown}
@@ -122,7 +115,7 @@ def plan_columns(labels: tuple[str, ...], rows: list[tuple[str, ...]], available
     for i in reversed(list(shown)):
         if sum(floors[j] + padding for j in shown) <= available:
             break
-        if labels[i] in SPARE_COLUMNS and len(shown) > 1:
+        if labels[i] in kinds.SPARE_COLUMNS and len(shown) > 1:
             shown.remove(i)
             left_out.insert(0, labels[i])
     limits = fit_widths([natural[i] for i in shown], [floors[i] for i in shown], available, padding)
@@ -144,7 +137,7 @@ def still_fits(plan: ColumnPlan, labels: tuple[str, ...], rows: list[tuple[str, 
 
 
 def _floor(label: str, natural: int) -> int:
-    if label in KEY_COLUMNS:
+    if label in kinds.KEY_COLUMNS:
         return min(natural, KEY_WIDTH)
     return min(natural, max(MIN_WIDTH, min(cell_len(label), 12)))
 

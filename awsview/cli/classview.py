@@ -1,0 +1,49 @@
+"""`awsview class FILE`: the class view in the terminal, every learner's progress."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from awsview.cli.common import EXIT_USAGE, fail, has_terminal
+
+
+def run(args: argparse.Namespace) -> int:
+    return open_class(args.roster, theme=args.theme, presenter=args.presenter, record=args.record)
+
+
+def open_class(roster: Path, theme: str | None = None, presenter: bool = False, record: Path | None = None) -> int:
+    """The class view until q (or, as a presenter screen, until the browser goes)."""
+    from awsview.polling.classroom import RosterError, load_roster
+    from awsview.ui import lifeline, themes
+    from awsview.ui.classview.view import ClassApp
+
+    try:
+        learners = load_roster(roster)
+    except RosterError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    try:
+        themes.check(theme)
+    except themes.ThemeError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    if not presenter and not has_terminal():
+        return fail("the class view needs a terminal", EXIT_USAGE)
+    recording = None
+    if record is not None:
+        from awsview.polling.recorder import ClassRecorder, open_recording
+        from awsview.polling.recording import RecordingError
+
+        try:
+            recording = ClassRecorder(open_recording(record, "class"))
+        except RecordingError as exc:
+            return fail(str(exc), EXIT_USAGE)
+    try:
+        app = ClassApp(learners, theme=theme, presenter=presenter, recording=recording)
+    except themes.ThemeError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    try:
+        lifeline.run(app)  # ends with its terminal, its serve session or its parent
+    finally:
+        if recording is not None:
+            recording.close()
+    return app.return_code or 0

@@ -1,0 +1,61 @@
+"""`awsview lab setup|play|clean|list`: a lab's provided resources and the learner's steps, played
+through boto3 on an endpoint (a real account only with --real-account)."""
+
+from __future__ import annotations
+
+import argparse
+
+from awsview.cli.common import EXIT_USAGE, fail
+
+
+def run(args: argparse.Namespace) -> int:
+    from awsview.aws.session import ConfigError, check_credentials
+    from awsview.labs import LABS, UnknownLab, get_lab
+    from awsview.labs.player import LabError, LabPlayer
+
+    if args.action == "list":
+        for name, lab in LABS.items():
+            print(f"{name}  {lab.title}")
+        return 0
+    if not args.name:
+        return fail(f"which lab? one of: {', '.join(LABS)}", EXIT_USAGE)
+    try:
+        lab = get_lab(args.name)
+    except UnknownLab as exc:
+        return fail(str(exc), EXIT_USAGE)
+    try:
+        player = LabPlayer(lab, endpoint_url=args.endpoint_url, region=args.region, profile=args.profile,
+                           log=lambda line: print(line, flush=True))
+        resolved = player.context.resolved
+        if not resolved.is_local and not args.real_account:
+            return fail(f"lab {args.action} {lab.name} would create and delete resources on "
+                         f"{resolved.describe()}, which is not a local endpoint: pass --real-account "
+                         "if that is what you mean", EXIT_USAGE)
+        check_credentials(resolved)
+    except ConfigError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    if not resolved.is_local:
+        try:
+            account = player.context.account  # sts:GetCallerIdentity, before anything is written
+        except Exception as exc:
+            from awsview.aws.errors import classify
+
+            failure = classify(exc)
+            return fail(f"cannot use {resolved.describe()}: {failure.text}", 2 if failure.kind == "auth" else 1)
+        print(f"awsview: {args.action} {lab.name} in account {account}, region {resolved.region} "
+              f"({resolved.describe()})", flush=True)
+    until = int(args.until) if args.until and args.until.isdigit() else args.until
+    try:
+        if args.action == "setup":
+            player.setup()
+        elif args.action == "play":
+            player.play(until=until)
+        else:
+            player.clean()
+    except LabError as exc:
+        return fail(str(exc))
+    except Exception as exc:  # botocore connection and credential errors, one line each
+        from awsview.aws.errors import classify
+
+        return fail(classify(exc).text)
+    return 0

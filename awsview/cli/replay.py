@@ -1,0 +1,33 @@
+"""`awsview replay FILE`: the viewer on a recording, with a time line."""
+
+from __future__ import annotations
+
+import argparse
+
+from awsview.cli.common import EXIT_USAGE, fail, has_terminal
+
+
+def run(args: argparse.Namespace) -> int:
+    """The viewer on a recording. Needs a terminal, like the live one."""
+    from awsview.polling.recorded import MomentError, parse_moment
+    from awsview.polling.recording import RecordingError
+    from awsview.ui import themes
+
+    try:
+        themes.check(args.theme)
+    except themes.ThemeError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    from awsview.ui.viewer.replay import ReplayApp, open_player
+
+    try:
+        player = open_player(args.source, args.learner)
+        first, last = player.marks[0].time, player.marks[player.last].time
+        moment = parse_moment(args.at or "start", first, last)
+    except (RecordingError, MomentError) as exc:
+        return fail(str(exc), EXIT_USAGE)
+    if not has_terminal():
+        return fail("replay needs a terminal; `awsview dump --from FILE --at TIME` prints a moment", EXIT_USAGE)
+    index = player.index_at(moment)
+    app = ReplayApp(player, start=index, moment=max(moment, player.marks[index].time), theme=args.theme)
+    app.run()
+    return app.return_code or 0

@@ -1,0 +1,70 @@
+"""`awsview watch` (and `awsview` alone): the viewer, live."""
+
+from __future__ import annotations
+
+import argparse
+
+from awsview.cli.common import EXIT_USAGE, checked_target, fail, has_terminal, record_taken
+
+
+def run(args: argparse.Namespace) -> int:
+    """The viewer. A configuration that cannot work is one line; a failed preflight (endpoint
+    down, credentials refused) still opens it: the panels show the error, never "empty"."""
+    if record_taken(args):
+        return fail(f"{args.record} already exists; record into a new file", EXIT_USAGE)
+    from awsview import profiles
+
+    if args.lab:
+        try:
+            profiles.load(args.lab)
+        except (profiles.UnknownProfile, profiles.ProfileError) as exc:
+            return fail(str(exc), EXIT_USAGE)
+    from awsview.ui import preferences
+    from awsview.ui import themes
+
+    try:
+        themes.check(args.theme)
+    except themes.ThemeError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    saved, notice = preferences.load()
+    theme = args.theme or saved.get("theme")
+    try:
+        themes.check(theme)
+    except themes.ThemeError as exc:  # a theme saved once and since removed
+        theme, notice = None, f"{preferences.path()}: {exc} (ignored)"
+    target = checked_target(args)
+    presenter = getattr(args, "presenter", False)
+    record = getattr(args, "record", None)
+    # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
+    if not presenter and not has_terminal():
+        return fail("the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE)
+    from awsview.ui import lifeline
+    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.themes import ThemeError
+
+    writer = recorder = None
+    if record is not None:
+        from awsview.polling.recorder import Recorder, open_recording, target_info
+        from awsview.polling.recording import RecordingError
+
+        try:
+            writer = open_recording(record, "watch")
+        except RecordingError as exc:
+            return fail(str(exc), EXIT_USAGE)
+        import time
+
+        recorder = Recorder(writer.channel("", target_info(target), time.time()))
+    try:
+        app = AWSViewApp(target=target, lab=args.lab, prefix=args.prefix, theme=theme,
+                         presenter=presenter, recorder=recorder, remember=not presenter,
+                         show_usage=bool(saved.get("usage")) and not presenter, notice=notice)
+    except ThemeError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    if recorder is not None:
+        recorder.on_stop = lambda reason: app.notify(reason, severity="error", timeout=10)
+    try:
+        lifeline.run(app)  # ends with its terminal, its serve session or its parent
+    finally:
+        if writer is not None:
+            writer.close()
+    return app.return_code or 0

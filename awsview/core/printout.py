@@ -1,0 +1,109 @@
+"""What `awsview dump` prints (and `dump --from` of a recording): the panels as plain text or
+JSON, the state machine graphs. Pure: the model in, strings and JSON-able values out."""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from datetime import datetime
+from decimal import Decimal
+from enum import Enum
+from typing import Any, Mapping
+
+from awsview import profiles
+from awsview.aws.session import Target
+from awsview.core.render import Panel, panels
+from awsview.model import keys
+from awsview.model.state import LabModel
+
+
+def to_jsonable(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)
+                if not f.name.startswith("_")}
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, Mapping):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        return sorted((to_jsonable(v) for v in value), key=lambda v: json.dumps(v, default=str))
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else str(value)
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return value
+
+
+def as_json(profile: profiles.LabProfile, model: LabModel, target: Target | str, account: str,
+            now: float, all_runs: bool = False) -> dict[str, Any]:
+    """Every panel and every snapshot; the timeline's decisions each say their lab run (``run``),
+    the earlier runs' under ``earlier``, the runs themselves under ``runs``. ``target`` is what
+    was really used (a Target is described as configured)."""
+    from awsview.core.checkpoints import progress
+
+    return {
+        "lab": profile.name, "title": profile.title, "target": _where(target), "account": account,
+        "step": progress(tuple(model.data(keys.CHECKPOINTS, ()))).text or None,
+        "panels": [to_jsonable(p) for p in panels(model, profile, now, all_runs)],
+        "snapshots": {key: {**s.to_json(now), "data": to_jsonable(s.data)}
+                      for key, s in sorted(model.snapshots.items())},
+    }
+
+
+def _where(target: Target | str) -> str:
+    return target if isinstance(target, str) else target.describe()
+
+
+def as_text(profile: profiles.LabProfile, model: LabModel, target: Target | str, account: str,
+            now: float, all_runs: bool = False) -> str:
+    from awsview.core.checkpoints import progress
+    from awsview.core.render import several_runs
+
+    step = progress(tuple(model.data(keys.CHECKPOINTS, ()))).text
+    built = model.data(keys.TIMELINE)
+    if several_runs(built):
+        step = " · ".join(p for p in (step, built.run.label()) if p)
+    out = [f"AWS View — {profile.name}: {profile.title}",
+           " · ".join(p for p in (f"{_where(target)} · account {account}", step) if p)]
+    for panel in panels(model, profile, now, all_runs):
+        out.append("")
+        out.append(f"== {panel.title}  [{panel.freshness}]")
+        if panel.note:
+            out.append(f"   {panel.note}")
+        out.extend(_table(panel))
+    return "\n".join(out) + "\n"
+
+
+def _table(panel: Panel) -> list[str]:
+    if not panel.rows:
+        return [f"   ({panel.body_text})"]
+    widths = [len(c) for c in panel.columns]
+    for row in panel.rows:
+        widths = [max(w, min(len(c), 60)) for w, c in zip(widths, row.cells)]
+    def line(cells: tuple[str, ...]) -> str:
+        return "   " + "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+    return [line(panel.columns)] + [line(row.cells) for row in panel.rows]
+
+
+def graphs_text(model: LabModel, width: int) -> str:
+    """`dump --graph`: each state machine drawn, then each of its executions drawn on it."""
+    from awsview.core.graph import drawings, text
+
+    out = []
+    for drawing in drawings(model):
+        out += ["", f"== Graph · {drawing.title}", text(drawing.lines(width))]
+    return "\n".join(out or ["", "(no state machines)"]) + "\n"
+
+
+def graphs_json(model: LabModel, width: int) -> list[dict[str, Any]]:
+    from awsview.core.graph import drawings
+
+    return [{"machine": d.machine, "execution": d.execution,
+             "status": d.run.status if d.run is not None else None,
+             "states": {name: to_jsonable(s) for name, s in d.run.states.items()} if d.run else {},
+             "lines": [line.text for line in d.lines(width)]} for d in drawings(model)]
