@@ -3,15 +3,10 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import tempfile
 import time
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Iterator
 
-import boto3
 import pytest
 
 # The viewer keeps decisions in the user state directory: never the real one during tests.
@@ -26,65 +21,7 @@ os.environ.update(AWS_CONFIG_FILE=os.path.join(_aws_home, "config"),
                   AWS_SHARED_CREDENTIALS_FILE=os.path.join(_aws_home, "credentials"),
                   AWS_EC2_METADATA_DISABLED="true")
 
-REGION = "us-east-1"
-CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
-
-
-@dataclass
-class RunningEmulator:
-    """An `awsview emulator` subprocess and boto3 clients for it."""
-
-    state_dir: Path
-    port: int = 0
-    process: subprocess.Popen | None = None
-    endpoint_url: str = ""
-
-    def start(self) -> RunningEmulator:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "awsview", "emulator", "--port", str(self.port),
-             "--state-dir", str(self.state_dir)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-        )
-        line = self.process.stdout.readline()
-        if "listening on" not in line:
-            self.process.kill()
-            raise RuntimeError(f"emulator did not start: {line!r} {self.process.stderr.read()}")
-        self.endpoint_url = line.rsplit(" ", 1)[-1].strip()
-        self.port = int(self.endpoint_url.rsplit(":", 1)[-1])
-        return self
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-
-    def restart(self) -> RunningEmulator:
-        """Stop and start again on the same port and state directory."""
-        self.stop()
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                return self.start()
-            except RuntimeError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.2)
-
-    def client(self, service: str) -> Any:
-        return boto3.client(service, endpoint_url=self.endpoint_url, region_name=REGION,
-                            **CREDENTIALS)
-
-    @property
-    def env(self) -> dict[str, str]:
-        """Environment for the AWS CLI (or any SDK) pointed at this emulator."""
-        return {**os.environ, "AWS_ENDPOINT_URL": self.endpoint_url, "AWS_DEFAULT_REGION": REGION,
-                "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                "AWS_PAGER": ""}
+from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: F401  (tests import them from here too)
 
 
 @pytest.fixture(scope="module")

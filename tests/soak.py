@@ -52,10 +52,10 @@ from awsview.model.state import LabModel
 from awsview.polling.scheduler import Scheduler
 
 try:
-    from conftest import RunningEmulator  # under pytest, tests/ is on the path already
+    from tests.support.emulator import RunningEmulator  # `python -m tests.soak` from the checkout
 except ImportError:
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from conftest import RunningEmulator
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from tests.support.emulator import RunningEmulator
 
 PREFIX = "labex-"
 LABS = ("q05", "ev04", "ev05")

@@ -230,8 +230,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     at = _split_at(argv)
     if at is not None:  # the rest of its line goes to the viewer, options included
-        from awsview.cli.split import main as split
-
+        # Through the dispatch table like every command: split imports this module (it runs the
+        # viewer in its pane), this one reaches split only by name.
+        split = importlib.import_module("awsview.cli.split").main
         return split(argv[at + 1:] + argv[:at])  # options given before `split` are the viewer's too
     try:
         args = parse(argv)

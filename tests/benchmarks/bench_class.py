@@ -89,7 +89,7 @@ async def measure(urls: list[str], n: int) -> dict[str, float]:
 
 
 def main(most: int = 128) -> None:
-    from tests.conftest import RunningEmulator
+    from tests.support.emulator import RunningEmulator
 
     emulators = [RunningEmulator(state_dir=Path(tempfile.mkdtemp(prefix="awsview-class-"))).start()
                  for _ in range(EMULATORS)]

@@ -49,7 +49,7 @@ async def _polling(model, stop: asyncio.Event) -> int:
     """Changes shaped like what the pollers deliver while a lab runs."""
     from awsview.model.loglines import classify
     from awsview.model.resources import LogEntry
-    from awsview.ui.sample import ok
+    from tests.support.sample import ok
 
     rounds = 0
     while not stop.is_set():
@@ -147,7 +147,7 @@ def first_paint_child(which: str, spawned: float) -> None:
             from textual.widgets import DataTable
             return bool(app.query(DataTable)) and app.query_one(DataTable).row_count == 200
     else:
-        from awsview.ui import sample
+        from tests.support import sample
         from awsview.ui.viewer.app import AWSViewApp
 
         imported = time.time()
@@ -187,7 +187,7 @@ def first_paint(which: str) -> dict[str, float]:
 def scale(keys: int = KEYS, minimal: bool = False) -> dict[str, float]:
     """The big model in this process: how long it takes to build, keypress → repaint while it
     changes, and RSS before and after. ``minimal``: the yardstick app instead, nothing changing."""
-    from awsview.ui import sample
+    from tests.support import sample
 
     started = time.perf_counter()
     profile, model = sample.big() if not minimal else (None, None)

@@ -1,0 +1,144 @@
+"""`awsview iam-policy`: the viewer, run with an access key that has only the policy printed for
+a lab, reads every panel of the lab; with one action taken out of it, the panel that needs that
+action says `error — AccessDenied …`, never empty. Against the emulator with moto's IAM
+authorization switched on (``/moto-api/reset-auth``), which checks the resource AWS checks."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import urllib.request
+
+import boto3
+import pytest
+
+from awsview import profiles
+from awsview.aws.policy import CALLS, action, policy
+from awsview.aws.readonly import READ_OPERATIONS
+from awsview.labs import get_lab
+from awsview.labs.player import LabPlayer
+from tests.support.emulator import REGION, RunningEmulator
+
+ACCOUNT = "123456789012"
+LABS = ("ev04", "ev05", "q05")
+
+
+def set_auth(emulator: RunningEmulator, free_calls: str) -> None:
+    """moto authorizes every request after ``free_calls`` more ("inf": none)."""
+    request = urllib.request.Request(f"{emulator.endpoint_url}/moto-api/reset-auth", data=free_calls.encode(),
+                                     method="POST", headers={"Content-Type": "text/plain"})
+    urllib.request.urlopen(request, timeout=10).read()
+
+
+@pytest.fixture(scope="module")
+def authorized(tmp_path_factory):
+    """Each lab played up to its cleanup; an admin and one viewer user per lab holding only that
+    lab's policy; then IAM authorization on for every request."""
+    emulator = RunningEmulator(state_dir=tmp_path_factory.mktemp("iam")).start()
+    try:
+        for name in LABS:
+            lab = get_lab(name)
+            player = LabPlayer(lab, endpoint_url=emulator.endpoint_url, log=lambda line: None)
+            player.setup()
+            player.play(until=len(lab.steps) - 1)
+        iam = emulator.client("iam")
+        keys = {}
+        for user, document in [("admin", {"Version": "2012-10-17", "Statement": [
+                {"Effect": "Allow", "Action": "*", "Resource": "*"}]})] + \
+                [(f"viewer-{name}", policy(profiles.load(name), REGION, ACCOUNT)) for name in LABS]:
+            iam.create_user(UserName=user)
+            iam.put_user_policy(UserName=user, PolicyName="awsview", PolicyDocument=json.dumps(document))
+            key = iam.create_access_key(UserName=user)["AccessKey"]
+            keys[user] = {"AWS_ACCESS_KEY_ID": key["AccessKeyId"], "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"]}
+        set_auth(emulator, "0")
+        yield emulator, keys
+    finally:
+        emulator.stop()
+
+
+def dump(emulator: RunningEmulator, lab: str, credentials: dict[str, str]) -> dict:
+    result = subprocess.run([sys.executable, "-m", "awsview", "dump", "--lab", lab, "--json",
+                             "--endpoint-url", emulator.endpoint_url], capture_output=True, text=True,
+                            timeout=120, env={**os.environ, **credentials})
+    assert result.returncode == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+def test_every_call_of_the_policy_is_a_guarded_read():
+    for service, operation in CALLS:
+        assert operation in READ_OPERATIONS[service], (service, operation)
+
+
+@pytest.mark.parametrize("lab", LABS)
+def test_the_printed_policy_is_enough_for_every_panel(authorized, lab):
+    emulator, keys = authorized
+    printed = subprocess.run([sys.executable, "-m", "awsview", "iam-policy", "--lab", lab, "--region", REGION,
+                              "--account", ACCOUNT], capture_output=True, text=True, timeout=60)
+    assert json.loads(printed.stdout) == policy(profiles.load(lab), REGION, ACCOUNT)
+    dumped = dump(emulator, lab, keys[f"viewer-{lab}"])
+    for key, snapshot in dumped["snapshots"].items():
+        assert snapshot["health"] in ("ok", "absent"), (key, snapshot["freshness"])
+    for panel in dumped["panels"]:
+        assert panel["health"] in ("ok", "absent"), (panel["title"], panel["freshness"])
+    names = {p["name"] for p in dumped["panels"]}
+    assert set(profiles.load(lab).panels) <= names
+    # and the key really is held to the policy: the admin can do what the viewer cannot
+    with pytest.raises(Exception, match="AccessDenied"):
+        emulator_client(emulator, "dynamodb", keys[f"viewer-{lab}"]).list_backups()
+
+
+def emulator_client(emulator: RunningEmulator, service: str, credentials: dict[str, str]):
+    return boto3.client(service, endpoint_url=emulator.endpoint_url, region_name=REGION,
+                        aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
+                        aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"])
+
+
+@pytest.mark.parametrize("lab,taken,panel", [
+    ("q05", "sqs:GetQueueAttributes", "queues"),
+    ("q05", "dynamodb:Scan", "tables"),
+    ("ev04", "states:GetExecutionHistory", "history"),
+    ("ev04", "logs:FilterLogEvents", "logs"),
+    ("ev05", "iam:ListRolePolicies", "roles"),
+])
+def test_one_action_less_and_its_panel_says_access_denied(authorized, lab, taken, panel):
+    emulator, keys = authorized
+    iam = emulator_client(emulator, "iam", keys["admin"])
+    user = f"viewer-{lab}"
+    narrower = policy(profiles.load(lab), REGION, ACCOUNT, without=frozenset({taken}))
+    iam.put_user_policy(UserName=user, PolicyName="awsview", PolicyDocument=json.dumps(narrower))
+    try:
+        dumped = dump(emulator, lab, keys[user])
+    finally:
+        iam.put_user_policy(UserName=user, PolicyName="awsview",
+                            PolicyDocument=json.dumps(policy(profiles.load(lab), REGION, ACCOUNT)))
+    denied = [p for p in dumped["panels"] if p["name"] == panel]
+    assert denied, [p["name"] for p in dumped["panels"]]
+    for shown in denied:
+        assert shown["health"] == "error" and shown["freshness"].startswith("error — AccessDenied"), shown
+        assert taken.split(":")[1] in shown["freshness"] or taken in shown["freshness"]
+        assert shown["rows"] == []
+
+
+@pytest.mark.parametrize("lab", [*LABS, "generic"])
+async def test_every_call_the_viewer_makes_is_in_the_policy(authorized, lab, monkeypatch):
+    from awsview.aws.session import Connection, Target
+    from awsview.polling.bootstrap import detect_profile, preflight
+    from awsview.polling.scheduler import Scheduler
+
+    emulator, keys = authorized
+    for name, value in keys["admin"].items():
+        monkeypatch.setenv(name, value)
+    profile = profiles.generic_profile("labex-") if lab == "generic" else profiles.load(lab)
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        await preflight(conn)
+        await detect_profile(conn, "labex-")
+        scheduler = Scheduler(conn, profile)
+        await scheduler.run_once()
+        await scheduler.run_once()
+        await scheduler.stop()
+        made = set(conn.limiter.calls)
+    assert made <= set(CALLS), made - set(CALLS)
+    assert {action(*call) for call in made} <= {a for s in policy(profile, REGION, ACCOUNT)["Statement"]
+                                                 for a in s["Action"]}
