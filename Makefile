@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test emulator bench soak clean tools
+.PHONY: demo test emulator bench soak clean tools docs
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.bench_lambda
 	$(BIN)/python -m tests.benchmarks.bench_class
 	$(BIN)/python -m tests.benchmarks.bench_recording
+
+# The README's screenshots: ev04 played on a fresh embedded emulator, the viewer after each step,
+# each execution's state machine graph and the replay of the run (docs/ev04/, index.md lists them).
+docs: $(STAMP)
+	$(BIN)/awsview docs ev04 -o docs/ev04
 
 MINUTES ?= 30
 soak: $(STAMP)

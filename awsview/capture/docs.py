@@ -1,5 +1,6 @@
 """`awsview docs <lab> -o DIR`: the lab played on a fresh embedded emulator, one screenshot of the
-viewer after each step and an index.md, the same bytes on every run."""
+viewer after each step, the graph of each execution the lab ran, the replay screen of a recording
+of the play, and an index.md; the same bytes on every run, but for the replay's time line."""
 
 from __future__ import annotations
 
@@ -29,8 +30,8 @@ def generate(lab: str, output: Path, size: tuple[int, int] = (120, 40), theme: s
              fmt: str = "svg", warn: Callable[[str], None] | None = None) -> list[Path]:
     """Play ``lab`` on a fresh in-process emulator; write one image per step and index.md.
 
-    Returns the images in step order, then index.md. Raises UnknownLab, ValueError (size,
-    format, theme) and DocsError (output not writable, a step failed).
+    Returns the images in step order, the execution graphs, the replay, then index.md. Raises
+    UnknownLab, ValueError (size, format, theme) and DocsError (output not writable, a step failed).
     """
     from awsview.labs import get_lab
 
@@ -48,15 +49,16 @@ def generate(lab: str, output: Path, size: tuple[int, int] = (120, 40), theme: s
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     index = output / "index.md"
-    index.write_text(index_markdown(chosen, pages), encoding="utf-8")
-    return [page.path for page in pages] + [index]
+    steps, graphs, replay = pages
+    index.write_text(index_markdown(chosen, steps, graphs, replay), encoding="utf-8")
+    return [page.path for page in (*steps, *graphs, replay)] + [index]
 
 
 def _play(lab: Lab, output: Path, size: tuple[int, int], theme: str, fmt: str, scratch: Path,
-          warn: Callable[[str], None]) -> list[Page]:
+          warn: Callable[[str], None]) -> tuple[list[Page], list[Page], Page]:
     from awsview.emulator.server import EmulatorError, start
     from awsview.core.freeze import Freezer
-    from awsview.capture.docshots import capture, render
+    from awsview.capture.docshots import capture, render, render_graphs, render_replay
 
     try:
         # One SQS batch at a time: messages are processed in the order the step sent them.
@@ -69,10 +71,14 @@ def _play(lab: Lab, output: Path, size: tuple[int, int], theme: str, fmt: str, s
         port = emulator.port
         freezer = Freezer(exact={endpoint: DOCS_ENDPOINT, f"127.0.0.1:{port}": "127.0.0.1:5000",
                                  f"localhost:{port}": "localhost:5000"})
-        profile, captures = asyncio.run(capture(lab, endpoint, freezer, warn))
+        recording = scratch / f"{lab.name}.rec"
+        profile, captures = asyncio.run(capture(lab, endpoint, freezer, warn, record=recording))
     finally:
         emulator.stop()
-    return asyncio.run(render(lab, profile, captures, output, size, theme, fmt, freezer))
+    steps = asyncio.run(render(lab, profile, captures, output, size, theme, fmt, freezer))
+    graphs = asyncio.run(render_graphs(lab, profile, captures, output, size, theme, fmt, freezer))
+    replay = asyncio.run(render_replay(lab, recording, captures, output, size, theme, fmt, freezer))
+    return steps, graphs, replay
 
 
 @contextmanager
@@ -122,12 +128,22 @@ def _writable(output: Path) -> None:
         raise DocsError(f"cannot write into {output}: {exc.strerror or exc}") from None
 
 
-def index_markdown(lab: Lab, pages: list[Page]) -> str:
-    """The lab's title, then each step's number, title and image."""
+def index_markdown(lab: Lab, pages: list[Page], graphs: list[Page] = (), replay: Page | None = None) -> str:
+    """The lab's title, then each step's number, title and image; each execution's graph; the replay."""
     lines = [f"# {lab.name}: {lab.title}", "",
              f"The viewer after each step of `{lab.name}`, played on the embedded emulator "
              f"(`awsview docs {lab.name}`).", ""]
     for page in pages:
         lines += [f"## {page.number}. {page.title}", "",
                   f"![{lab.name} {page.key}]({page.path.name})", ""]
+    if graphs:
+        lines += ["## State machine graphs", "",
+                  "`enter` on each execution the lab ran: its state machine, each state marked by what it did.", ""]
+        for page in graphs:
+            lines += [f"### {page.title}", "", f"![{lab.name} {page.key}]({page.path.name})", ""]
+    if replay is not None:
+        lines += ["## Replay", "",
+                  f"{replay.title}: `awsview replay` on a recording made while the lab played "
+                  "(its frames and times differ from run to run).", "",
+                  f"![{lab.name} replay]({replay.path.name})", ""]
     return "\n".join(lines)

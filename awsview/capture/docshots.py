@@ -6,12 +6,19 @@ lab is over, each copy is shown in a fresh headless viewer and saved. A shot the
 only on what existed after its step, not on which intermediate states the polls happened to
 catch (those would leave highlights, marks and column widths behind), nor on how busy the
 process was while drawing; its volatile values go through one `Freezer` for the whole lab.
+
+Beside the step pages: the graph of each state machine execution the lab ran (Enter on its row
+in a viewer showing the last step it was seen in, scrolled to the graph), and the replay screen
+of a recording made while the lab played (the same `Recorder` as `watch --record`, following the
+same model), at the moment the step before the last one settled. A live recording's frames and
+times are the one thing that differs between runs: the replay page's time line shows them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import re
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,18 +58,27 @@ class Page:
 
 
 class _Follower:
-    """What LivePolling hands over: the lab's profile and model, and the status line."""
+    """What LivePolling hands over: the lab's profile and model, and the status line; passed on
+    to a recorder as the viewer passes them when it records."""
 
-    def __init__(self) -> None:
+    def __init__(self, recorder: Any = None) -> None:
         self.profile: profiles.LabProfile | None = None
         self.model: LabModel | None = None
         self.status = ("ok", "")
+        self.recorder = recorder  # awsview.recorder.Recorder, or None
+        self.live: LivePolling | None = None
 
     def attach(self, profile: profiles.LabProfile, model: LabModel) -> None:
         self.profile, self.model = profile, model
+        if self.recorder is not None:
+            self.recorder.attach(profile, model)
 
     def set_status(self, level: str, text: str) -> None:
         self.status = (level, text)
+        if self.recorder is not None:
+            if self.live is not None:
+                self.recorder.meta(account=self.live.account, region=self.live.region)
+            self.recorder.status(level, text)
 
 
 @dataclass(frozen=True)
@@ -74,17 +90,24 @@ class Capture:
     title: str
     model: LabModel
     status: tuple[str, str]
+    at: float = 0.0  # when it had settled (wall clock): where the recording shows the same
 
 
-async def capture(lab: Lab, endpoint_url: str, freezer: Freezer,
-                  warn: Callable[[str], None]) -> tuple[profiles.LabProfile, list[Capture]]:
+async def capture(lab: Lab, endpoint_url: str, freezer: Freezer, warn: Callable[[str], None],
+                  record: Path | None = None) -> tuple[profiles.LabProfile, list[Capture]]:
     """Play ``lab`` on ``endpoint_url`` with the viewer's pollers following it; after each step
-    (the provided resources first) keep a copy of the settled model."""
-    follower = _Follower()
+    (the provided resources first) keep a copy of the settled model. With ``record``, everything
+    the pollers saw is recorded there too, as `watch --record` would."""
+    from awsview.polling.recorder import Recorder, open_recording, target_info
+
+    target = Target(endpoint_url=endpoint_url, region="us-east-1")
+    writer = open_recording(record, "docs") if record is not None else None
+    recorder = Recorder(writer.channel("", target_info(target), time.time())) if writer else None
+    follower = _Follower(recorder)
     # Polled, not pushed: a step is settled once every kind answered after it, which a kind the
     # change feed says nothing about would never do.
-    live = LivePolling(Target(endpoint_url=endpoint_url, region="us-east-1"), lab.name, "",
-                       follower.attach, follower.set_status, speed=POLL_SPEED, feed=False)
+    live = follower.live = LivePolling(target, lab.name, "", follower.attach, follower.set_status,
+                                       speed=POLL_SPEED, feed=False)
     polling = asyncio.create_task(live.run(), name="docs-polling")
     player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
     acts: list[tuple[str, str, Callable[[], Any]]] = [("setup", SETUP_TITLE, player.setup)]
@@ -102,10 +125,14 @@ async def capture(lab: Lab, endpoint_url: str, freezer: Freezer,
             model = await _settled(follower, polling, time.time(), lambda: warn(
                 f"{lab.name} {key}: the panels still changed after {SETTLE_TIMEOUT_S:.0f} s; "
                 "this shot may differ between runs"))
-            captures.append(Capture(number, key, title, model, follower.status))
+            captures.append(Capture(number, key, title, model, follower.status, time.time()))
     finally:
         polling.cancel()
         await asyncio.gather(polling, return_exceptions=True)
+        if recorder is not None:
+            recorder.close()
+        if writer is not None:
+            writer.close()
     if follower.profile is None:
         raise DocsError("the lab's panels never loaded")
     return follower.profile, captures
@@ -124,6 +151,48 @@ async def render(lab: Lab, profile: profiles.LabProfile, captures: list[Capture]
                      unique_id=f"awsview-{lab.name}-{shot.number:02d}")
         pages.append(Page(shot.number, shot.key, shot.title, path))
     return pages
+
+
+def executions(captures: list[Capture]) -> list[tuple[Capture, Any]]:
+    """Each execution the lab ran, with the last capture it was seen in with its history (the
+    lab's cleanup deletes it), in the order they started."""
+    from awsview.model.resources import Execution
+
+    found: dict[str, tuple[Capture, Any]] = {}
+    for shot in captures:
+        for snapshot in shot.model.with_prefix("executions:"):
+            for execution in snapshot.data or ():
+                if isinstance(execution, Execution) and shot.model.data(f"history:{execution.arn}") is not None:
+                    found[execution.arn] = (shot, execution)
+    return sorted(found.values(), key=lambda pair: (pair[1].started is None, pair[1].started or 0, pair[1].name))
+
+
+async def render_graphs(lab: Lab, profile: profiles.LabProfile, captures: list[Capture], output: Path,
+                        size: tuple[int, int], theme: str, fmt: str, freezer: Freezer) -> list[Page]:
+    """One ``graph-<execution>.<fmt>`` per execution: Enter on its row, the detail scrolled to
+    the graph of this execution."""
+    pages = []
+    for number, (shot, execution) in enumerate(executions(captures), start=1):
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", execution.name)
+        path = output / f"graph-{name}.{fmt}"
+        await _shoot(shot.model, profile, shot.status, freezer, size, theme, path,
+                     unique_id=f"awsview-{lab.name}-graph-{number:02d}", opening=execution.arn)
+        pages.append(Page(number, f"graph-{name}", f"Execution {execution.name} on its state machine", path))
+    return pages
+
+
+async def render_replay(lab: Lab, recording: Path, captures: list[Capture], output: Path,
+                        size: tuple[int, int], theme: str, fmt: str, freezer: Freezer) -> Page:
+    """The replay screen of ``recording`` (made while the lab played) when the step before the
+    last one had settled: the time line has what led there behind it and the last step ahead."""
+    from awsview.ui.viewer.replay import open_player
+
+    shot = captures[-2] if len(captures) > 1 else captures[-1]
+    player = open_player(recording)
+    path = output / f"replay.{fmt}"
+    await _shoot_replay(player, player.index_at(shot.at), freezer, size, theme, path,
+                        unique_id=f"awsview-{lab.name}-replay")
+    return Page(shot.number, "replay", f"The replay of this run after step {shot.number}, {shot.title}", path)
 
 
 async def _next_second() -> None:
@@ -175,8 +244,9 @@ async def _full_round(follower: _Follower, polling: asyncio.Task, since: float, 
 
 async def _shoot(model: LabModel, profile: profiles.LabProfile, status: tuple[str, str],
                  freezer: Freezer, size: tuple[int, int], theme: str, path: Path,
-                 unique_id: str) -> Path:
-    """``model`` in a fresh headless viewer, saved once the screen stops changing."""
+                 unique_id: str, opening: str | None = None) -> Path:
+    """``model`` in a fresh headless viewer, saved once the screen stops changing; with
+    ``opening``, the row of that execution chosen first (Enter) and its graph scrolled into view."""
     from awsview.ui.viewer.app import AWSViewApp
 
     now = max((s.attempted_at for s in model.snapshots.values()), default=0.0)
@@ -184,14 +254,56 @@ async def _shoot(model: LabModel, profile: profiles.LabProfile, status: tuple[st
                      highlight_seconds=0.01, tick_seconds=3600.0)
     app.status = status
     async with app.run_test(size=size) as pilot:
-        previous, same = None, 0
-        for _ in range(MAX_FRAMES):
-            # Every message handled and the process idle; on a busy machine "idle" can come
-            # early, so the screen must also stay the same over SAME_FRAMES such rounds.
-            await pilot.pause()
-            frame = app.export_screenshot()
-            same = same + 1 if frame == previous else 0
-            if same >= SAME_FRAMES:
-                break
-            previous = frame
+        await _still(app, pilot)
+        if opening is not None:
+            await _open_graph(app, pilot, opening)
+            await _still(app, pilot)
         return save(app, path, unique_id=unique_id)
+
+
+async def _shoot_replay(player: Any, index: int, freezer: Freezer, size: tuple[int, int], theme: str,
+                        path: Path, unique_id: str) -> Path:
+    from awsview.ui.viewer.replay import ReplayApp
+
+    app = ReplayApp(player, start=index, theme=theme, freezer=freezer, highlight_seconds=0.01,
+                    tick_seconds=3600.0)
+    async with app.run_test(size=size) as pilot:
+        await _still(app, pilot)
+        return save(app, path, unique_id=unique_id)
+
+
+async def _still(app: Any, pilot: Any) -> None:
+    """Until the screen stops changing. Every message handled and the process idle; on a busy
+    machine "idle" can come early, so the screen must also stay the same over SAME_FRAMES rounds."""
+    previous, same = None, 0
+    for _ in range(MAX_FRAMES):
+        await pilot.pause()
+        frame = app.export_screenshot()
+        same = same + 1 if frame == previous else 0
+        if same >= SAME_FRAMES:
+            return
+        previous = frame
+
+
+async def _open_graph(app: Any, pilot: Any, arn: str) -> None:
+    """Enter on the execution's row, as a user would; the detail scrolled to its graph."""
+    from textual.containers import VerticalScroll
+    from textual.widgets import Static
+
+    from awsview.ui.viewer.graphview import GraphView
+    from awsview.ui.viewer.screens import DetailScreen
+
+    executions = next((v for ident, v in app.board.views.items() if ident.startswith("executions")), None)
+    if executions is None or arn not in executions.keys:
+        raise DocsError(f"execution {arn} is not in the executions panel")
+    executions.table.focus()
+    executions.table.move_cursor(row=executions.keys.index(arn), animate=False)
+    await pilot.press("enter")
+    await _still(app, pilot)
+    screen = app.screen
+    if not isinstance(screen, DetailScreen) or not screen.query(GraphView):
+        raise DocsError(f"Enter on execution {arn} did not show its graph")
+    graph = screen.query_one(GraphView)
+    body = screen.query_one(VerticalScroll)
+    title = body.children[body.children.index(graph) - 1]  # "Graph of this execution"
+    body.scroll_to_widget(title if isinstance(title, Static) else graph, top=True, animate=False)

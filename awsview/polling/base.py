@@ -36,6 +36,9 @@ class Poller:
     def __init__(self, profile: LabProfile):
         self.profile = profile
         self.last_failure: Failure | None = None
+        # Names the last poll left unread on purpose (a table's scan budget), with when they are
+        # due (monotonic): with a change feed, the scheduler asks for them then.
+        self.deferred: dict[str, float] = {}
 
     def prefix_match(self, name: str) -> bool:
         return name.startswith(self.profile.prefix) if self.profile.prefix else True

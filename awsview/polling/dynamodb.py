@@ -14,8 +14,11 @@ Scans are billed, so they have a budget:
   times more against a local emulator), so the rate follows the table's size: a lab table of a
   few items (0.5 unit a scan) is read every 0.3 s while the lab moves, a 2,000-item table of
   200-byte items (~50 units) every 10 s, a 50,000-item one page by page;
-- a table the emulator's change feed names is read after its read units are paid back, never
-  skipped: the feed wakes the poller once per change, not again.
+- a table the emulator's change feed names is read once its read units are paid back, never
+  skipped and never holding back the others named with it: a read leaves the tables not due yet
+  in ``deferred`` (with when they are due), and the scheduler asks for them then. The feed names
+  a table once per change, and a full read skips a table not due too: without that, nothing
+  would read it before the safety read, minutes later.
 
 An item equal to the one shown last time is kept as that very object, so the panels recognise
 its row as unchanged without comparing it again.
@@ -107,16 +110,15 @@ class TablePoller(Poller):
                 self._forget(name)
         if only is not None:
             names = [n for n in names if n in only]
-            # A table the feed named is read even if its budget says wait: after the wait, so the
-            # change is not lost until the safety read, and the pacing still holds.
-            late = max((self._passes[n].read_at + self.wait(n, conn) - time.monotonic()
-                        for n in names if n in self._passes), default=0.0)
-            if late > 0:
-                await asyncio.sleep(late)
         reference = set(self.profile.tables("reference"))
         now = time.monotonic()
-        due = [n for n in names if self._passes.get(n, _Pass()).read_at + self.wait(n, conn) <= now
-               or model.get(f"{TABLE}:{n}") is None]
+        due, self.deferred = [], {}
+        for name in names:
+            at = self._passes[name].read_at + self.wait(name, conn) if name in self._passes else 0.0
+            if at <= now or model.get(f"{TABLE}:{name}") is None:
+                due.append(name)
+            else:  # its read units are not paid back yet: read when they are, the others now
+                self.deferred[name] = at
         # The tables are read at the same time: an item write shows after one scan, not after
         # every table's scan in turn.
         snapshots += await asyncio.gather(*(

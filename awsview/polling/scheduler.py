@@ -149,8 +149,18 @@ class Scheduler:
             snapshots = await poller.refresh(self.conn, self.model, names)
         if pushed and self.pushed:
             snapshots = [replace(s, live=True) if s.health is Health.OK else s for s in snapshots]
+            if poller.deferred:
+                self._read_when_due(poller)
         self.model.apply(snapshots)
         return snapshots
+
+    def _read_when_due(self, poller: Poller) -> None:
+        """Pushed, nothing else would ask again for what a poll left for later (the feed names a
+        change once): ask for it when the first of it is due. Whatever is not due yet then is
+        left for later again."""
+        due, poller.deferred = poller.deferred, {}
+        delay = max(0.0, min(due.values()) - time.monotonic())
+        asyncio.get_running_loop().call_later(delay, self._pending[poller.kind].mark, frozenset(due))
 
     async def run_once(self) -> LabModel:
         """One round of every poller, in dependency order."""

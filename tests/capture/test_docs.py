@@ -52,11 +52,11 @@ def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     assert cli.returncode == 0, cli_err
     assert api.returncode == 0, api_err
     lines = cli_out.splitlines()
-    assert re.fullmatch(rf"{LAB}: 5 screenshots in \d+\.\d s", lines[-1]), cli_out
-    assert [Path(line) for line in lines[:-1]] == sorted(dirs["cli"].iterdir()), "each file printed"
+    assert re.fullmatch(rf"{LAB}: 6 screenshots in \d+\.\d s", lines[-1]), cli_out
+    assert sorted(Path(line) for line in lines[:-1]) == sorted(dirs["cli"].iterdir()), "each file printed"
     report = json.loads(api_out.splitlines()[-1])
     assert report["environment_restored"], "generate() left os.environ changed"
-    assert [[Path(p).name for p in run] for run in report["runs"]] == [[p.name for p in sorted(dirs["cli"].iterdir())]] * 2
+    assert [[Path(p).name for p in run] for run in report["runs"]] == [[Path(line).name for line in lines[:-1]]] * 2
     return dirs
 
 
@@ -73,13 +73,16 @@ def test_every_run_writes_the_same_bytes(pages):
     for other in ("api-1", "api-2"):
         assert sorted(p.name for p in pages[other].iterdir()) == names
         for name in names:
+            if name == "replay.svg":
+                continue  # a live recording: its frame count and times are the run's own
             assert (pages[other] / name).read_bytes() == (pages["cli"] / name).read_bytes(), f"{other}/{name} differs"
 
 
 def test_one_image_per_step_and_an_index_that_lists_them(pages):
     lab = get_lab(LAB)
     images = sorted(p.name for p in pages["cli"].glob("*.svg"))
-    assert images == ["00-setup.svg"] + [f"{n:02d}-{s.key}.svg" for n, s in enumerate(lab.steps, start=1)]
+    assert images == ["00-setup.svg"] + [f"{n:02d}-{s.key}.svg" for n, s in enumerate(lab.steps, start=1)] \
+        + ["replay.svg"]  # q05 runs no state machine: no graph pages
     index = (pages["cli"] / "index.md").read_text()
     assert index.startswith(f"# {LAB}: {lab.title}\n")
     for number, step in enumerate(lab.steps, start=1):
@@ -144,3 +147,72 @@ def test_an_output_that_cannot_be_a_directory_is_one_line(tmp_path):
         result = _docs(LAB, "-o", str(output))
         assert result.returncode == 1, result.stderr
         assert reason in result.stderr and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+# -- the README's graph and replay screenshots: ev04 ---------------------------------------------
+
+EV04_STATES = ("CheckQuantity", "StoreOrder", "ReadSummary", "Rejected")
+EV04_MARKS = {  # each execution at a glance, as the graph in the viewer draws it
+    "retry-order": ["✓ StoreOrder ×2", "✓ succeeded on attempt 2 after TransientOrderError", "✓ ReadSummary",
+                    "· Rejected"],
+    "permanent-order": ["↪ StoreOrder", "↪ InvalidOrder caught → Rejected", "· ReadSummary", "✗ Rejected",
+                        "✗ the execution failed here"],
+    "denied-order": ["✗ StoreOrder", "✗ failed: Lambda.AWSLambdaException", "· ReadSummary", "· Rejected"],
+}
+
+
+@pytest.fixture(scope="module")
+def ev04_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """`make docs`: ev04 played on a fresh emulator by the command line."""
+    out = tmp_path_factory.mktemp("docs-ev04") / "ev04"
+    result = subprocess.run([sys.executable, "-m", "awsview", "docs", "ev04", "-o", str(out)],
+                            capture_output=True, text=True, timeout=280, env={**os.environ, **FOREIGN})
+    assert result.returncode == 0, result.stderr
+    assert re.fullmatch(r"ev04: 9 screenshots in \d+\.\d s", result.stdout.splitlines()[-1]), result.stdout
+    return out
+
+
+def test_ev04_docs_have_each_executions_graph_and_the_replay(ev04_pages):
+    names = sorted(p.name for p in ev04_pages.iterdir())
+    assert names == sorted(["00-setup.svg", "01-authorize.svg", "02-workflow.svg", "03-executions.svg",
+                            "04-cleanup.svg", "graph-retry-order.svg", "graph-permanent-order.svg",
+                            "graph-denied-order.svg", "replay.svg", "index.md"])
+    assert all(p.stat().st_size > 10_000 for p in ev04_pages.glob("*.svg"))
+    index = (ev04_pages / "index.md").read_text()
+    assert "## State machine graphs" in index and "## Replay" in index
+    for name in EV04_MARKS:
+        assert f"### Execution {name} on its state machine\n\n![ev04 graph-{name}](graph-{name}.svg)" in index
+    assert "![ev04 replay](replay.svg)" in index
+
+
+@pytest.mark.parametrize("execution", list(EV04_MARKS))
+def test_a_graph_shot_is_the_execution_drawn_on_its_state_machine(ev04_pages, execution):
+    screen = "\n".join(screen_lines(ev04_pages / f"graph-{execution}.svg"))
+    lines = [line.strip() for line in screen.splitlines() if line.strip()]
+    assert lines[:2] == [f"Execution {execution}", "Graph of this execution"], screen  # scrolled to it
+    for state in EV04_STATES:
+        assert state in screen, f"{state} not in\n{screen}"
+    for mark in EV04_MARKS[execution]:
+        assert mark in screen, f"{mark!r} not in\n{screen}"
+    assert "Traceback" not in screen and "(no such state)" not in screen
+    # Muted parts (state types, the legend) are drawn in a colour of their own, not the background's.
+    svg = (ev04_pages / f"graph-{execution}.svg").read_text()
+    fills = dict(re.findall(r"\.([\w-]+) \{ fill: (#[0-9a-f]{6})", svg))
+    legend = re.search(r'<text class="([\w-]+)"[^>]*>[^<]*succeeded', svg)
+    assert legend and fills[legend.group(1)] != "#ffffff"  # the docs theme's background
+
+
+def test_the_replay_shot_shows_the_run_with_its_time_line(ev04_pages):
+    screen = screen_lines(ev04_pages / "replay.svg")
+    text = "\n".join(screen)
+    assert screen[0].startswith("AWS View · replay · ev04.rec · ev04: ")
+    assert "http://127.0.0.1:5000" in screen[0]  # the emulator's port frozen, as on the other pages
+    head = next(line for line in screen if "frame " in line)
+    assert re.search(r"‖ 1×  12:03:00  \+\d\d:\d\d of \d\d:\d\d  frame (\d+)/(\d+)", head), head
+    here, total = (int(n) for n in re.search(r"frame (\d+)/(\d+)", head).groups())
+    assert 1 < here < total  # after the executions step, the cleanup still to come
+    bar = screen[screen.index(head) + 1]
+    assert "●" in bar and bar.count("◆") >= 3 and "━" in bar, bar
+    for name in EV04_MARKS:
+        assert name in text  # the executions panel as it was then
+    assert "Traceback" not in text

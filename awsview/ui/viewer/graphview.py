@@ -7,6 +7,7 @@ in as `rich.text.Text`, never as markup, so a state named `[/bold]` stays a name
 
 from __future__ import annotations
 
+from rich.style import Style
 from rich.text import Text
 from textual.widget import Widget
 
@@ -26,7 +27,7 @@ class GraphView(Widget):
         & > .graph--caught { color: $warning; text-style: bold; }
         & > .graph--entered { color: $accent; text-style: bold; }
         & > .graph--taken { color: $success; }
-        & > .graph--muted { color: $text-muted; }
+        & > .graph--muted { color: $foreground-muted; }
         & > .graph--name { text-style: bold; }
     }
     """
@@ -47,10 +48,22 @@ class GraphView(Widget):
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
         return max(len(self.lines(width)), 1)
 
+    def _style(self, kind: str) -> Style:
+        """A component's style with a translucent colour blended onto this widget's background: a
+        partial Rich style drops the alpha, so `$foreground-muted` would print as the foreground.
+        (`$text-muted` is worse here: `auto 60%` resolves to white 60 %, unreadable on a light
+        theme and not muted on a dark one.)"""
+        styles = self.get_component_styles(f"graph--{kind}")
+        style = styles.partial_rich_style
+        color = styles.color
+        if styles.has_rule("color") and color.a < 1:
+            style += Style(color=(self.background_colors[1] + color).rich_color)
+        return style
+
     def render(self) -> Text:
         lines = self.lines(self.content_region.width or self.size.width)
         text = Text(no_wrap=True, overflow="crop", end="")
-        styles = {kind: self.get_component_rich_style(f"graph--{kind}", partial=True) for kind in KINDS}
+        styles = {kind: self._style(kind) for kind in KINDS}
         for n, line in enumerate(lines):
             start = len(text)
             text.append(line.text)

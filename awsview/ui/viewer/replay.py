@@ -212,8 +212,11 @@ class ReplayApp(AWSViewApp):
         parts = ["AWS View · replay", self.recording.path.name, lab, text]
         if self.needle:
             parts.append(f"filter “{self.needle}”")
+        line = " · ".join(p for p in parts if p)
+        if self.freezer is not None:  # `awsview docs`: the emulator's port, as on its other pages
+            line = self.freezer.text(line)
         status = self.query_one("#status", Static)
-        status.update(plain(" · ".join(p for p in parts if p)))
+        status.update(plain(line))
         status.set_class(level == "error", "-error")
 
     def _show_time(self) -> None:
@@ -225,6 +228,8 @@ class ReplayApp(AWSViewApp):
         state = "▶" if self.playing else "‖"
         head = (f"{state} {self.speed:g}×  {clock_text(self.moment)}  +{span_text(self.moment - first)} of "
                 f"{span_text(last - first)}  frame {self.index + 1}/{self.player.last + 1}")
+        if self.freezer is not None:  # its clock as the panels' (12:<step>:00); spans and frames stay
+            head = self.freezer.text(head)
         keys = "space play · , . step · - + speed · n N marks · g G ends"
         width = max(10, self.size.width - 3)
         top = head if cell_len(head) + 3 + cell_len(keys) > width else f"{head}   {keys}"
