@@ -175,12 +175,14 @@ def main(minutes: float = 3.0) -> None:
     print(f"one-hour recording synthesised from {loops} loops of that lab in {time.perf_counter() - started:.0f} s: "
           f"{hour.stat().st_size / 2**20:.1f} MiB")
     opened = sorted(_open_in_process(hour) for _ in range(3))[1]
-    print(f"  open it and decode its end, in process (median of 3): {opened:.2f} s  (target ≤ 1 s)")
+    print(f"  open it and decode its end, in process (median of 3): {opened:.2f} s")
     started = time.perf_counter()
     subprocess.run([sys.executable, "-m", "awsview", "dump", "--from", str(hour)], cwd=ROOT,
                    stdout=subprocess.DEVNULL, check=True, env={**os.environ})
     print(f"  `awsview dump --from` it, a fresh process: {time.perf_counter() - started:.2f} s")
-    print(f"  replay viewer on it, open to first paint at the end: {asyncio.run(_replay_first_paint(hour)):.2f} s")
+    painted = sorted(asyncio.run(_replay_first_paint(hour)) for _ in range(3))
+    print(f"  replay viewer on it, open to first paint at the end (median of 3): {painted[1]:.2f} s "
+          f"(runs {', '.join(f'{p:.2f}' for p in painted)}; target ≤ 1 s: {'met' if painted[1] <= 1.0 else 'NO'})")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
+from textual.strip import Strip
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowDoesNotExist
 
@@ -32,9 +33,86 @@ REBUILD_AT = 64  # removing more rows than this (and than half) rebuilds: remove
 
 
 class PanelTable(DataTable):
-    """A DataTable whose Enter says what it does in the footer."""
+    """A DataTable whose Enter says what it does in the footer, and whose unchanged cells are
+    not drawn again.
+
+    DataTable keys its line, row and cell caches by a counter that every ``update_cell``,
+    ``add_row`` and ``remove_row`` bumps, so one changed cell (a log line added, an item's
+    quantity) draws every visible line of the table again through Rich: most of a frame's CPU
+    while a lab plays, and of the keypress that lands behind it. This table keeps its own
+    caches keyed by the cell objects themselves (a panel replaces the `Text` of a changed cell
+    and keeps the others): a line by its row, the row's cells, the column widths, the horizontal
+    scroll and whether the cursor or the mouse is on it; a cell by where it is drawn (row and
+    column: the segments carry them for the mouse) and how. A style change (a theme) drops
+    both. Private DataTable parts it reads: ``_get_offsets``, ``_row_locations``,
+    ``_column_locations``, ``_data``, ``_header_row_key``, ``_show_hover_cursor``,
+    ``_pseudo_class_state``; it overrides ``_render_cell``.
+    """
 
     BINDINGS = [Binding("enter", "select_cursor", "Details")]
+    DRAWN_CELLS = 4096  # a few screens of cells; a full cache is dropped whole
+    DRAWN_LINES = 512
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._drawn: dict[tuple, tuple[object, list]] = {}
+        self._lines: dict[tuple, tuple[tuple, Strip]] = {}
+        self._style_epoch = 0  # bumped by a style change: what the line keys say of the style
+
+    def render_line(self, y: int) -> Strip:
+        if self.fixed_rows or self.fixed_columns or self.show_row_labels and self._labelled_row_exists:
+            return super().render_line(y)
+        scroll_x, scroll_y = self.scroll_offset
+        header = self.header_height if self.show_header else 0
+        try:
+            row_key, offset = self._get_offsets(y if y < header else y + scroll_y)
+        except LookupError:
+            return super().render_line(y)
+        if row_key is self._header_row_key:
+            index, cells = -1, tuple(column.label for column in self.ordered_columns)
+        else:
+            index = self._row_locations.get(row_key)
+            cells = tuple(self._data.get(row_key, {}).values())
+        columns = self.ordered_columns
+        cursor, hover = self.cursor_coordinate, self.hover_coordinate
+        key = (row_key, index, offset, tuple(map(id, cells)), scroll_x, self.size.width,
+               tuple(c.get_render_width(self) for c in columns), self.cursor_type, self.show_cursor,
+               cursor.row == index, cursor.column if self.cursor_type != "row" else 0,
+               self._show_hover_cursor and hover.row == index, hover.column if self._show_hover_cursor else 0,
+               self._pseudo_class_state, self._style_epoch)
+        drawn = self._lines.get(key)
+        if drawn is not None and all(a is b for a, b in zip(drawn[0], cells)):
+            return drawn[1]
+        strip = super().render_line(y)
+        if len(self._lines) >= self.DRAWN_LINES:
+            self._lines.clear()
+        self._lines[key] = (cells, strip)
+        return strip
+
+    def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
+                     cursor: bool = False, hover: bool = False) -> list:
+        try:
+            row_key = self._row_locations.get_key(row_index) if row_index >= 0 else self._header_row_key
+            column_key = self._column_locations.get_key(column_index)
+            cell = self._data[row_key][column_key] if row_index >= 0 else self.columns[column_key].label
+        except (KeyError, AttributeError):  # a row label, or a row already gone: no second cache
+            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        key = (id(cell), row_index, column_index, base_style, width, cursor, hover, self.show_cursor,
+               self._show_hover_cursor, self._pseudo_class_state)
+        drawn = self._drawn.get(key)
+        if drawn is not None and drawn[0] is cell:
+            return drawn[1]
+        lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        if len(self._drawn) >= self.DRAWN_CELLS:
+            self._drawn.clear()
+        self._drawn[key] = (cell, lines)
+        return lines
+
+    def notify_style_update(self) -> None:
+        self._drawn.clear()  # a theme or CSS change restyles the cursor and the header
+        self._lines.clear()
+        self._style_epoch += 1
+        super().notify_style_update()
 
 
 class PanelBody(Static, can_focus=True):
