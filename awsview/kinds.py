@@ -22,8 +22,15 @@ from typing import Any
 from awsview.model import keys
 
 # The timeline's panels also show the health of every evidence it was computed from.
-TIMELINE_READS = (keys.TIMELINE, keys.JOURNAL, keys.TABLE_PREFIX, keys.STREAM_PREFIX, keys.LOGS_PREFIX,
-                  keys.EXECUTIONS_PREFIX, keys.HISTORY_PREFIX)
+TIMELINE_READS = (
+    keys.TIMELINE,
+    keys.JOURNAL,
+    keys.TABLE_PREFIX,
+    keys.STREAM_PREFIX,
+    keys.LOGS_PREFIX,
+    keys.EXECUTIONS_PREFIX,
+    keys.HISTORY_PREFIX,
+)
 
 
 @dataclass(frozen=True)
@@ -40,46 +47,135 @@ class Kind:
     windowed: bool = False  # the renderer's input is cut to what can be shown (core.feed)
     run_aware: bool = False  # can show every lab run instead of the current one (`all_runs`)
     key_columns: frozenset[str] = frozenset()  # say what a row is: kept as whole as possible
-    spare_columns: frozenset[str] = frozenset()  # a narrow panel may leave them out, rightmost first
+    spare_columns: frozenset[str] = (
+        frozenset()
+    )  # a narrow panel may leave them out, rightmost first
 
 
 _R = "awsview.core.render:"
 _D = "awsview.core.details:"
 _P = "awsview.polling."
 
-KINDS: dict[str, Kind] = {k.name: k for k in (
-    Kind("state_machines", _R + "state_machines", (_P + "stepfunctions:StateMachinePoller",),
-         _D + "_machine", (keys.STATE_MACHINES,), key_columns=frozenset({"NAME", "TYPE", "ROLE"})),
-    Kind("executions", _R + "executions", (_P + "stepfunctions:ExecutionPoller",), _D + "_execution",
-         (keys.EXECUTIONS_PREFIX,), windowed=True, key_columns=frozenset({"NAME", "STATUS"}),
-         spare_columns=frozenset({"STARTED", "TOOK"})),
-    Kind("history", _R + "history", (_P + "stepfunctions:HistoryPoller",), _D + "_history_event",
-         (keys.HISTORY_PREFIX,), key_columns=frozenset({"TYPE"}), spare_columns=frozenset({"ID", "TIME"})),
-    Kind("tables", _R + "tables", (_P + "dynamodb:TablePoller",), _D + "_item", (keys.TABLE_PREFIX,),
-         windowed=True, key_columns=frozenset({"KEY"})),
-    Kind("queues", _R + "queues", (_P + "queues:QueuePoller",), _D + "_queue",
-         key_columns=frozenset({"QUEUE", "VISIBLE", "IN FLIGHT", "5 MIN: VISIBLE / IN FLIGHT"}),
-         spare_columns=frozenset({"DELAYED", "DLQ"})),
-    Kind("functions", _R + "functions", (_P + "functions:FunctionPoller",), _D + "_function",
-         (keys.FUNCTIONS,), key_columns=frozenset({"FUNCTION", "ROLE"}),
-         spare_columns=frozenset({"RUNTIME", "HANDLER", "TIMEOUT", "CODE"})),
-    Kind("logs", _R + "logs", (_P + "logs:LogPoller",), _D + "_log_line", (keys.LOGS_PREFIX,), tail=True,
-         windowed=True, key_columns=frozenset({"KIND"}), spare_columns=frozenset({"TIME"})),
-    Kind("roles", _R + "roles", (_P + "iam:RolePoller",), _D + "_role", (keys.ROLES,),
-         key_columns=frozenset({"ROLE"})),
-    Kind("decisions", _R + "decisions", (_P + "journal:JournalPoller", _P + "streams:StreamPoller",
-                                         _P + "timeline:TimelinePoller"), _D + "_decision", TIMELINE_READS,
-         tail=True, run_aware=True, key_columns=frozenset({"KEY", "OUTCOME", "KIND"}),
-         spare_columns=frozenset({"TIME", "TABLE", "OPERATION", "CONDITION", "BEFORE → AFTER", "BY"})),
-    Kind("verdicts", _R + "verdicts", (_P + "timeline:TimelinePoller",), _D + "_verdict", TIMELINE_READS,
-         run_aware=True, key_columns=frozenset({"", "KEY", "VERDICT"}),
-         spare_columns=frozenset({"TABLE", "CONSUMER RESULTS"})),
-    Kind("retries", _R + "retries", (), _D + "_retry",
-         (keys.HISTORY_PREFIX, keys.STATE_MACHINES, keys.EXECUTIONS_PREFIX),
-         key_columns=frozenset({"EXECUTION", "TASK"})),
-    Kind("checkpoints", _R + "checkpoints", (_P + "timeline:CheckpointPoller",), None, (keys.CHECKPOINTS,),
-         key_columns=frozenset({"", "STEP"})),
-)}
+KINDS: dict[str, Kind] = {
+    k.name: k
+    for k in (
+        Kind(
+            "state_machines",
+            _R + "state_machines",
+            (_P + "stepfunctions:StateMachinePoller",),
+            _D + "_machine",
+            (keys.STATE_MACHINES,),
+            key_columns=frozenset({"NAME", "TYPE", "ROLE"}),
+        ),
+        Kind(
+            "executions",
+            _R + "executions",
+            (_P + "stepfunctions:ExecutionPoller",),
+            _D + "_execution",
+            (keys.EXECUTIONS_PREFIX,),
+            windowed=True,
+            key_columns=frozenset({"NAME", "STATUS"}),
+            spare_columns=frozenset({"STARTED", "TOOK"}),
+        ),
+        Kind(
+            "history",
+            _R + "history",
+            (_P + "stepfunctions:HistoryPoller",),
+            _D + "_history_event",
+            (keys.HISTORY_PREFIX,),
+            key_columns=frozenset({"TYPE"}),
+            spare_columns=frozenset({"ID", "TIME"}),
+        ),
+        Kind(
+            "tables",
+            _R + "tables",
+            (_P + "dynamodb:TablePoller",),
+            _D + "_item",
+            (keys.TABLE_PREFIX,),
+            windowed=True,
+            key_columns=frozenset({"KEY"}),
+        ),
+        Kind(
+            "queues",
+            _R + "queues",
+            (_P + "queues:QueuePoller",),
+            _D + "_queue",
+            key_columns=frozenset({"QUEUE", "VISIBLE", "IN FLIGHT", "5 MIN: VISIBLE / IN FLIGHT"}),
+            spare_columns=frozenset({"DELAYED", "DLQ"}),
+        ),
+        Kind(
+            "functions",
+            _R + "functions",
+            (_P + "functions:FunctionPoller",),
+            _D + "_function",
+            (keys.FUNCTIONS,),
+            key_columns=frozenset({"FUNCTION", "ROLE"}),
+            spare_columns=frozenset({"RUNTIME", "HANDLER", "TIMEOUT", "CODE"}),
+        ),
+        Kind(
+            "logs",
+            _R + "logs",
+            (_P + "logs:LogPoller",),
+            _D + "_log_line",
+            (keys.LOGS_PREFIX,),
+            tail=True,
+            windowed=True,
+            key_columns=frozenset({"KIND"}),
+            spare_columns=frozenset({"TIME"}),
+        ),
+        Kind(
+            "roles",
+            _R + "roles",
+            (_P + "iam:RolePoller",),
+            _D + "_role",
+            (keys.ROLES,),
+            key_columns=frozenset({"ROLE"}),
+        ),
+        Kind(
+            "decisions",
+            _R + "decisions",
+            (
+                _P + "journal:JournalPoller",
+                _P + "streams:StreamPoller",
+                _P + "timeline:TimelinePoller",
+            ),
+            _D + "_decision",
+            TIMELINE_READS,
+            tail=True,
+            run_aware=True,
+            key_columns=frozenset({"KEY", "OUTCOME", "KIND"}),
+            spare_columns=frozenset(
+                {"TIME", "TABLE", "OPERATION", "CONDITION", "BEFORE → AFTER", "BY"}
+            ),
+        ),
+        Kind(
+            "verdicts",
+            _R + "verdicts",
+            (_P + "timeline:TimelinePoller",),
+            _D + "_verdict",
+            TIMELINE_READS,
+            run_aware=True,
+            key_columns=frozenset({"", "KEY", "VERDICT"}),
+            spare_columns=frozenset({"TABLE", "CONSUMER RESULTS"}),
+        ),
+        Kind(
+            "retries",
+            _R + "retries",
+            (),
+            _D + "_retry",
+            (keys.HISTORY_PREFIX, keys.STATE_MACHINES, keys.EXECUTIONS_PREFIX),
+            key_columns=frozenset({"EXECUTION", "TASK"}),
+        ),
+        Kind(
+            "checkpoints",
+            _R + "checkpoints",
+            (_P + "timeline:CheckpointPoller",),
+            None,
+            (keys.CHECKPOINTS,),
+            key_columns=frozenset({"", "STEP"}),
+        ),
+    )
+}
 
 # Derived from KINDS (by `_derive`); read them as ``kinds.NAME`` at the time of use, not copied.
 NAMES: tuple[str, ...] = ()  # every kind, in the default panel order

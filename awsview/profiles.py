@@ -78,10 +78,13 @@ def common_prefixes(names: list[str], limit: int = 12) -> list[tuple[str, int]]:
     for name in set(names):
         for i, char in enumerate(name[:-1]):
             if char in SEPARATORS and i > 0:
-                counts[name[:i + 1]] = counts.get(name[:i + 1], 0) + 1
+                counts[name[: i + 1]] = counts.get(name[: i + 1], 0) + 1
     shared = {p: n for p, n in counts.items() if n >= 2}
-    kept = [(p, n) for p, n in shared.items()
-            if not any(q != p and q.startswith(p) and m == n for q, m in shared.items())]
+    kept = [
+        (p, n)
+        for p, n in shared.items()
+        if not any(q != p and q.startswith(p) and m == n for q, m in shared.items())
+    ]
     return sorted(kept, key=lambda pair: (-pair[1], pair[0]))[:limit]
 
 
@@ -149,18 +152,26 @@ class _Parser:
         known = {"name", "title", "prefix", "business_key", "panels", "resources", "checkpoints"}
         for key in data:
             if key not in known:
-                raise self.fail(f"unknown key {key!r} (expected one of {', '.join(sorted(known))})", key)
+                raise self.fail(
+                    f"unknown key {key!r} (expected one of {', '.join(sorted(known))})", key
+                )
         name = self.string(data, "name")
         if name != self.path.stem:
-            raise self.fail(f"name {name!r} does not match the file name {self.path.stem!r}", "name =")
+            raise self.fail(
+                f"name {name!r} does not match the file name {self.path.stem!r}", "name ="
+            )
         panels = data.get("panels", list(kinds.NAMES))
         if not isinstance(panels, list):
             raise self.fail("'panels' must be a list of panel names", "panels")
         for panel in panels:
             if panel not in kinds.KINDS:
-                raise self.fail(f"unknown panel {panel!r} (known: {', '.join(kinds.NAMES)})", f'"{panel}"')
+                raise self.fail(
+                    f"unknown panel {panel!r} (known: {', '.join(kinds.NAMES)})", f'"{panel}"'
+                )
         return LabProfile(
-            name=name, title=self.string(data, "title"), prefix=self.string(data, "prefix"),
+            name=name,
+            title=self.string(data, "title"),
+            prefix=self.string(data, "prefix"),
             business_key=self.string(data, "business_key", required=False, default="id"),
             panels=tuple(panels),
             resources=tuple(self.resource(r) for r in self.entries(data, "resources")),
@@ -178,17 +189,22 @@ class _Parser:
         kind = self.string(table, "kind")
         name = self.string(table, "name")
         if kind not in RESOURCE_KINDS:
-            raise self.fail(f"unknown resource kind {kind!r} (known: {', '.join(RESOURCE_KINDS)})",
-                            f'"{kind}"')
+            raise self.fail(
+                f"unknown resource kind {kind!r} (known: {', '.join(RESOURCE_KINDS)})", f'"{kind}"'
+            )
         provided = table.get("provided", False)
         if not isinstance(provided, bool):
             raise self.fail(f"'provided' of {name!r} must be true or false", f'"{name}"')
         role = self.string(table, "role", required=False, default="other")
         if role not in TABLE_ROLES:
-            raise self.fail(f"unknown role {role!r} for {name!r} (known: {', '.join(TABLE_ROLES)})",
-                            f'"{role}"')
+            raise self.fail(
+                f"unknown role {role!r} for {name!r} (known: {', '.join(TABLE_ROLES)})", f'"{role}"'
+            )
         return Resource(kind=kind, name=name, provided=provided, role=role)
 
     def checkpoint(self, table: dict) -> Checkpoint:
-        return Checkpoint(step=self.string(table, "step"), text=self.string(table, "text"),
-                          check=self.string(table, "check", required=False))
+        return Checkpoint(
+            step=self.string(table, "step"),
+            text=self.string(table, "text"),
+            check=self.string(table, "check", required=False),
+        )

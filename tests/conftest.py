@@ -17,9 +17,11 @@ os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="awsview-test-config-")
 _aws_home = tempfile.mkdtemp(prefix="awsview-test-aws-")
 for _name in [n for n in os.environ if n.startswith("AWS_") and n != "AWS_CA_BUNDLE"]:
     del os.environ[_name]
-os.environ.update(AWS_CONFIG_FILE=os.path.join(_aws_home, "config"),
-                  AWS_SHARED_CREDENTIALS_FILE=os.path.join(_aws_home, "credentials"),
-                  AWS_EC2_METADATA_DISABLED="true")
+os.environ.update(
+    AWS_CONFIG_FILE=os.path.join(_aws_home, "config"),
+    AWS_SHARED_CREDENTIALS_FILE=os.path.join(_aws_home, "credentials"),
+    AWS_EC2_METADATA_DISABLED="true",
+)
 
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: F401  (tests import them from here too)
 

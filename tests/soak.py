@@ -60,7 +60,7 @@ except ImportError:
 PREFIX = "labex-"
 LABS = ("q05", "ev04", "ev05")
 CHECK_EVERY_S = 0.5
-SETTLE_S = 3.0     # a floor: never judge recovery sooner (calls in flight as a fault clears fail)
+SETTLE_S = 3.0  # a floor: never judge recovery sooner (calls in flight as a fault clears fail)
 RECOVERY_STEP_S = 0.1  # how often recovery is looked at after a fault cleared
 CALL_SLACK_S = 3.0  # how long before its snapshot a "does not exist" answer may have been given
 CONTAINER = "<the resource itself>"
@@ -70,6 +70,7 @@ UNTOUCHED = Config(retries={"max_attempts": 1}, connect_timeout=1, read_timeout=
 
 
 # -- the truth: an unfaulted prober (boto3's User-Agent does not say aiobotocore) -------------
+
 
 @dataclass(frozen=True)
 class Sweep:
@@ -89,7 +90,10 @@ class Sweep:
             kind = "executions"
             key = f"executions:{name.split(':')[6] if name.count(':') >= 7 else ''}"
         # Its own listing, else the one that said it was not there.
-        for asked in (key, {"executions": "state_machines", "table": "tables", "logs": "logs"}.get(kind)):
+        for asked in (
+            key,
+            {"executions": "state_machines", "table": "tables", "logs": "logs"}.get(kind),
+        ):
             if asked in self.looked:
                 return self.looked[asked]
         return self.start
@@ -106,10 +110,17 @@ class Prober(threading.Thread):
         self.trace: list[tuple[float, str]] = []  # what happened when, to explain a violation
         self.halt = threading.Event()
         self._keys: dict[str, tuple[str, ...]] = {}
-        kw = dict(endpoint_url=endpoint_url, region_name="us-east-1", aws_access_key_id="testing",
-                  aws_secret_access_key="testing", config=UNTOUCHED)
-        self.c = {s: boto3.client(s, **kw) for s in ("sqs", "lambda", "iam", "stepfunctions",
-                                                      "dynamodb", "logs")}
+        kw = dict(
+            endpoint_url=endpoint_url,
+            region_name="us-east-1",
+            aws_access_key_id="testing",
+            aws_secret_access_key="testing",
+            config=UNTOUCHED,
+        )
+        self.c = {
+            s: boto3.client(s, **kw)
+            for s in ("sqs", "lambda", "iam", "stepfunctions", "dynamodb", "logs")
+        }
 
     def run(self) -> None:
         failing = False
@@ -136,20 +147,31 @@ class Prober(threading.Thread):
         now("queues")
         queues = sqs.list_queues(QueueNamePrefix=PREFIX).get("QueueUrls", [])
         now("functions")
-        functions = [f["FunctionName"] for page in lam.get_paginator("list_functions").paginate()
-                     for f in page["Functions"]]
+        functions = [
+            f["FunctionName"]
+            for page in lam.get_paginator("list_functions").paginate()
+            for f in page["Functions"]
+        ]
         now("roles")
-        roles = [r["RoleName"] for page in iam.get_paginator("list_roles").paginate() for r in page["Roles"]]
+        roles = [
+            r["RoleName"]
+            for page in iam.get_paginator("list_roles").paginate()
+            for r in page["Roles"]
+        ]
         now("state_machines")
-        machines = {m["name"]: m["stateMachineArn"] for m in sfn.list_state_machines()["stateMachines"]
-                    if m["name"].startswith(PREFIX)}
+        machines = {
+            m["name"]: m["stateMachineArn"]
+            for m in sfn.list_state_machines()["stateMachines"]
+            if m["name"].startswith(PREFIX)
+        }
         executions = {}
         for name, arn in machines.items():
             now(f"executions:{name}")
             listed = _unless_gone(lambda: sfn.list_executions(stateMachineArn=arn, maxResults=1000))
             if listed is not None:  # deleted since the listing: absent, as it is
-                executions[name] = {e["executionArn"]: e["startDate"].timestamp()
-                                    for e in listed["executions"]}
+                executions[name] = {
+                    e["executionArn"]: e["startDate"].timestamp() for e in listed["executions"]
+                }
         tables = {}
         now("tables")
         for name in (n for n in ddb.list_tables()["TableNames"] if n.startswith(PREFIX)):
@@ -157,22 +179,33 @@ class Prober(threading.Thread):
                 described = _unless_gone(lambda: ddb.describe_table(TableName=name))
                 if described is None:
                     continue
-                schema = sorted(described["Table"]["KeySchema"], key=lambda k: k["KeyType"] != "HASH")
+                schema = sorted(
+                    described["Table"]["KeySchema"], key=lambda k: k["KeyType"] != "HASH"
+                )
                 self._keys[name] = tuple(k["AttributeName"] for k in schema)
             now(f"table:{name}")
             pages = _unless_gone(lambda: list(ddb.get_paginator("scan").paginate(TableName=name)))
             if pages is not None:
-                tables[name] = frozenset(_item_key(item, self._keys[name])
-                                         for page in pages for item in page["Items"])
+                tables[name] = frozenset(
+                    _item_key(item, self._keys[name]) for page in pages for item in page["Items"]
+                )
         self._keys = {k: v for k, v in self._keys.items() if k in tables}
         now("logs")
         groups = logs.describe_log_groups(logGroupNamePrefix=f"/aws/lambda/{PREFIX}")["logGroups"]
-        return Sweep(start, time.time(), {
-            "queues": frozenset(u.rsplit("/", 1)[-1] for u in queues),
-            "functions": frozenset(f for f in functions if f.startswith(PREFIX)),
-            "roles": frozenset(r for r in roles if r.startswith(PREFIX)),
-            "state_machines": frozenset(machines),
-        }, executions, tables, frozenset(g["logGroupName"] for g in groups), looked)
+        return Sweep(
+            start,
+            time.time(),
+            {
+                "queues": frozenset(u.rsplit("/", 1)[-1] for u in queues),
+                "functions": frozenset(f for f in functions if f.startswith(PREFIX)),
+                "roles": frozenset(r for r in roles if r.startswith(PREFIX)),
+                "state_machines": frozenset(machines),
+            },
+            executions,
+            tables,
+            frozenset(g["logGroupName"] for g in groups),
+            looked,
+        )
 
     def yardstick(self, calls: int = 20) -> float:
         """A plain emulator call (ListQueues), median in ms: what this machine gives right now."""
@@ -197,7 +230,9 @@ class Prober(threading.Thread):
                 return frozenset()
         ends = [s.end for s in self.sweeps]
         left = set(lost)
-        for sweep in self.sweeps[max(0, bisect.bisect_left(ends, a) - 1):]:  # from the last before a
+        for sweep in self.sweeps[
+            max(0, bisect.bisect_left(ends, a) - 1) :
+        ]:  # from the last before a
             present = _present(sweep, key)
             if present is None:
                 return frozenset()
@@ -211,7 +246,7 @@ class Prober(threading.Thread):
         """When the prober first saw ``key`` exist again after ``since`` (a sweep that began while
         the emulator was down may end long after it came back: its end is when it saw)."""
         starts = [s.start for s in self.sweeps]
-        for sweep in self.sweeps[bisect.bisect_right(starts, since):]:
+        for sweep in self.sweeps[bisect.bisect_right(starts, since) :]:
             if _present(sweep, key) is not None:
                 return sweep.end
         return float("inf")
@@ -283,6 +318,7 @@ def identities(key: str, data: Any) -> frozenset | None:
 
 # -- the viewers --------------------------------------------------------------------------
 
+
 class WatchedScheduler(Scheduler):
     """A Scheduler that reports what escapes a poller (the real one swallows it to go on)."""
 
@@ -293,7 +329,9 @@ class WatchedScheduler(Scheduler):
         super().__init__(*args, **kwargs)
         self.escaped: list[str] = []
         self.completed: dict[str, float] = {}  # poller kind → start of its last finished poll
-        self.in_flight: dict[str, float] = {}  # poller kind → when its running poll began (monotonic)
+        self.in_flight: dict[
+            str, float
+        ] = {}  # poller kind → when its running poll began (monotonic)
         WatchedScheduler.registry.append(self)
 
     async def poll(self, poller):
@@ -381,11 +419,15 @@ class Report:
     lag_max: float = 0.0
     lag_since_fault: float = 0.0  # the longest event loop stall since the last fault cleared
     startup_s: float = 0.0  # emulator, prober, viewers and app started (not counted in seconds)
-    ran_s: float = 0.0  # the seconds it ran, longer than asked if it needed more to inject its minimum
+    ran_s: float = (
+        0.0  # the seconds it ran, longer than asked if it needed more to inject its minimum
+    )
     first_check: float = 0.0  # seconds after start-up
     last_check: float = 0.0
     round_s: list[float] = field(default_factory=list)  # what each check round itself took
-    polls_after: list[float] = field(default_factory=list)  # per fault: longest poll after it cleared
+    polls_after: list[float] = field(
+        default_factory=list
+    )  # per fault: longest poll after it cleared
     yardstick_ms: float = 0.0  # a plain emulator call (ListQueues), median, quiet start
     sweep_s: list[float] = field(default_factory=list)  # the prober's sweeps
 
@@ -406,17 +448,24 @@ class Report:
         def pct(q: float) -> float:
             ordered = sorted(self.recoveries)
             return ordered[min(len(ordered) - 1, int(q * len(ordered)))] if ordered else 0.0
+
         kinds = []
         for kind in sorted(k for k in self.faults if "/" not in k):
-            detail = ", ".join(f"{k.split('/', 1)[1]} {n}" for k, n in sorted(self.faults.items())
-                               if k.startswith(f"{kind}/"))
+            detail = ", ".join(
+                f"{k.split('/', 1)[1]} {n}"
+                for k, n in sorted(self.faults.items())
+                if k.startswith(f"{kind}/")
+            )
             kinds.append(f"{kind} {self.faults[kind]}" + (f" ({detail})" if detail else ""))
         lines = [
             f"AWS View fault soak: {self.seconds:.0f} s"
-            + (f" (ran {self.ran_s:.0f} s to inject its minimum of faults)" if self.ran_s > self.seconds + 1 else "")
+            + (
+                f" (ran {self.ran_s:.0f} s to inject its minimum of faults)"
+                if self.ran_s > self.seconds + 1
+                else ""
+            )
             + f", seed {self.seed}, app: {self.app}",
-            f"faults injected: {self.injected}: "
-            + (" · ".join(kinds) or "none"),
+            f"faults injected: {self.injected}: " + (" · ".join(kinds) or "none"),
             f"lab steps played: {self.steps} ({self.lab_errors} broken by faults or deletions)",
             f"checks: {self.checks} rounds · {self.snapshot_checks} snapshots · {self.panel_checks} "
             f"rendered panels · {self.screen_checks} app panels; viewer API calls {self.calls}",
@@ -436,13 +485,17 @@ class Report:
             + (f", e.g. {'; '.join(sorted(self.orphans)[:3])}" if self.orphans else ""),
             f"crashes: {len(self.crashes)}   violations: {len(self.violations)}",
         ]
-        lines.append(f"rows lost / ABSENT answers checked against the prober: {self.suspects}"
-                     f" ({self.unverified} it could not judge, at the end or while it was down)")
+        lines.append(
+            f"rows lost / ABSENT answers checked against the prober: {self.suspects}"
+            f" ({self.unverified} it could not judge, at the end or while it was down)"
+        )
         if self.kept:
             lines.append(f"emulator state and log kept in {self.kept}")
         lines += [f"  CRASH {c}" for c in self.crashes[:20]]
         lines += [f"  VIOLATION {v}" for v in self.violations[:40]]
-        near = sorted({entry for at in self.moments[:10] for entry in self.trace if abs(entry[0] - at) < 8})
+        near = sorted(
+            {entry for at in self.moments[:10] for entry in self.trace if abs(entry[0] - at) < 8}
+        )
         if near:
             lines.append("what happened around the violations:")
             lines += [f"  {_clock(t)} {what}" for t, what in near]
@@ -450,7 +503,9 @@ class Report:
 
 
 class Soak:
-    def __init__(self, seconds: float, seed: int, app_lab: str | None, log=print, min_faults: int = 0):
+    def __init__(
+        self, seconds: float, seed: int, app_lab: str | None, log=print, min_faults: int = 0
+    ):
         self.seconds = seconds
         self.min_faults = min_faults  # a short run goes on until it injected this many (up to 3×)
         self.rng = random.Random(seed)
@@ -480,8 +535,9 @@ class Soak:
         self.prober.start()
         loop = asyncio.get_running_loop()
         previous_handler = loop.get_exception_handler()
-        loop.set_exception_handler(lambda _, ctx: self._crash(
-            f"event loop: {ctx.get('message')} {ctx.get('exception')!r}"))
+        loop.set_exception_handler(
+            lambda _, ctx: self._crash(f"event loop: {ctx.get('message')} {ctx.get('exception')!r}")
+        )
         WatchedScheduler.registry.clear()
         lab = threading.Thread(target=self._play_labs, name="soak-labs", daemon=True)
         lab.start()
@@ -489,7 +545,11 @@ class Soak:
             async with AsyncExitStack() as stack:
                 target = Target(endpoint_url=self.emulator.endpoint_url)
                 for name in (*LABS, "generic"):  # one viewer per lab, and one of all labex-*
-                    profile = profiles.generic_profile(PREFIX) if name == "generic" else profiles.load(name)
+                    profile = (
+                        profiles.generic_profile(PREFIX)
+                        if name == "generic"
+                        else profiles.load(name)
+                    )
                     conn = await stack.enter_async_context(Connection(target))
                     scheduler = WatchedScheduler(conn, profile)
                     self.viewers.append(Viewer(name, profile, scheduler.model, scheduler))
@@ -658,9 +718,11 @@ class Soak:
                 self.report.censored += 1
                 return
             if took > bound and took > SETTLE_S:
-                self.report.violate(f"{kind}: not recovered {took:.1f} s after the fault cleared (backoff"
-                                    f" in effect {backoff:.1f} s, longest poll {poll:.1f} s, event loop lag"
-                                    f" {self.report.lag_since_fault:.1f} s): " + ", ".join(sorted(waiting)[:6]))
+                self.report.violate(
+                    f"{kind}: not recovered {took:.1f} s after the fault cleared (backoff"
+                    f" in effect {backoff:.1f} s, longest poll {poll:.1f} s, event loop lag"
+                    f" {self.report.lag_since_fault:.1f} s): " + ", ".join(sorted(waiting)[:6])
+                )
                 self.report.recoveries.append(took)
                 self.report.bounds.append(bound)
                 self.report.polls_after.append(poll)
@@ -675,7 +737,9 @@ class Soak:
 
     def _backoff_in_effect(self) -> float:
         schedulers = [v.scheduler for v in self.viewers if v.scheduler is not None]
-        return max((max(s._backoff.values(), default=0.0) * s.speed for s in schedulers), default=0.0)
+        return max(
+            (max(s._backoff.values(), default=0.0) * s.speed for s in schedulers), default=0.0
+        )
 
     def _not_recovered(self, cleared_at: float) -> set[str]:
         waiting = set()
@@ -719,20 +783,39 @@ class Soak:
                 time.sleep(0.2)
 
     def _delete_something(self) -> None:
-        sqs, ddb, logs, sfn = (self.prober.c[n] for n in ("sqs", "dynamodb", "logs", "stepfunctions"))
+        sqs, ddb, logs, sfn = (
+            self.prober.c[n] for n in ("sqs", "dynamodb", "logs", "stepfunctions")
+        )
         choices = []
         try:
             for url in sqs.list_queues(QueueNamePrefix=PREFIX).get("QueueUrls", []):
                 choices.append(("queue", "queues", lambda u=url: sqs.delete_queue(QueueUrl=u)))
             for name in (n for n in ddb.list_tables()["TableNames"] if n.startswith(PREFIX)):
-                choices.append(("table", f"table:{name}", lambda n=name: ddb.delete_table(TableName=n)))
-            for group in logs.describe_log_groups(logGroupNamePrefix=f"/aws/lambda/{PREFIX}")["logGroups"]:
+                choices.append(
+                    ("table", f"table:{name}", lambda n=name: ddb.delete_table(TableName=n))
+                )
+            for group in logs.describe_log_groups(logGroupNamePrefix=f"/aws/lambda/{PREFIX}")[
+                "logGroups"
+            ]:
                 name = group["logGroupName"]
-                choices.append(("log group", f"logs:{name}", lambda n=name: logs.delete_log_group(logGroupName=n)))
+                choices.append(
+                    (
+                        "log group",
+                        f"logs:{name}",
+                        lambda n=name: logs.delete_log_group(logGroupName=n),
+                    )
+                )
             for m in sfn.list_state_machines()["stateMachines"]:
                 if m["name"].startswith(PREFIX):
-                    choices.append(("state machine", f"executions:{m['name']}",
-                                    lambda a=m["stateMachineArn"]: sfn.delete_state_machine(stateMachineArn=a)))
+                    choices.append(
+                        (
+                            "state machine",
+                            f"executions:{m['name']}",
+                            lambda a=m["stateMachineArn"]: sfn.delete_state_machine(
+                                stateMachineArn=a
+                            ),
+                        )
+                    )
             if not choices:
                 return
             what, key, delete = self.rng.choice(choices)
@@ -793,10 +876,14 @@ class Soak:
             if self.report.checks == 1:
                 self.report.first_check = round_began - zero
             self.report.last_check = round_began - zero
-            if self.seconds >= 300 and self.report.checks % 120 == 0:  # a line a minute on long runs
+            if (
+                self.seconds >= 300 and self.report.checks % 120 == 0
+            ):  # a line a minute on long runs
                 r = self.report
-                self.log(f"{(time.monotonic() - started) / 60:.0f} min: {r.injected} faults, {r.checks} "
-                         f"checks, {len(r.crashes)} crashes, {len(r.violations)} violations")
+                self.log(
+                    f"{(time.monotonic() - started) / 60:.0f} min: {r.injected} faults, {r.checks} "
+                    f"checks, {len(r.crashes)} crashes, {len(r.violations)} violations"
+                )
 
     def _check(self) -> None:
         self.report.checks += 1
@@ -822,7 +909,9 @@ class Soak:
                 continue
             for task in scheduler._tasks:
                 if task.done() and not task.cancelled():
-                    self._crash(f"{viewer.name} poll loop {task.get_name()} ended: {task.exception()!r}")
+                    self._crash(
+                        f"{viewer.name} poll loop {task.get_name()} ended: {task.exception()!r}"
+                    )
             while scheduler.escaped:
                 self._crash(f"{viewer.name} exception escaped a poller: {scheduler.escaped.pop(0)}")
         if self.app is not None:
@@ -843,44 +932,81 @@ class Soak:
         for key, s in snapshots.items():
             # A complete history is never asked again, by design; anything else should be.
             finished = key.startswith("history:") and s.data is not None and s.data.complete
-            if viewer.scheduler is not None and not finished and \
-                    viewer.scheduler.left_behind(s, s.attempted_at + 10.0):
+            if (
+                viewer.scheduler is not None
+                and not finished
+                and viewer.scheduler.left_behind(s, s.attempted_at + 10.0)
+            ):
                 self.report.orphans.add(f"{viewer.name} {key} ({s.health.value})")
         for key in set(viewer.seen) - set(snapshots):
             before = viewer.seen.pop(key)
-            if before.rows is not None and before.health is not Health.ABSENT:  # dropped from the model
-                self._suspect(viewer, key, "was dropped", frozenset({CONTAINER}),
-                              (before.fetched_at or before.attempted_at) - CALL_SLACK_S, now)
+            if (
+                before.rows is not None and before.health is not Health.ABSENT
+            ):  # dropped from the model
+                self._suspect(
+                    viewer,
+                    key,
+                    "was dropped",
+                    frozenset({CONTAINER}),
+                    (before.fetched_at or before.attempted_at) - CALL_SLACK_S,
+                    now,
+                )
         for key, s in list(snapshots.items()):
             self.report.snapshot_checks += 1
             before = viewer.seen.get(key)
             tracked = identities(key, s.data) if s.health in (Health.OK, Health.STALE) else None
             new = before is None or s.fetched_at != before.fetched_at
             if s.health is Health.ABSENT and new and key not in ("timeline", "checkpoints"):
-                self._suspect(viewer, key, "turned ABSENT", frozenset({CONTAINER}),
-                              s.fetched_at - CALL_SLACK_S, s.fetched_at)
+                self._suspect(
+                    viewer,
+                    key,
+                    "turned ABSENT",
+                    frozenset({CONTAINER}),
+                    s.fetched_at - CALL_SLACK_S,
+                    s.fetched_at,
+                )
             if s.health is Health.OK and new and before is not None and before.rows is not None:
                 lost = before.rows - (tracked or frozenset())
                 if lost:
-                    what = f"lost {len(lost)} of {len(before.rows)} rows" if tracked else "turned empty"
-                    self._suspect(viewer, key, what, lost, (before.fetched_at or now) - CALL_SLACK_S,
-                                  s.fetched_at)
+                    what = (
+                        f"lost {len(lost)} of {len(before.rows)} rows"
+                        if tracked
+                        else "turned empty"
+                    )
+                    self._suspect(
+                        viewer,
+                        key,
+                        what,
+                        lost,
+                        (before.fetched_at or now) - CALL_SLACK_S,
+                        s.fetched_at,
+                    )
             if s.health is Health.OK and key.startswith("executions:"):
                 for e in s.data:
                     truth = self.prober.started(e.arn, (s.fetched_at or now) - 3.0)
-                    if truth is not None and e.started is not None and e.started.timestamp() < truth - 1:
-                        self.report.violate(f"{viewer.name} {key}: {e.name} shown OK from an earlier run"
-                                            f" (started {e.started:%H:%M:%S}, the one that exists started"
-                                            f" {_clock(truth)})")
+                    if (
+                        truth is not None
+                        and e.started is not None
+                        and e.started.timestamp() < truth - 1
+                    ):
+                        self.report.violate(
+                            f"{viewer.name} {key}: {e.name} shown OK from an earlier run"
+                            f" (started {e.started:%H:%M:%S}, the one that exists started"
+                            f" {_clock(truth)})"
+                        )
             if key.startswith("history:") and s.data is not None and s.data.history.events:
                 first = s.data.history.events[0].timestamp
                 truth = self.prober.started(key.split(":", 1)[1], now - 3.0)
                 if truth is not None and first is not None and first.timestamp() < truth - 1:
-                    self.report.violate(f"{viewer.name} {key.rsplit(':', 1)[-1]}: history shown "
-                                        f"({s.health.value}) is an earlier run's")
+                    self.report.violate(
+                        f"{viewer.name} {key.rsplit(':', 1)[-1]}: history shown "
+                        f"({s.health.value}) is an earlier run's"
+                    )
             viewer.seen[key] = Seen(s.health, tracked, s.fetched_at, s.attempted_at)
 
-    def _suspect(self, viewer: Viewer, key: str, what: str, lost: frozenset, a: float, b: float) -> None:
+    def _suspect(
+        self, viewer: Viewer, key: str, what: str, lost: frozenset, a: float, b: float
+    ) -> None:
         self.pending.append(Pending(time.monotonic() + 20.0, viewer.name, key, what, lost, a, b))
 
     def _resolve(self, final: bool = False) -> None:
@@ -896,15 +1022,17 @@ class Soak:
             left = self.prober.unexplained(p.key, p.lost, p.a, p.b)
             if left:
                 example = ", ".join(sorted(map(str, left))[:3])
-                self.report.violate(f"{p.viewer} {p.key} {p.what} at {_clock(p.b)} while it existed"
-                                    f" ({example})", p.b)
+                self.report.violate(
+                    f"{p.viewer} {p.key} {p.what} at {_clock(p.b)} while it existed ({example})",
+                    p.b,
+                )
         self.pending = keep
 
     def _check_screen(self) -> None:
         from awsview.ui.viewer.panel import PanelBody
 
         board = self.app.board if self.app.is_running else None
-        for view in (board.views.values() if board is not None else ()):
+        for view in board.views.values() if board is not None else ():
             shown = view.shown
             if shown is None:
                 continue
@@ -918,8 +1046,10 @@ class Soak:
             said = _plain(body.content) if body.display else ""
             if health in ("stale", "error"):
                 if health not in subtitle or (body.display and health not in said):
-                    self.report.violate(f"app panel {shown.panel.title!r} is {health} but shows "
-                                        f"{subtitle!r} / {said!r}")
+                    self.report.violate(
+                        f"app panel {shown.panel.title!r} is {health} but shows "
+                        f"{subtitle!r} / {said!r}"
+                    )
 
 
 def _q(values: list[float], q: float) -> float:
@@ -944,14 +1074,21 @@ def _plain(value: Any) -> str:
     return getattr(value, "plain", None) or str(value or "")
 
 
-async def soak(seconds: float, seed: int | None = None, app_lab: str | None = "ev04",
-               log=print, min_faults: int = 0) -> Report:
+async def soak(
+    seconds: float,
+    seed: int | None = None,
+    app_lab: str | None = "ev04",
+    log=print,
+    min_faults: int = 0,
+) -> Report:
     seed = random.randrange(1 << 30) if seed is None else seed
     return await Soak(seconds, seed, app_lab, log, min_faults).run()
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tests.soak", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m tests.soak", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--minutes", type=float, default=30.0)
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--app-lab", default="ev04", help="lab the headless app shows")

@@ -16,19 +16,40 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
-NOT_FOUND_CODES = frozenset({
-    "ResourceNotFoundException", "StateMachineDoesNotExist", "ExecutionDoesNotExist",
-    "AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist", "NoSuchEntity",
-    "NoSuchEntityException",
-})
-NETWORK_ERRORS = (EndpointConnectionError, ConnectTimeoutError, ReadTimeoutError, ConnectionClosedError)
-THROTTLING_CODES = frozenset({
-    "Throttling", "ThrottlingException", "ThrottledException", "TooManyRequestsException",
-    "RequestLimitExceeded", "ProvisionedThroughputExceededException", "RequestThrottled",
-    "RequestThrottledException", "SlowDown", "LimitExceededException",
-})
+NOT_FOUND_CODES = frozenset(
+    {
+        "ResourceNotFoundException",
+        "StateMachineDoesNotExist",
+        "ExecutionDoesNotExist",
+        "AWS.SimpleQueueService.NonExistentQueue",
+        "QueueDoesNotExist",
+        "NoSuchEntity",
+        "NoSuchEntityException",
+    }
+)
+NETWORK_ERRORS = (
+    EndpointConnectionError,
+    ConnectTimeoutError,
+    ReadTimeoutError,
+    ConnectionClosedError,
+)
+THROTTLING_CODES = frozenset(
+    {
+        "Throttling",
+        "ThrottlingException",
+        "ThrottledException",
+        "TooManyRequestsException",
+        "RequestLimitExceeded",
+        "ProvisionedThroughputExceededException",
+        "RequestThrottled",
+        "RequestThrottledException",
+        "SlowDown",
+        "LimitExceededException",
+    }
+)
 AUTH_CODES = {
-    "ExpiredToken": "credentials expired", "ExpiredTokenException": "credentials expired",
+    "ExpiredToken": "credentials expired",
+    "ExpiredTokenException": "credentials expired",
     "RequestExpired": "request expired (clock skew?)",
     "InvalidClientTokenId": "credentials not recognised",
     "UnrecognizedClientException": "credentials not recognised",
@@ -65,8 +86,11 @@ def classify(exc: BaseException) -> Failure:
     from awsview.model.loglines import clean_text
 
     failure = _classify(exc)
-    return replace(failure, text=" ".join(clean_text(failure.text).split()),
-                   code=clean_text(failure.code) if failure.code else None)
+    return replace(
+        failure,
+        text=" ".join(clean_text(failure.text).split()),
+        code=clean_text(failure.code) if failure.code else None,
+    )
 
 
 def _classify(exc: BaseException) -> Failure:
@@ -92,7 +116,9 @@ def _classify(exc: BaseException) -> Failure:
     if isinstance(exc, NoRegionError):
         return Failure("other", "no AWS region configured (use --region or AWS_REGION)")
     if isinstance(exc, EndpointConnectionError):
-        return Failure("network", f"connection refused — {exc.kwargs.get('endpoint_url', '')}".strip(" —"))
+        return Failure(
+            "network", f"connection refused — {exc.kwargs.get('endpoint_url', '')}".strip(" —")
+        )
     if isinstance(exc, (ConnectTimeoutError, ReadTimeoutError, asyncio.TimeoutError)):
         return Failure("network", "timed out")
     if isinstance(exc, ConnectionClosedError):

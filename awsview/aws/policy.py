@@ -66,12 +66,19 @@ def action(service: str, operation: str) -> str:
     return f"{IAM_PREFIX.get(service, service)}:{operation}"
 
 
-def policy(profile: LabProfile, region: str = "*", account: str = "*", partition: str = "aws",
-           without: frozenset[str] = frozenset()) -> dict[str, Any]:
+def policy(
+    profile: LabProfile,
+    region: str = "*",
+    account: str = "*",
+    partition: str = "aws",
+    without: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
     """The policy document for ``profile``; ``without`` leaves actions out (to see what breaks)."""
     if not profile.prefix:
-        raise PolicyError("a policy for every resource of an account is not least privilege: "
-                          "give a lab (--lab) or a prefix (--prefix)")
+        raise PolicyError(
+            "a policy for every resource of an account is not least privilege: "
+            "give a lab (--lab) or a prefix (--prefix)"
+        )
     for service, operation in CALLS:
         if operation not in READ_OPERATIONS.get(service, frozenset()):
             raise PolicyError(f"{service}:{operation} is not on the read-only allow-list")  # a bug
@@ -85,15 +92,26 @@ def policy(profile: LabProfile, region: str = "*", account: str = "*", partition
             resources: tuple[str, ...] = ("*",)
         elif "{group}" in template:
             # A log group's ARN is written with and without ":*"; both, so either form matches.
-            resources = tuple(r for g in groups for r in (
-                template.format(p=partition, r=region, a=account, group=g),
-                template.format(p=partition, r=region, a=account, group=g) + ":*"))
+            resources = tuple(
+                r
+                for g in groups
+                for r in (
+                    template.format(p=partition, r=region, a=account, group=g),
+                    template.format(p=partition, r=region, a=account, group=g) + ":*",
+                )
+            )
         else:
             resources = (template.format(p=partition, r=region, a=account, prefix=profile.prefix),)
         by_resources.setdefault((sid, resources), []).append(name)
-    statements = [{"Sid": sid, "Effect": "Allow", "Action": sorted(actions),
-                   "Resource": resources[0] if len(resources) == 1 else list(resources)}
-                  for (sid, resources), actions in by_resources.items()]
+    statements = [
+        {
+            "Sid": sid,
+            "Effect": "Allow",
+            "Action": sorted(actions),
+            "Resource": resources[0] if len(resources) == 1 else list(resources),
+        }
+        for (sid, resources), actions in by_resources.items()
+    ]
     return {"Version": "2012-10-17", "Statement": statements}
 
 

@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 # Sustained requests per second AWS View allows itself per API, at most half of the account's
 # refill rate so the learner's own CLI calls keep their share. (service, operation) -> rate.
 RATES: dict[tuple[str, str], float] = {
-    ("logs", "FilterLogEvents"): 1.0,      # quota: 5 TPS per account and region
+    ("logs", "FilterLogEvents"): 1.0,  # quota: 5 TPS per account and region
     ("logs", "DescribeLogGroups"): 2.0,
     ("stepfunctions", "ListStateMachines"): 1.0,
     ("stepfunctions", "DescribeStateMachine"): 1.0,
-    ("stepfunctions", "ListExecutions"): 1.0,   # refill 2/s
+    ("stepfunctions", "ListExecutions"): 1.0,  # refill 2/s
     ("stepfunctions", "DescribeExecution"): 7.0,  # refill 15/s
     ("stepfunctions", "GetExecutionHistory"): 2.5,  # refill 5/s
     ("iam", "ListRoles"): 1.0,

@@ -41,9 +41,19 @@ EMULATOR_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key":
 SESSION_VARS = {"region": ("region", ["AWS_REGION", "AWS_DEFAULT_REGION"], None, None)}
 SERVICES = tuple(READ_OPERATIONS)  # every service the viewer may read
 # What a process talking only to its own embedded emulator must not inherit from the shell.
-SHELL_AWS_VARIABLES = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
-                       "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_DEFAULT_REGION",
-                       "AWS_ENDPOINT_URL", "AWS_CONFIG_FILE", "AWS_SHARED_CREDENTIALS_FILE")
+SHELL_AWS_VARIABLES = (
+    "AWS_PROFILE",
+    "AWS_DEFAULT_PROFILE",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECURITY_TOKEN",
+    "AWS_ACCESS_KEY_ID",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_ENDPOINT_URL",
+    "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE",
+)
 DEMO_HINT = "to try AWS View without an account: awsview demo"
 
 
@@ -62,7 +72,11 @@ class Target:
 
     def describe(self) -> str:
         """Before resolution: what was asked."""
-        parts = [self.endpoint_url or "AWS", self.region, self.profile and f"profile {self.profile}"]
+        parts = [
+            self.endpoint_url or "AWS",
+            self.region,
+            self.profile and f"profile {self.profile}",
+        ]
         return " · ".join(p for p in parts if p)
 
 
@@ -124,6 +138,7 @@ class Resolved:
 
     def describe(self) -> str:
         """What is really used: endpoint (or AWS), region, profile; services that go elsewhere."""
+
         def where(url: str) -> str:
             return "AWS" if self.is_aws(url) else url.rstrip("/")
 
@@ -132,7 +147,9 @@ class Resolved:
         parts = [main, self.region]
         if self.profile:
             parts.append(f"profile {self.profile}")
-        others = [f"{service} → {where(url)}" for service, url in self.endpoints if where(url) != main]
+        others = [
+            f"{service} → {where(url)}" for service, url in self.endpoints if where(url) != main
+        ]
         return " · ".join(parts) + (f" ({', '.join(others)})" if others else "")
 
 
@@ -157,8 +174,14 @@ def resolve(target: Target) -> Resolved:
             raise ConfigError(_unknown_profile(session, profile))
         region = target.region or session.get_config_variable("region")
         endpoints = tuple(
-            (service, _client(session, service, region or DEFAULT_REGION, target.endpoint_url).meta.endpoint_url)
-            for service in SERVICES)
+            (
+                service,
+                _client(
+                    session, service, region or DEFAULT_REGION, target.endpoint_url
+                ).meta.endpoint_url,
+            )
+            for service in SERVICES
+        )
     except ConfigError:
         raise
     except BotoCoreError as exc:
@@ -166,14 +189,18 @@ def resolve(target: Target) -> Resolved:
     except ValueError as exc:  # botocore's InvalidRegionError is also a ValueError
         raise ConfigError(_one_line(exc)) from None
     data = session.get_data("endpoints")
-    suffixes = tuple(sorted({p.get("dnsSuffix", "") for p in data.get("partitions", [])} - {""})) + ("api.aws",)
+    suffixes = tuple(
+        sorted({p.get("dnsSuffix", "") for p in data.get("partitions", [])} - {""})
+    ) + ("api.aws",)
     resolved = Resolved(target, profile, region or DEFAULT_REGION, endpoints, suffixes, session)
     if region is None:
         if resolved.reaches_aws:
             if _has_no_credentials(session):  # nothing configured at all: say the first thing first
                 raise ConfigError(no_credentials_text(profile))
-            raise ConfigError("no AWS region configured: pass --region, set AWS_REGION, or give the "
-                              f"profile a region (aws configure set region … --profile {profile or 'default'})")
+            raise ConfigError(
+                "no AWS region configured: pass --region, set AWS_REGION, or give the "
+                f"profile a region (aws configure set region … --profile {profile or 'default'})"
+            )
     elif resolved.reaches_aws:
         _check_region(region, data, resolved)
     return resolved
@@ -188,8 +215,13 @@ def _has_no_credentials(session: Any) -> bool:
 
 def _client(session: Any, service: str, region: str, endpoint_url: str | None) -> Any:
     # Dummy keys: making a client must not run the credential chain (that is check_credentials).
-    return session.create_client(service, region_name=region, endpoint_url=endpoint_url,
-                                 aws_access_key_id="resolve", aws_secret_access_key="resolve")
+    return session.create_client(
+        service,
+        region_name=region,
+        endpoint_url=endpoint_url,
+        aws_access_key_id="resolve",
+        aws_secret_access_key="resolve",
+    )
 
 
 def _check_region(region: str, data: dict[str, Any], resolved: Resolved) -> None:
@@ -199,8 +231,10 @@ def _check_region(region: str, data: dict[str, Any], resolved: Resolved) -> None
         return
     close = difflib.get_close_matches(region, sorted(known), n=1)
     hint = f" — did you mean {close[0]}?" if close else ""
-    raise ConfigError(f"unknown AWS region {region!r}{hint} (a region newer than this botocore? "
-                      "upgrade it, or pass --endpoint-url)")
+    raise ConfigError(
+        f"unknown AWS region {region!r}{hint} (a region newer than this botocore? "
+        "upgrade it, or pass --endpoint-url)"
+    )
 
 
 def _unknown_profile(session: Any, profile: str) -> str:
@@ -228,8 +262,10 @@ def _config_text(exc: BaseException, profile: str | None) -> str:
 
     name = profile or os.environ.get("AWS_PROFILE") or "default"
     if isinstance(exc, (SSOError, TokenRetrievalError)):
-        return (f"the SSO session of profile {name!r} has expired or was never started — "
-                f"run: aws sso login --profile {name}")
+        return (
+            f"the SSO session of profile {name!r} has expired or was never started — "
+            f"run: aws sso login --profile {name}"
+        )
     if isinstance(exc, ProfileNotFound):
         return f"unknown AWS profile {exc.kwargs.get('profile', name)!r}"
     if isinstance(exc, ConfigParseError):
@@ -244,8 +280,11 @@ def _config_text(exc: BaseException, profile: str | None) -> str:
 def no_credentials_text(profile: str | None) -> str:
     """No credentials for AWS itself: say where they were looked for, and how to try AWS View
     without an account."""
-    where = f"profile {profile!r}" if profile else \
-        "the environment, ~/.aws/credentials, ~/.aws/config or an instance role"
+    where = (
+        f"profile {profile!r}"
+        if profile
+        else "the environment, ~/.aws/credentials, ~/.aws/config or an instance role"
+    )
     return f"no AWS credentials found in {where} (aws configure, aws sso login, or AWS_PROFILE=…) — {DEMO_HINT}"
 
 
@@ -274,8 +313,10 @@ def check_credentials(resolved: Resolved) -> str | None:
     except NETWORK_ERRORS:
         return "unchecked"
     except ClientError as exc:
-        raise ConfigError(f"profile {resolved.profile or 'default'!r}: cannot get credentials: "
-                          f"{classify(exc).text}") from None
+        raise ConfigError(
+            f"profile {resolved.profile or 'default'!r}: cannot get credentials: "
+            f"{classify(exc).text}"
+        ) from None
     except BotoCoreError as exc:
         raise ConfigError(_config_text(exc, resolved.profile)) from None
     return getattr(credentials, "method", "unknown")
@@ -293,8 +334,15 @@ def credentials_text(exc: BaseException, profile: str | None) -> str | None:
         TokenRetrievalError,
     )
 
-    kinds = (SSOError, TokenRetrievalError, CredentialRetrievalError, PartialCredentialsError,
-             InvalidConfigError, ProfileNotFound, NoCredentialsError)
+    kinds = (
+        SSOError,
+        TokenRetrievalError,
+        CredentialRetrievalError,
+        PartialCredentialsError,
+        InvalidConfigError,
+        ProfileNotFound,
+        NoCredentialsError,
+    )
     return _config_text(exc, profile) if isinstance(exc, kinds) else None
 
 
@@ -302,10 +350,16 @@ def isolate_from_shell(environ: Any = os.environ) -> None:
     """For a process that talks only to its own embedded emulator (demo, docs): forget the
     shell's AWS profile, keys, endpoints and config files, so no real account can be reached
     and no real credentials are handed to the emulator."""
-    for name in [n for n in environ if n in SHELL_AWS_VARIABLES or n.startswith("AWS_ENDPOINT_URL_")]:
+    for name in [
+        n for n in environ if n in SHELL_AWS_VARIABLES or n.startswith("AWS_ENDPOINT_URL_")
+    ]:
         del environ[name]
-    environ.update(AWS_ACCESS_KEY_ID="testing", AWS_SECRET_ACCESS_KEY="testing",
-                   AWS_CONFIG_FILE=os.devnull, AWS_SHARED_CREDENTIALS_FILE=os.devnull)
+    environ.update(
+        AWS_ACCESS_KEY_ID="testing",
+        AWS_SECRET_ACCESS_KEY="testing",
+        AWS_CONFIG_FILE=os.devnull,
+        AWS_SHARED_CREDENTIALS_FILE=os.devnull,
+    )
 
 
 def _log_failure(service: str, operation: str, exc: BaseException) -> None:
@@ -326,8 +380,14 @@ class Connection:
     Entering resolves the target (raises ConfigError).
     """
 
-    def __init__(self, target: Target, limiter: RateLimiter | None = None,
-                 connect_timeout: float = 3.0, read_timeout: float = 15.0, session: Any = None):
+    def __init__(
+        self,
+        target: Target,
+        limiter: RateLimiter | None = None,
+        connect_timeout: float = 3.0,
+        read_timeout: float = 15.0,
+        session: Any = None,
+    ):
         """``session``: an aiobotocore session to share (its loaded service models are ~10 MB;
         the class view opens one connection per learner); by default a fresh one."""
         self.target = target
@@ -359,8 +419,9 @@ class Connection:
             # AWS quotas do not apply to a local emulator; its buckets are ten times wider.
             self.limiter.scale = LOCAL_RATE_SCALE if self.resolved.is_local else 1.0
         self._stack = AsyncExitStack()
-        self._session = self._shared_session or AioSession(session_vars=SESSION_VARS,
-                                                           profile=self.target.profile)
+        self._session = self._shared_session or AioSession(
+            session_vars=SESSION_VARS, profile=self.target.profile
+        )
         if not self.resolved.reaches_aws:
             try:
                 found = await self._session.get_credentials()
@@ -380,14 +441,23 @@ class Connection:
             from aiobotocore.config import AioConfig
 
             config = AioConfig(
-                connect_timeout=self._timeouts[0], read_timeout=self._timeouts[1],
-                retries={"max_attempts": 1, "mode": "standard"},  # the scheduler retries, not botocore
+                connect_timeout=self._timeouts[0],
+                read_timeout=self._timeouts[1],
+                retries={
+                    "max_attempts": 1,
+                    "mode": "standard",
+                },  # the scheduler retries, not botocore
                 max_pool_connections=20,
             )
-            client = await self._stack.enter_async_context(self._session.create_client(
-                service, region_name=self.region, endpoint_url=self.target.endpoint_url,
-                config=config, **self._credentials,
-            ))
+            client = await self._stack.enter_async_context(
+                self._session.create_client(
+                    service,
+                    region_name=self.region,
+                    endpoint_url=self.target.endpoint_url,
+                    config=config,
+                    **self._credentials,
+                )
+            )
             self._clients[service] = guard(client)
         return self._clients[service]
 
@@ -400,14 +470,24 @@ class Connection:
             return await getattr(client, method)(**params)
         except Exception as exc:
             # The credential chain failed (say an SSO session expired mid-watch): name the profile.
-            text = credentials_text(exc, self.resolved.profile if self.resolved else self.target.profile)
+            text = credentials_text(
+                exc, self.resolved.profile if self.resolved else self.target.profile
+            )
             _log_failure(service, operation, ConfigError(text) if text is not None else exc)
             if text is not None:
                 raise ConfigError(text) from exc
             raise
 
-    async def pages(self, service: str, method: str, key: str, token_in: str = "nextToken",
-                    token_out: str = "nextToken", limit: int | None = None, **params: Any) -> list[Any]:
+    async def pages(
+        self,
+        service: str,
+        method: str,
+        key: str,
+        token_in: str = "nextToken",
+        token_out: str = "nextToken",
+        limit: int | None = None,
+        **params: Any,
+    ) -> list[Any]:
         """All pages of a listing, concatenated under ``key``; stops at ``limit`` entries."""
         results: list[Any] = []
         while True:

@@ -26,8 +26,14 @@ DOCS_ENDPOINT = "http://127.0.0.1:5000"
 FORMATS = ("svg", "png")
 
 
-def generate(lab: str, output: Path, size: tuple[int, int] = (120, 40), theme: str = "docs",
-             fmt: str = "svg", warn: Callable[[str], None] | None = None) -> list[Path]:
+def generate(
+    lab: str,
+    output: Path,
+    size: tuple[int, int] = (120, 40),
+    theme: str = "docs",
+    fmt: str = "svg",
+    warn: Callable[[str], None] | None = None,
+) -> list[Path]:
     """Play ``lab`` on a fresh in-process emulator; write one image per step and index.md.
 
     Returns the images in step order, the execution graphs, the replay, then index.md. Raises
@@ -54,8 +60,15 @@ def generate(lab: str, output: Path, size: tuple[int, int] = (120, 40), theme: s
     return [page.path for page in (*steps, *graphs, replay)] + [index]
 
 
-def _play(lab: Lab, output: Path, size: tuple[int, int], theme: str, fmt: str, scratch: Path,
-          warn: Callable[[str], None]) -> tuple[list[Page], list[Page], Page]:
+def _play(
+    lab: Lab,
+    output: Path,
+    size: tuple[int, int],
+    theme: str,
+    fmt: str,
+    scratch: Path,
+    warn: Callable[[str], None],
+) -> tuple[list[Page], list[Page], Page]:
     from awsview.emulator.server import EmulatorError, start
     from awsview.core.freeze import Freezer
     from awsview.capture.docshots import capture, render, render_graphs, render_replay
@@ -69,8 +82,13 @@ def _play(lab: Lab, output: Path, size: tuple[int, int], theme: str, fmt: str, s
     try:
         endpoint = emulator.endpoint_url
         port = emulator.port
-        freezer = Freezer(exact={endpoint: DOCS_ENDPOINT, f"127.0.0.1:{port}": "127.0.0.1:5000",
-                                 f"localhost:{port}": "localhost:5000"})
+        freezer = Freezer(
+            exact={
+                endpoint: DOCS_ENDPOINT,
+                f"127.0.0.1:{port}": "127.0.0.1:5000",
+                f"localhost:{port}": "localhost:5000",
+            }
+        )
         recording = scratch / f"{lab.name}.rec"
         profile, captures = asyncio.run(capture(lab, endpoint, freezer, warn, record=recording))
     finally:
@@ -128,22 +146,41 @@ def _writable(output: Path) -> None:
         raise DocsError(f"cannot write into {output}: {exc.strerror or exc}") from None
 
 
-def index_markdown(lab: Lab, pages: list[Page], graphs: list[Page] = (), replay: Page | None = None) -> str:
+def index_markdown(
+    lab: Lab, pages: list[Page], graphs: list[Page] = (), replay: Page | None = None
+) -> str:
     """The lab's title, then each step's number, title and image; each execution's graph; the replay."""
-    lines = [f"# {lab.name}: {lab.title}", "",
-             f"The viewer after each step of `{lab.name}`, played on the embedded emulator "
-             f"(`awsview docs {lab.name}`).", ""]
+    lines = [
+        f"# {lab.name}: {lab.title}",
+        "",
+        f"The viewer after each step of `{lab.name}`, played on the embedded emulator "
+        f"(`awsview docs {lab.name}`).",
+        "",
+    ]
     for page in pages:
-        lines += [f"## {page.number}. {page.title}", "",
-                  f"![{lab.name} {page.key}]({page.path.name})", ""]
+        lines += [
+            f"## {page.number}. {page.title}",
+            "",
+            f"![{lab.name} {page.key}]({page.path.name})",
+            "",
+        ]
     if graphs:
-        lines += ["## State machine graphs", "",
-                  "`enter` on each execution the lab ran: its state machine, each state marked by what it did.", ""]
+        lines += [
+            "## State machine graphs",
+            "",
+            "`enter` on each execution the lab ran: its state machine, each state marked by what it did.",
+            "",
+        ]
         for page in graphs:
             lines += [f"### {page.title}", "", f"![{lab.name} {page.key}]({page.path.name})", ""]
     if replay is not None:
-        lines += ["## Replay", "",
-                  f"{replay.title}: `awsview replay` on a recording made while the lab played "
-                  "(its frames and times differ from run to run).", "",
-                  f"![{lab.name} replay]({replay.path.name})", ""]
+        lines += [
+            "## Replay",
+            "",
+            f"{replay.title}: `awsview replay` on a recording made while the lab played "
+            "(its frames and times differ from run to run).",
+            "",
+            f"![{lab.name} replay]({replay.path.name})",
+            "",
+        ]
     return "\n".join(lines)

@@ -30,7 +30,9 @@ class RecordedPage:
 
 def moments(player: ChannelPlayer) -> list[tuple[int, str]]:
     """(frame, title) of each page: before the first checkpoint change, then each change settled."""
-    changes = [m.index for m in player.marks[1:player.last + 1] if m.flags & (CHECKPOINTS | PROFILE)]
+    changes = [
+        m.index for m in player.marks[1 : player.last + 1] if m.flags & (CHECKPOINTS | PROFILE)
+    ]
     pages = [(changes[0] - 1 if changes else player.last, "before the first checkpoint change")]
     for number, change in enumerate(changes):
         until = changes[number + 1] - 1 if number + 1 < len(changes) else player.last
@@ -41,13 +43,22 @@ def moments(player: ChannelPlayer) -> list[tuple[int, str]]:
 def _changed(player: ChannelPlayer, index: int) -> str:
     before = player.state(index - 1).snapshots.get(keys.CHECKPOINTS)
     after = player.state(index).snapshots.get(keys.CHECKPOINTS)
-    old = {(r.checkpoint.step, r.checkpoint.text): r.mark for r in (before.data or ())} if before else {}
-    parts = [f"{r.checkpoint.step} {r.mark} {r.checkpoint.text}" for r in ((after.data or ()) if after else ())
-             if old.get((r.checkpoint.step, r.checkpoint.text)) != r.mark]
+    old = (
+        {(r.checkpoint.step, r.checkpoint.text): r.mark for r in (before.data or ())}
+        if before
+        else {}
+    )
+    parts = [
+        f"{r.checkpoint.step} {r.mark} {r.checkpoint.text}"
+        for r in ((after.data or ()) if after else ())
+        if old.get((r.checkpoint.step, r.checkpoint.text)) != r.mark
+    ]
     return "; ".join(parts) or "the lab changed"
 
 
-async def _shoot(player: ChannelPlayer, index: int, size: tuple[int, int], theme: str, path: Path) -> Path:
+async def _shoot(
+    player: ChannelPlayer, index: int, size: tuple[int, int], theme: str, path: Path
+) -> Path:
     from awsview.capture.screenshot import save
     from awsview.ui.viewer.replay import ReplayApp
 
@@ -64,8 +75,14 @@ async def _shoot(player: ChannelPlayer, index: int, size: tuple[int, int], theme
         return save(app, path, unique_id=f"awsview-replay-{index}")
 
 
-def generate(source: Path, output: Path, size: tuple[int, int] = (120, 40), theme: str = "docs",
-             fmt: str = "svg", learner: str | None = None) -> list[Path]:
+def generate(
+    source: Path,
+    output: Path,
+    size: tuple[int, int] = (120, 40),
+    theme: str = "docs",
+    fmt: str = "svg",
+    learner: str | None = None,
+) -> list[Path]:
     """The pages of a recording; returns the images, then index.md."""
     from awsview.capture.docs import FORMATS, _check_theme, _writable
     from awsview.ui.viewer.replay import open_player
@@ -93,6 +110,10 @@ def index_markdown(source: Path, player: ChannelPlayer, pages: list[RecordedPage
     lines = [f"# {Path(source).name}", "", describe(player.recording, player), ""]
     for page in pages:
         moment = datetime.fromtimestamp(player.marks[page.index].time)
-        lines += [f"## {page.number}. {moment:%H:%M:%S} — {page.title}", "",
-                  f"![{moment:%H:%M:%S}]({page.path.name})", ""]
+        lines += [
+            f"## {page.number}. {moment:%H:%M:%S} — {page.title}",
+            "",
+            f"![{moment:%H:%M:%S}]({page.path.name})",
+            "",
+        ]
     return "\n".join(lines)

@@ -93,8 +93,13 @@ class Capture:
     at: float = 0.0  # when it had settled (wall clock): where the recording shows the same
 
 
-async def capture(lab: Lab, endpoint_url: str, freezer: Freezer, warn: Callable[[str], None],
-                  record: Path | None = None) -> tuple[profiles.LabProfile, list[Capture]]:
+async def capture(
+    lab: Lab,
+    endpoint_url: str,
+    freezer: Freezer,
+    warn: Callable[[str], None],
+    record: Path | None = None,
+) -> tuple[profiles.LabProfile, list[Capture]]:
     """Play ``lab`` on ``endpoint_url`` with the viewer's pollers following it; after each step
     (the provided resources first) keep a copy of the settled model. With ``record``, everything
     the pollers saw is recorded there too, as `watch --record` would."""
@@ -106,12 +111,15 @@ async def capture(lab: Lab, endpoint_url: str, freezer: Freezer, warn: Callable[
     follower = _Follower(recorder)
     # Polled, not pushed: a step is settled once every kind answered after it, which a kind the
     # change feed says nothing about would never do.
-    live = follower.live = LivePolling(target, lab.name, "", follower.attach, follower.set_status,
-                                       speed=POLL_SPEED, feed=False)
+    live = follower.live = LivePolling(
+        target, lab.name, "", follower.attach, follower.set_status, speed=POLL_SPEED, feed=False
+    )
     polling = asyncio.create_task(live.run(), name="docs-polling")
     player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
     acts: list[tuple[str, str, Callable[[], Any]]] = [("setup", SETUP_TITLE, player.setup)]
-    acts += [(step.key, step.title, lambda key=step.key: player.play(only=key)) for step in lab.steps]
+    acts += [
+        (step.key, step.title, lambda key=step.key: player.play(only=key)) for step in lab.steps
+    ]
     captures = []
     try:
         for number, (key, title, act) in enumerate(acts):
@@ -122,9 +130,15 @@ async def capture(lab: Lab, endpoint_url: str, freezer: Freezer, warn: Callable[
                 await asyncio.to_thread(act)
             except LabError as exc:
                 raise DocsError(str(exc)) from None
-            model = await _settled(follower, polling, time.time(), lambda: warn(
-                f"{lab.name} {key}: the panels still changed after {SETTLE_TIMEOUT_S:.0f} s; "
-                "this shot may differ between runs"))
+            model = await _settled(
+                follower,
+                polling,
+                time.time(),
+                lambda: warn(
+                    f"{lab.name} {key}: the panels still changed after {SETTLE_TIMEOUT_S:.0f} s; "
+                    "this shot may differ between runs"
+                ),
+            )
             captures.append(Capture(number, key, title, model, follower.status, time.time()))
     finally:
         polling.cancel()
@@ -138,8 +152,16 @@ async def capture(lab: Lab, endpoint_url: str, freezer: Freezer, warn: Callable[
     return follower.profile, captures
 
 
-async def render(lab: Lab, profile: profiles.LabProfile, captures: list[Capture], output: Path,
-                 size: tuple[int, int], theme: str, fmt: str, freezer: Freezer) -> list[Page]:
+async def render(
+    lab: Lab,
+    profile: profiles.LabProfile,
+    captures: list[Capture],
+    output: Path,
+    size: tuple[int, int],
+    theme: str,
+    fmt: str,
+    freezer: Freezer,
+) -> list[Page]:
     """Each capture in a fresh headless viewer, saved as ``NN-<step>.<fmt>`` in ``output``.
 
     Run after the lab, with nothing else busy: the viewer is idle once it has drawn everything.
@@ -147,8 +169,16 @@ async def render(lab: Lab, profile: profiles.LabProfile, captures: list[Capture]
     pages = []
     for shot in captures:
         path = output / f"{shot.number:02d}-{shot.key}.{fmt}"
-        await _shoot(shot.model, profile, shot.status, freezer, size, theme, path,
-                     unique_id=f"awsview-{lab.name}-{shot.number:02d}")
+        await _shoot(
+            shot.model,
+            profile,
+            shot.status,
+            freezer,
+            size,
+            theme,
+            path,
+            unique_id=f"awsview-{lab.name}-{shot.number:02d}",
+        )
         pages.append(Page(shot.number, shot.key, shot.title, path))
     return pages
 
@@ -162,27 +192,60 @@ def executions(captures: list[Capture]) -> list[tuple[Capture, Any]]:
     for shot in captures:
         for snapshot in shot.model.with_prefix("executions:"):
             for execution in snapshot.data or ():
-                if isinstance(execution, Execution) and shot.model.data(f"history:{execution.arn}") is not None:
+                if (
+                    isinstance(execution, Execution)
+                    and shot.model.data(f"history:{execution.arn}") is not None
+                ):
                     found[execution.arn] = (shot, execution)
-    return sorted(found.values(), key=lambda pair: (pair[1].started is None, pair[1].started or 0, pair[1].name))
+    return sorted(
+        found.values(),
+        key=lambda pair: (pair[1].started is None, pair[1].started or 0, pair[1].name),
+    )
 
 
-async def render_graphs(lab: Lab, profile: profiles.LabProfile, captures: list[Capture], output: Path,
-                        size: tuple[int, int], theme: str, fmt: str, freezer: Freezer) -> list[Page]:
+async def render_graphs(
+    lab: Lab,
+    profile: profiles.LabProfile,
+    captures: list[Capture],
+    output: Path,
+    size: tuple[int, int],
+    theme: str,
+    fmt: str,
+    freezer: Freezer,
+) -> list[Page]:
     """One ``graph-<execution>.<fmt>`` per execution: Enter on its row, the detail scrolled to
     the graph of this execution."""
     pages = []
     for number, (shot, execution) in enumerate(executions(captures), start=1):
         name = re.sub(r"[^A-Za-z0-9_.-]", "_", execution.name)
         path = output / f"graph-{name}.{fmt}"
-        await _shoot(shot.model, profile, shot.status, freezer, size, theme, path,
-                     unique_id=f"awsview-{lab.name}-graph-{number:02d}", opening=execution.arn)
-        pages.append(Page(number, f"graph-{name}", f"Execution {execution.name} on its state machine", path))
+        await _shoot(
+            shot.model,
+            profile,
+            shot.status,
+            freezer,
+            size,
+            theme,
+            path,
+            unique_id=f"awsview-{lab.name}-graph-{number:02d}",
+            opening=execution.arn,
+        )
+        pages.append(
+            Page(number, f"graph-{name}", f"Execution {execution.name} on its state machine", path)
+        )
     return pages
 
 
-async def render_replay(lab: Lab, recording: Path, captures: list[Capture], output: Path,
-                        size: tuple[int, int], theme: str, fmt: str, freezer: Freezer) -> Page:
+async def render_replay(
+    lab: Lab,
+    recording: Path,
+    captures: list[Capture],
+    output: Path,
+    size: tuple[int, int],
+    theme: str,
+    fmt: str,
+    freezer: Freezer,
+) -> Page:
     """The replay screen of ``recording`` (made while the lab played) when the step before the
     last one had settled: the time line has what led there behind it and the last step ahead."""
     from awsview.ui.viewer.replay import open_player
@@ -190,9 +253,21 @@ async def render_replay(lab: Lab, recording: Path, captures: list[Capture], outp
     shot = captures[-2] if len(captures) > 1 else captures[-1]
     player = open_player(recording)
     path = output / f"replay.{fmt}"
-    await _shoot_replay(player, player.index_at(shot.at), freezer, size, theme, path,
-                        unique_id=f"awsview-{lab.name}-replay")
-    return Page(shot.number, "replay", f"The replay of this run after step {shot.number}, {shot.title}", path)
+    await _shoot_replay(
+        player,
+        player.index_at(shot.at),
+        freezer,
+        size,
+        theme,
+        path,
+        unique_id=f"awsview-{lab.name}-replay",
+    )
+    return Page(
+        shot.number,
+        "replay",
+        f"The replay of this run after step {shot.number}, {shot.title}",
+        path,
+    )
 
 
 async def _next_second() -> None:
@@ -207,8 +282,9 @@ def _state(model: LabModel) -> dict[str, tuple[Any, Any]]:
     return {key: (s.health, s.data) for key, s in model.snapshots.items()}
 
 
-async def _settled(follower: _Follower, polling: asyncio.Task, since: float,
-                   on_timeout: Callable[[], None]) -> LabModel:
+async def _settled(
+    follower: _Follower, polling: asyncio.Task, since: float, on_timeout: Callable[[], None]
+) -> LabModel:
     """A copy of the model once nothing changed for STABLE_S over at least two full poll rounds
     after ``since`` (a queue draining, a mapping being deleted: the pollers see it move)."""
     deadline = time.monotonic() + SETTLE_TIMEOUT_S
@@ -226,7 +302,9 @@ async def _settled(follower: _Follower, polling: asyncio.Task, since: float,
     return LabModel(snapshots=dict(follower.model.snapshots)) if follower.model else LabModel()
 
 
-async def _full_round(follower: _Follower, polling: asyncio.Task, since: float, deadline: float) -> bool:
+async def _full_round(
+    follower: _Follower, polling: asyncio.Task, since: float, deadline: float
+) -> bool:
     """Wait until every resource kind answered after ``since`` and the timeline and checkpoints
     were computed after that; False at the deadline."""
     answered_at = None
@@ -242,16 +320,31 @@ async def _full_round(follower: _Follower, polling: asyncio.Task, since: float, 
     return False
 
 
-async def _shoot(model: LabModel, profile: profiles.LabProfile, status: tuple[str, str],
-                 freezer: Freezer, size: tuple[int, int], theme: str, path: Path,
-                 unique_id: str, opening: str | None = None) -> Path:
+async def _shoot(
+    model: LabModel,
+    profile: profiles.LabProfile,
+    status: tuple[str, str],
+    freezer: Freezer,
+    size: tuple[int, int],
+    theme: str,
+    path: Path,
+    unique_id: str,
+    opening: str | None = None,
+) -> Path:
     """``model`` in a fresh headless viewer, saved once the screen stops changing; with
     ``opening``, the row of that execution chosen first (Enter) and its graph scrolled into view."""
     from awsview.ui.viewer.app import AWSViewApp
 
     now = max((s.attempted_at for s in model.snapshots.values()), default=0.0)
-    app = AWSViewApp(model=model, profile=profile, theme=theme, freezer=freezer, clock=lambda: now,
-                     highlight_seconds=0.01, tick_seconds=3600.0)
+    app = AWSViewApp(
+        model=model,
+        profile=profile,
+        theme=theme,
+        freezer=freezer,
+        clock=lambda: now,
+        highlight_seconds=0.01,
+        tick_seconds=3600.0,
+    )
     app.status = status
     async with app.run_test(size=size) as pilot:
         await _still(app, pilot)
@@ -261,12 +354,25 @@ async def _shoot(model: LabModel, profile: profiles.LabProfile, status: tuple[st
         return save(app, path, unique_id=unique_id)
 
 
-async def _shoot_replay(player: Any, index: int, freezer: Freezer, size: tuple[int, int], theme: str,
-                        path: Path, unique_id: str) -> Path:
+async def _shoot_replay(
+    player: Any,
+    index: int,
+    freezer: Freezer,
+    size: tuple[int, int],
+    theme: str,
+    path: Path,
+    unique_id: str,
+) -> Path:
     from awsview.ui.viewer.replay import ReplayApp
 
-    app = ReplayApp(player, start=index, theme=theme, freezer=freezer, highlight_seconds=0.01,
-                    tick_seconds=3600.0)
+    app = ReplayApp(
+        player,
+        start=index,
+        theme=theme,
+        freezer=freezer,
+        highlight_seconds=0.01,
+        tick_seconds=3600.0,
+    )
     async with app.run_test(size=size) as pilot:
         await _still(app, pilot)
         return save(app, path, unique_id=unique_id)
@@ -293,7 +399,9 @@ async def _open_graph(app: Any, pilot: Any, arn: str) -> None:
     from awsview.ui.viewer.graphview import GraphView
     from awsview.ui.viewer.screens import DetailScreen
 
-    executions = next((v for ident, v in app.board.views.items() if ident.startswith("executions")), None)
+    executions = next(
+        (v for ident, v in app.board.views.items() if ident.startswith("executions")), None
+    )
     if executions is None or arn not in executions.keys:
         raise DocsError(f"execution {arn} is not in the executions panel")
     executions.table.focus()

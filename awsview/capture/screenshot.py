@@ -12,7 +12,9 @@ FONT_CANDIDATES = (
     "/usr/share/fonts/dejavu/DejaVuSansMono.ttf",
     "/Library/Fonts/DejaVuSansMono.ttf",
 )
-BOLD_CANDIDATES = tuple(p.replace("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf") for p in FONT_CANDIDATES)
+BOLD_CANDIDATES = tuple(
+    p.replace("DejaVuSansMono.ttf", "DejaVuSansMono-Bold.ttf") for p in FONT_CANDIDATES
+)
 
 
 def screen_size(size: str) -> tuple[int, int]:
@@ -39,8 +41,16 @@ def record(app: Any) -> Any:
     from rich.console import Console
 
     width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), force_terminal=True,
-                      color_system="truecolor", record=True, legacy_windows=False, safe_box=False)
+    console = Console(
+        width=width,
+        height=height,
+        file=io.StringIO(),
+        force_terminal=True,
+        color_system="truecolor",
+        record=True,
+        legacy_windows=False,
+        safe_box=False,
+    )
     from awsview.ui.compat import screen_update
 
     console.print(screen_update(app))
@@ -106,7 +116,9 @@ def _cell_width(char: str) -> int:
     return max(1, cell_len(char))
 
 
-def _colours(style: Any, fg: tuple[int, int, int], bg: tuple[int, int, int]) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+def _colours(
+    style: Any, fg: tuple[int, int, int], bg: tuple[int, int, int]
+) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     if style is None:
         return fg, bg
     if style.color is not None and not style.color.is_default:

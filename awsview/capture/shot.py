@@ -13,8 +13,15 @@ from awsview.model import keys
 SETTLE_S = 0.5  # after every poller answered once, let the highlights and layout settle
 
 
-async def take(target: Target, lab: str | None, prefix: str, size: tuple[int, int], theme: str,
-               output: Path, timeout: float = 30.0) -> Path:
+async def take(
+    target: Target,
+    lab: str | None,
+    prefix: str,
+    size: tuple[int, int],
+    theme: str,
+    output: Path,
+    timeout: float = 30.0,
+) -> Path:
     from awsview.ui.viewer.app import AWSViewApp
 
     app = AWSViewApp(target=target, lab=lab, prefix=prefix, theme=theme, highlight_seconds=0.05)
@@ -40,7 +47,9 @@ def answered(model, profile, since: float = 0.0) -> float | None:
     if model is None or profile is None:
         return None
     needed = ["state_machines", "queues", "functions", "roles", "journal"]
-    needed += [keys.table(name) for name in profile.tables()] + [keys.logs(g) for g in profile.log_groups]
+    needed += [keys.table(name) for name in profile.tables()] + [
+        keys.logs(g) for g in profile.log_groups
+    ]
     needed += [keys.executions(m.name) for m in model.data(keys.STATE_MACHINES, ())]
     snapshots = [model.get(key) for key in needed]
     if any(s is None or s.attempted_at <= since for s in snapshots):

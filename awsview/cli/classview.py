@@ -12,7 +12,9 @@ def run(args: argparse.Namespace) -> int:
     return open_class(args.roster, theme=args.theme, presenter=args.presenter, record=args.record)
 
 
-def open_class(roster: Path, theme: str | None = None, presenter: bool = False, record: Path | None = None) -> int:
+def open_class(
+    roster: Path, theme: str | None = None, presenter: bool = False, record: Path | None = None
+) -> int:
     """The class view until q (or, as a presenter screen, until the browser goes)."""
     from awsview.polling.classroom import RosterError, load_roster
     from awsview.ui import lifeline, themes

@@ -11,7 +11,9 @@ from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, has_terminal
 
 
 def run(args: argparse.Namespace) -> int:
-    return play(args.lab or ["ev04", "ev05", "q05"], theme=args.theme, step_seconds=args.step_seconds)
+    return play(
+        args.lab or ["ev04", "ev05", "q05"], theme=args.theme, step_seconds=args.step_seconds
+    )
 
 
 def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.0) -> int:
@@ -25,8 +27,11 @@ def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8
     except UnknownLab as exc:
         return fail(str(exc), EXIT_USAGE)
     if not has_terminal():
-        return fail("the demo opens the viewer and needs a terminal "
-                    "(to play the labs without one: awsview lab play <lab> --endpoint-url URL)", EXIT_USAGE)
+        return fail(
+            "the demo opens the viewer and needs a terminal "
+            "(to play the labs without one: awsview lab play <lab> --endpoint-url URL)",
+            EXIT_USAGE,
+        )
     from awsview.ui import lifeline
     from awsview.ui.viewer.app import AWSViewApp
     from awsview.labs.demo import DemoDriver

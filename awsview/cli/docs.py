@@ -14,7 +14,9 @@ def run(args: argparse.Namespace) -> int:
     if args.source is not None:
         if args.lab:
             return fail("docs: give a lab or --from FILE, not both", EXIT_USAGE)
-        return from_recording(args.source, args.output, args.size, args.theme, args.format, args.learner)
+        return from_recording(
+            args.source, args.output, args.size, args.theme, args.format, args.learner
+        )
     if not args.lab:
         return fail("docs: which lab? (ev04, ev05, q05), or --from FILE", EXIT_USAGE)
     return from_lab(args.lab, args.output, args.size, args.theme, args.format)
@@ -46,7 +48,9 @@ def from_lab(lab: str, output: Path, size: str, theme: str, fmt: str) -> int:
     return 0
 
 
-def from_recording(source: Path, output: Path | None, size: str, theme: str, fmt: str, learner: str | None) -> int:
+def from_recording(
+    source: Path, output: Path | None, size: str, theme: str, fmt: str, learner: str | None
+) -> int:
     from awsview.capture.docsfrom import generate
     from awsview.capture.docshots import DocsError
     from awsview.polling.recording import RecordingError
@@ -65,5 +69,7 @@ def from_recording(source: Path, output: Path | None, size: str, theme: str, fmt
         return fail(str(exc), EXIT_FAILURE)
     for path in paths:
         print(path)
-    print(f"{Path(source).name}: {len(paths) - 1} screenshots in {time.monotonic() - started:.1f} s")
+    print(
+        f"{Path(source).name}: {len(paths) - 1} screenshots in {time.monotonic() - started:.1f} s"
+    )
     return 0

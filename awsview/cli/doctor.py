@@ -18,7 +18,9 @@ def run(args: argparse.Namespace) -> int:
     return probe(checked_target(args), args.lab, args.prefix, args.json)
 
 
-def probe(target: Any, lab: str | None, prefix: str, as_json_output: bool, out: TextIO | None = None) -> int:
+def probe(
+    target: Any, lab: str | None, prefix: str, as_json_output: bool, out: TextIO | None = None
+) -> int:
     out = out or sys.stdout
     from awsview.polling.bootstrap import PreflightError
 

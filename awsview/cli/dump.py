@@ -19,7 +19,9 @@ from awsview.polling.bootstrap import PreflightError, detect_profile, preflight
 from awsview.polling.scheduler import Scheduler
 
 
-async def collect(target: Target, lab: str | None = None, prefix: str = "") -> tuple[profiles.LabProfile, LabModel, str, str]:
+async def collect(
+    target: Target, lab: str | None = None, prefix: str = ""
+) -> tuple[profiles.LabProfile, LabModel, str, str]:
     """One round: (lab profile, model, account id, what was watched as the SDK resolved it)."""
     chosen = profiles.load(lab) if lab else None  # an unknown lab is reported before any call
     async with Connection(target) as conn:
@@ -34,18 +36,33 @@ async def collect(target: Target, lab: str | None = None, prefix: str = "") -> t
 def run(args: argparse.Namespace) -> int:
     if args.source is not None:
         if args.graph:
-            return fail("--graph draws live state machines; it does not go with --from FILE", EXIT_USAGE)
+            return fail(
+                "--graph draws live state machines; it does not go with --from FILE", EXIT_USAGE
+            )
         return from_recording(args.source, args.at, args.learner, args.json)
     if args.at or args.learner:
         return fail("--at and --learner go with --from FILE", EXIT_USAGE)
     if args.graph and args.width < 20:
         return fail(f"--width {args.width}: a graph needs at least 20 columns", EXIT_USAGE)
-    return poll_once(checked_target(args), args.lab, args.prefix, args.json,
-                     graph_width=args.width if args.graph else None, all_runs=args.all_runs)
+    return poll_once(
+        checked_target(args),
+        args.lab,
+        args.prefix,
+        args.json,
+        graph_width=args.width if args.graph else None,
+        all_runs=args.all_runs,
+    )
 
 
-def poll_once(target: Target, lab: str | None, prefix: str, as_json_output: bool, out: TextIO | None = None,
-              graph_width: int | None = None, all_runs: bool = False) -> int:
+def poll_once(
+    target: Target,
+    lab: str | None,
+    prefix: str,
+    as_json_output: bool,
+    out: TextIO | None = None,
+    graph_width: int | None = None,
+    all_runs: bool = False,
+) -> int:
     """Prints the panels once; with `graph_width`, the state machine graphs at that width instead."""
     import asyncio
 
@@ -59,23 +76,35 @@ def poll_once(target: Target, lab: str | None, prefix: str, as_json_output: bool
         return fail(str(exc), EXIT_USAGE)
     now = time.time()
     if graph_width is not None and as_json_output:
-        json.dump({"lab": profile.name, "target": where, "account": account,
-                   "width": graph_width, "graphs": graphs_json(model, graph_width)},
-                  out, indent=2, sort_keys=True)
+        json.dump(
+            {
+                "lab": profile.name,
+                "target": where,
+                "account": account,
+                "width": graph_width,
+                "graphs": graphs_json(model, graph_width),
+            },
+            out,
+            indent=2,
+            sort_keys=True,
+        )
         out.write("\n")
     elif graph_width is not None:
         out.write(f"AWS View — {profile.name}: {profile.title}\n{where} · account {account}\n")
         out.write(graphs_text(model, graph_width))
     elif as_json_output:
-        json.dump(as_json(profile, model, where, account, now, all_runs), out, indent=2, sort_keys=True)
+        json.dump(
+            as_json(profile, model, where, account, now, all_runs), out, indent=2, sort_keys=True
+        )
         out.write("\n")
     else:
         out.write(as_text(profile, model, where, account, now, all_runs))
     return 0
 
 
-def from_recording(path: Path, at: str | None, learner: str | None, as_json_output: bool,
-              out: TextIO = sys.stdout) -> int:
+def from_recording(
+    path: Path, at: str | None, learner: str | None, as_json_output: bool, out: TextIO = sys.stdout
+) -> int:
     """`awsview dump --from FILE`: what the viewer showed then, as `dump` prints it live."""
     from awsview.polling.recorded import MomentError, describe, state_at, target_of
     from awsview.polling.recording import Recording, RecordingError
@@ -93,8 +122,14 @@ def from_recording(path: Path, at: str | None, learner: str | None, as_json_outp
     account = state.meta.get("account") or "?"
     if as_json_output:
         document = as_json(state.profile, model, target, account, moment)
-        document["recording"] = {"file": str(path), "frame": index, "frames": player.last + 1,
-                                 "at": moment, "info": player.info, "damage": recording.damage}
+        document["recording"] = {
+            "file": str(path),
+            "frame": index,
+            "frames": player.last + 1,
+            "at": moment,
+            "info": player.info,
+            "damage": recording.damage,
+        }
         json.dump(document, out, indent=2, sort_keys=True, default=str)
         out.write("\n")
     else:

@@ -23,8 +23,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"AWS View emulator listening on {emulator.endpoint_url}", flush=True)
     print(f"  write-decision journal: {emulator.endpoint_url}/_awsview/journal", flush=True)
     print(f"  state and logs:         {emulator.state_dir}", flush=True)
-    print(f"  use it: export AWS_ENDPOINT_URL={emulator.endpoint_url} AWS_DEFAULT_REGION=us-east-1 "
-          "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing", flush=True)
+    print(
+        f"  use it: export AWS_ENDPOINT_URL={emulator.endpoint_url} AWS_DEFAULT_REGION=us-east-1 "
+        "AWS_ACCESS_KEY_ID=testing AWS_SECRET_ACCESS_KEY=testing",
+        flush=True,
+    )
     try:
         emulator.serve_forever()
     except KeyboardInterrupt:

@@ -28,6 +28,8 @@ def missing(extra: str) -> bool:
 def require(extra: str, what: str) -> None:
     """Raise MissingExtra unless ``extra`` is installed; ``what`` names what needs it."""
     if missing(extra):
-        raise MissingExtra(f"{what} needs the {extra} extra, which is not installed: "
-                           f"pipx install 'awsview[{extra}]' (or pip install 'awsview[{extra}]', "
-                           f"uv tool install 'awsview[{extra}]')")
+        raise MissingExtra(
+            f"{what} needs the {extra} extra, which is not installed: "
+            f"pipx install 'awsview[{extra}]' (or pip install 'awsview[{extra}]', "
+            f"uv tool install 'awsview[{extra}]')"
+        )

@@ -24,13 +24,21 @@ def run(args: argparse.Namespace) -> int:
     except UnknownLab as exc:
         return fail(str(exc), EXIT_USAGE)
     try:
-        player = LabPlayer(lab, endpoint_url=args.endpoint_url, region=args.region, profile=args.profile,
-                           log=lambda line: print(line, flush=True))
+        player = LabPlayer(
+            lab,
+            endpoint_url=args.endpoint_url,
+            region=args.region,
+            profile=args.profile,
+            log=lambda line: print(line, flush=True),
+        )
         resolved = player.context.resolved
         if not resolved.is_local and not args.real_account:
-            return fail(f"lab {args.action} {lab.name} would create and delete resources on "
-                         f"{resolved.describe()}, which is not a local endpoint: pass --real-account "
-                         "if that is what you mean", EXIT_USAGE)
+            return fail(
+                f"lab {args.action} {lab.name} would create and delete resources on "
+                f"{resolved.describe()}, which is not a local endpoint: pass --real-account "
+                "if that is what you mean",
+                EXIT_USAGE,
+            )
         check_credentials(resolved)
     except ConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
@@ -41,9 +49,15 @@ def run(args: argparse.Namespace) -> int:
             from awsview.aws.errors import classify
 
             failure = classify(exc)
-            return fail(f"cannot use {resolved.describe()}: {failure.text}", 2 if failure.kind == "auth" else 1)
-        print(f"awsview: {args.action} {lab.name} in account {account}, region {resolved.region} "
-              f"({resolved.describe()})", flush=True)
+            return fail(
+                f"cannot use {resolved.describe()}: {failure.text}",
+                2 if failure.kind == "auth" else 1,
+            )
+        print(
+            f"awsview: {args.action} {lab.name} in account {account}, region {resolved.region} "
+            f"({resolved.describe()})",
+            flush=True,
+        )
     until = int(args.until) if args.until and args.until.isdigit() else args.until
     try:
         if args.action == "setup":

@@ -22,22 +22,50 @@ _UNSET = object()
 
 # The options shared by the commands: dest -> (flag, argparse keywords).
 SHARED: dict[str, tuple[str, dict[str, Any]]] = {
-    "profile": ("--profile", {
-        "metavar": "NAME", "help": "AWS profile from the shared config (default: AWS_PROFILE, else default)"}),
-    "region": ("--region", {
-        "help": "AWS region (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's region)"}),
-    "endpoint_url": ("--endpoint-url", {
-        "metavar": "URL", "help": "AWS-compatible endpoint (default: as the SDK resolves it: "
-                                  "AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, the profile's)"}),
-    "lab": ("--lab", {"action": "append", "help": "lab profile (ev04, ev05, q05); default: detected"}),
+    "profile": (
+        "--profile",
+        {
+            "metavar": "NAME",
+            "help": "AWS profile from the shared config (default: AWS_PROFILE, else default)",
+        },
+    ),
+    "region": (
+        "--region",
+        {"help": "AWS region (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's region)"},
+    ),
+    "endpoint_url": (
+        "--endpoint-url",
+        {
+            "metavar": "URL",
+            "help": "AWS-compatible endpoint (default: as the SDK resolves it: "
+            "AWS_ENDPOINT_URL_<SERVICE>, AWS_ENDPOINT_URL, the profile's)",
+        },
+    ),
+    "lab": (
+        "--lab",
+        {"action": "append", "help": "lab profile (ev04, ev05, q05); default: detected"},
+    ),
     "prefix": ("--prefix", {"help": "with no known lab: only resources named PREFIX*"}),
-    "theme": ("--theme", {"help": "dark (default), light, high-contrast, docs, or any Textual theme"}),
-    "record": ("--record", {
-        "type": Path, "metavar": "FILE",
-        "help": "append every change of what is shown to FILE (a new file), for replay"}),
-    "log_file": ("--log-file", {
-        "metavar": "FILE", "help": "record every failed call, retry and throttle with its API and time "
-                                   "(default: $AWSVIEW_LOG)"}),
+    "theme": (
+        "--theme",
+        {"help": "dark (default), light, high-contrast, docs, or any Textual theme"},
+    ),
+    "record": (
+        "--record",
+        {
+            "type": Path,
+            "metavar": "FILE",
+            "help": "append every change of what is shown to FILE (a new file), for replay",
+        },
+    ),
+    "log_file": (
+        "--log-file",
+        {
+            "metavar": "FILE",
+            "help": "record every failed call, retry and throttle with its API and time "
+            "(default: $AWSVIEW_LOG)",
+        },
+    ),
 }
 _WHERE = {"profile", "region", "endpoint_url"}
 _VIEW = _WHERE | {"lab", "prefix"}
@@ -58,7 +86,8 @@ TAKES: dict[str, set[str]] = {
 }
 # Defaults that are not None; "lab" takes many values only where the command says so.
 DEFAULTS: dict[str, dict[str, Any]] = {
-    "screenshot": {"theme": "docs"}, "docs": {"theme": "docs"},
+    "screenshot": {"theme": "docs"},
+    "docs": {"theme": "docs"},
 }
 DEFAULT = {"prefix": ""}
 MANY_LABS = {"demo"}
@@ -85,8 +114,11 @@ def _add_shared(parser: argparse.ArgumentParser, names: set[str], prefix: str = 
 def build_parser() -> argparse.ArgumentParser:
     from awsview import __version__
 
-    parser = _Parser(prog="awsview", description="A live, read-only view of an AWS lab's real resources.",
-                     epilog="With no command: awsview watch.")
+    parser = _Parser(
+        prog="awsview",
+        description="A live, read-only view of an AWS lab's real resources.",
+        epilog="With no command: awsview watch.",
+    )
     parser.add_argument("--version", action="version", version=f"awsview {__version__}")
     # Given before the command: kept apart (before_*) and merged in parse(), so a command's
     # own unset option never overwrites one given before it.
@@ -107,24 +139,44 @@ def build_parser() -> argparse.ArgumentParser:
     lab.add_argument("action", choices=["setup", "play", "clean", "list"])
     lab.add_argument("name", nargs="?")
     lab.add_argument("--until", help="stop after this step (number or key)")
-    lab.add_argument("--real-account", action="store_true",
-                     help="allow setup, play and clean on an endpoint that is not local (a real AWS account)")
+    lab.add_argument(
+        "--real-account",
+        action="store_true",
+        help="allow setup, play and clean on an endpoint that is not local (a real AWS account)",
+    )
 
     demo = command("demo", help="start the emulator, open the viewer and play the labs in it")
-    demo.add_argument("--step-seconds", type=float, default=8.0,
-                      help="countdown before each step (space pauses it, n skips it)")
+    demo.add_argument(
+        "--step-seconds",
+        type=float,
+        default=8.0,
+        help="countdown before each step (space pauses it, n skips it)",
+    )
 
     dump = command("dump", help="poll once and print what the panels show")
     dump.add_argument("--json", action="store_true", help="machine-readable output")
-    dump.add_argument("--graph", action="store_true",
-                      help="draw each state machine and each execution on it instead of the panels")
+    dump.add_argument(
+        "--graph",
+        action="store_true",
+        help="draw each state machine and each execution on it instead of the panels",
+    )
     dump.add_argument("--width", type=int, default=60, help="graph width in columns (default 60)")
-    dump.add_argument("--from", dest="source", type=Path, metavar="FILE",
-                      help="print what a recording showed instead of polling")
-    dump.add_argument("--at", metavar="TIME", help="with --from: end (default), start, HH:MM:SS, +MM:SS, -MM:SS")
+    dump.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="FILE",
+        help="print what a recording showed instead of polling",
+    )
+    dump.add_argument(
+        "--at", metavar="TIME", help="with --from: end (default), start, HH:MM:SS, +MM:SS, -MM:SS"
+    )
     dump.add_argument("--learner", help="with --from on a class recording: whose viewer")
-    dump.add_argument("--all-runs", action="store_true",
-                      help="write decisions and verdicts of every run of the lab, not just the current one")
+    dump.add_argument(
+        "--all-runs",
+        action="store_true",
+        help="write decisions and verdicts of every run of the lab, not just the current one",
+    )
 
     shot = command("screenshot", help="save one screenshot of the viewer (SVG or PNG)")
     shot.add_argument("--size", default="120x40", help="columns x rows (default 120x40)")
@@ -132,20 +184,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     docs = command("docs", help="play a lab on a fresh emulator, one screenshot per step")
     docs.add_argument("docs_lab", metavar="lab", nargs="?", help="ev04, ev05 or q05")
-    docs.add_argument("--from", dest="source", type=Path, metavar="FILE",
-                      help="draw the screenshots from a recording instead (one per checkpoint change)")
+    docs.add_argument(
+        "--from",
+        dest="source",
+        type=Path,
+        metavar="FILE",
+        help="draw the screenshots from a recording instead (one per checkpoint change)",
+    )
     docs.add_argument("--learner", help="with --from on a class recording: whose viewer")
-    docs.add_argument("-o", "--output", type=Path, required=True, help="directory for the images and index.md")
+    docs.add_argument(
+        "-o", "--output", type=Path, required=True, help="directory for the images and index.md"
+    )
     docs.add_argument("--size", default="120x40", help="columns x rows (default 120x40)")
-    docs.add_argument("--format", choices=["svg", "png"], default="svg", help="image format (default svg)")
+    docs.add_argument(
+        "--format", choices=["svg", "png"], default="svg", help="image format (default svg)"
+    )
 
     serve = command("serve", help="the viewer in a browser, as a read-only presenter screen")
     serve.add_argument("--host", default="127.0.0.1", help="bind address (default loopback)")
     serve.add_argument("--port", type=int, default=8000)
-    serve.add_argument("--token", help="required by every browser; mandatory off loopback (12+ characters; "
-                                       "default: $AWSVIEW_TOKEN, which keeps it out of ps)")
-    serve.add_argument("--class", dest="roster", type=Path, metavar="FILE",
-                       help="serve the class view of the learners listed in FILE instead")
+    serve.add_argument(
+        "--token",
+        help="required by every browser; mandatory off loopback (12+ characters; "
+        "default: $AWSVIEW_TOKEN, which keeps it out of ps)",
+    )
+    serve.add_argument(
+        "--class",
+        dest="roster",
+        type=Path,
+        metavar="FILE",
+        help="serve the class view of the learners listed in FILE instead",
+    )
     serve.add_argument("--font-size", type=int, default=18, help="browser font size (default 18)")
 
     klass = command("class", help="the class view in the terminal: every learner's progress")
@@ -154,21 +223,32 @@ def build_parser() -> argparse.ArgumentParser:
 
     replay = command("replay", help="open the viewer on a recording, with a time line")
     replay.add_argument("source", type=Path, metavar="FILE", help="made by --record")
-    replay.add_argument("--at", metavar="TIME", help="start here: start (default), end, HH:MM:SS, +MM:SS")
+    replay.add_argument(
+        "--at", metavar="TIME", help="start here: start (default), end, HH:MM:SS, +MM:SS"
+    )
     replay.add_argument("--learner", help="a class recording: whose viewer")
 
     doctor = command("doctor", help="probe the endpoint once: what each panel can show exactly")
     doctor.add_argument("--json", action="store_true", help="machine-readable output")
 
     # `awsview split …` is parsed by awsview.cli.split itself (see main): listed here for the help.
-    sub.add_parser("split", help="open the viewer in a pane beside this shell (tmux, zellij, WezTerm, kitty)")
+    sub.add_parser(
+        "split", help="open the viewer in a pane beside this shell (tmux, zellij, WezTerm, kitty)"
+    )
 
-    policy = command("iam-policy", help="print the least-privilege read-only IAM policy the viewer needs")
-    policy.add_argument("--account", default="*", help="account id in the resource ARNs (default: any, *)")
+    policy = command(
+        "iam-policy", help="print the least-privilege read-only IAM policy the viewer needs"
+    )
+    policy.add_argument(
+        "--account", default="*", help="account id in the resource ARNs (default: any, *)"
+    )
 
     watch = command("watch", help="open the viewer (also what `awsview` alone does)")
-    watch.add_argument("--presenter", action="store_true",
-                       help="read-only kiosk: navigation only, follows the newest execution and decision")
+    watch.add_argument(
+        "--presenter",
+        action="store_true",
+        help="read-only kiosk: navigation only, follows the newest execution and decision",
+    )
     return parser
 
 
@@ -181,9 +261,13 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if extra:
         flag = extra[0].split("=", 1)[0]
         if any(flag == f for f, _ in SHARED.values()):
-            raise UsageError(f"awsview {command}: {flag} does not apply here (see awsview {command} --help)")
-        raise UsageError(f"awsview {command}: unrecognized arguments: {' '.join(extra)} "
-                         f"(see awsview {command} --help)")
+            raise UsageError(
+                f"awsview {command}: {flag} does not apply here (see awsview {command} --help)"
+            )
+        raise UsageError(
+            f"awsview {command}: unrecognized arguments: {' '.join(extra)} "
+            f"(see awsview {command} --help)"
+        )
     for name, (flag, _) in SHARED.items():
         before = getattr(args, f"before_{name}", _UNSET)
         after = getattr(args, name, _UNSET)
@@ -191,12 +275,16 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
             delattr(args, f"before_{name}")
         given = [v for v in (before, after) if v is not _UNSET]
         if given and name not in TAKES[command]:
-            raise UsageError(f"awsview {command}: {flag} does not apply here (see awsview {command} --help)")
+            raise UsageError(
+                f"awsview {command}: {flag} does not apply here (see awsview {command} --help)"
+            )
         if name == "lab":
             value = [lab for labs in given for lab in labs] or None
             if value is not None and command not in MANY_LABS:
                 if len(set(value)) > 1:
-                    raise UsageError(f"awsview {command}: {flag} given twice ({', '.join(value)}): one lab at a time")
+                    raise UsageError(
+                        f"awsview {command}: {flag} given twice ({', '.join(value)}): one lab at a time"
+                    )
                 value = value[0]
         elif len(given) == 2 and before != after:
             raise UsageError(f"awsview {command}: {flag} given twice ({before} and {after})")
@@ -233,7 +321,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Through the dispatch table like every command: split imports this module (it runs the
         # viewer in its pane), this one reaches split only by name.
         split = importlib.import_module("awsview.cli.split").main
-        return split(argv[at + 1:] + argv[:at])  # options given before `split` are the viewer's too
+        return split(
+            argv[at + 1 :] + argv[:at]
+        )  # options given before `split` are the viewer's too
     try:
         args = parse(argv)
     except UsageError as exc:
@@ -264,8 +354,9 @@ def needs(args: argparse.Namespace) -> list[tuple[str, str]]:
         found.append(("emulator", f"awsview {args.command}"))
     if args.command == "serve":
         found.append(("serve", "awsview serve"))
-    if (args.command == "screenshot" and str(args.output).lower().endswith(".png")) or \
-            (args.command == "docs" and args.format == "png"):
+    if (args.command == "screenshot" and str(args.output).lower().endswith(".png")) or (
+        args.command == "docs" and args.format == "png"
+    ):
         found.append(("png", f"awsview {args.command} in PNG"))
     return found
 
@@ -273,9 +364,18 @@ def needs(args: argparse.Namespace) -> list[tuple[str, str]]:
 # Each command is a module of this package with ``run(args) -> int``, imported when it runs: a
 # command's start-up pays only for what it uses.
 COMMANDS = {
-    "emulator": "emulator", "lab": "lab", "demo": "demo", "dump": "dump", "screenshot": "screenshot",
-    "docs": "docs", "serve": "serve", "class": "classview", "watch": "watch", "iam-policy": "iam_policy",
-    "replay": "replay", "doctor": "doctor",
+    "emulator": "emulator",
+    "lab": "lab",
+    "demo": "demo",
+    "dump": "dump",
+    "screenshot": "screenshot",
+    "docs": "docs",
+    "serve": "serve",
+    "class": "classview",
+    "watch": "watch",
+    "iam-policy": "iam_policy",
+    "replay": "replay",
+    "doctor": "doctor",
 }
 
 

@@ -26,8 +26,13 @@ def run(args: argparse.Namespace) -> int:
     except (RecordingError, MomentError) as exc:
         return fail(str(exc), EXIT_USAGE)
     if not has_terminal():
-        return fail("replay needs a terminal; `awsview dump --from FILE --at TIME` prints a moment", EXIT_USAGE)
+        return fail(
+            "replay needs a terminal; `awsview dump --from FILE --at TIME` prints a moment",
+            EXIT_USAGE,
+        )
     index = player.index_at(moment)
-    app = ReplayApp(player, start=index, moment=max(moment, player.marks[index].time), theme=args.theme)
+    app = ReplayApp(
+        player, start=index, moment=max(moment, player.marks[index].time), theme=args.theme
+    )
     app.run()
     return app.return_code or 0

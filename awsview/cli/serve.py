@@ -26,7 +26,9 @@ from urllib.parse import urlsplit
 from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, checked_target, fail, record_taken
 
 COOKIE = "awsview_token"
-STOP_GRACE_S = 5.0  # a session's viewer gets this long to quit when its browser goes, then is killed
+STOP_GRACE_S = (
+    5.0  # a session's viewer gets this long to quit when its browser goes, then is killed
+)
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
 
 
@@ -48,8 +50,10 @@ def check_token(host: str, token: str | None) -> str | None:
     if token is not None and len(token) < 12:
         raise ServeError("the token must be at least 12 characters long")
     if token is None and not is_loopback(host):
-        raise ServeError(f"serving on {host} exposes the lab to the network: set AWSVIEW_TOKEN or pass "
-                         f"--token (e.g. AWSVIEW_TOKEN={secrets.token_urlsafe(18)})")
+        raise ServeError(
+            f"serving on {host} exposes the lab to the network: set AWSVIEW_TOKEN or pass "
+            f"--token (e.g. AWSVIEW_TOKEN={secrets.token_urlsafe(18)})"
+        )
     return token
 
 
@@ -73,16 +77,24 @@ def guard_middleware(bind_host: str, token: str | None) -> Any:
     @web.middleware
     async def middleware(request: web.Request, handler: Any) -> web.StreamResponse:
         if loopback and not is_loopback(_hostname(request.host)):
-            return web.Response(status=421, text="AWS View: this server only answers to a loopback host name.\n")
+            return web.Response(
+                status=421, text="AWS View: this server only answers to a loopback host name.\n"
+            )
         if token is not None:
             offered = request.query.get("token") or request.cookies.get(COOKIE) or ""
             if not hmac.compare_digest(offered.encode(), token.encode()):
                 return web.Response(status=401, text="AWS View: a valid ?token= is required.\n")
         if request.path == "/ws" and not same_origin(request.headers.get("Origin"), request.host):
-            return web.Response(status=403, text="AWS View: the screen is only for pages of this server.\n")
+            return web.Response(
+                status=403, text="AWS View: the screen is only for pages of this server.\n"
+            )
         response = await handler(request)
-        if token is not None and request.query.get("token") and \
-                isinstance(response, web.StreamResponse) and not response.prepared:
+        if (
+            token is not None
+            and request.query.get("token")
+            and isinstance(response, web.StreamResponse)
+            and not response.prepared
+        ):
             response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
         return response
 
@@ -92,11 +104,19 @@ def guard_middleware(bind_host: str, token: str | None) -> Any:
 def app_command(watch_args: Sequence[str], command: str = "watch") -> str:
     """The command textual-serve runs per browser session: the viewer in presenter mode."""
     # `exec`: textual-serve starts it through a shell; the viewer must be the process it stops.
-    return "exec " + shlex.join([sys.executable, "-m", "awsview", command, "--presenter", *watch_args])
+    return "exec " + shlex.join(
+        [sys.executable, "-m", "awsview", command, "--presenter", *watch_args]
+    )
 
 
-def make_server(host: str, port: int, token: str | None, command: str, font_size: int = 18,
-                title: str = "AWS View") -> Any:
+def make_server(
+    host: str,
+    port: int,
+    token: str | None,
+    command: str,
+    font_size: int = 18,
+    title: str = "AWS View",
+) -> Any:
     from aiohttp import WSCloseCode, web
     from textual_serve.app_service import AppService
     from textual_serve.server import Server
@@ -160,9 +180,14 @@ def make_server(host: str, port: int, token: str | None, command: str, font_size
             session: Session | None = None
             try:
                 await websocket.prepare(request)
-                session = Session(self.command, write_bytes=websocket.send_bytes,
-                                  write_str=websocket.send_str, close=websocket.close,
-                                  download_manager=self.download_manager, debug=self.debug)
+                session = Session(
+                    self.command,
+                    write_bytes=websocket.send_bytes,
+                    write_str=websocket.send_str,
+                    close=websocket.close,
+                    download_manager=self.download_manager,
+                    debug=self.debug,
+                )
                 self.sessions[websocket] = session
                 await session.start(width, height)
                 await self._process_messages(websocket, session)
@@ -184,14 +209,16 @@ def make_server(host: str, port: int, token: str | None, command: str, font_size
         async def on_shutdown(self, app: web.Application) -> None:
             """Stopping the server (SIGTERM, SIGHUP, ctrl+c) ends every open session first:
             aiohttp would wait up to a minute for each browser to hang up, its viewer polling on."""
-            await asyncio.gather(*(self._end(ws, s) for ws, s in list(self.sessions.items())),
-                                 return_exceptions=True)
+            await asyncio.gather(
+                *(self._end(ws, s) for ws, s in list(self.sessions.items())), return_exceptions=True
+            )
 
         async def _end(self, websocket: web.WebSocketResponse, session: Session) -> None:
             await session.stop()
             try:  # a browser that does not answer the close is cut off
-                await asyncio.wait_for(websocket.close(code=WSCloseCode.GOING_AWAY,
-                                                       message=b"AWS View stopped"), 1.0)
+                await asyncio.wait_for(
+                    websocket.close(code=WSCloseCode.GOING_AWAY, message=b"AWS View stopped"), 1.0
+                )
             except (asyncio.TimeoutError, OSError, RuntimeError):
                 pass
 
@@ -226,7 +253,9 @@ def run(args: argparse.Namespace) -> int:
     if record_taken(args):
         return fail(f"{args.record} already exists; record into a new file", EXIT_USAGE)
     # Each session checks the target again; this says it once, before serving.
-    return serve(args, check_target=None if args.roster is not None else lambda: checked_target(args))
+    return serve(
+        args, check_target=None if args.roster is not None else lambda: checked_target(args)
+    )
 
 
 def serve(args: argparse.Namespace, check_target: Any = None) -> int:
@@ -252,8 +281,14 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
             command = app_command(watch_args(args))
     except (ServeError, profiles.UnknownProfile, profiles.ProfileError, ConfigError) as exc:
         return fail(str(exc), EXIT_USAGE)
-    server = make_server(args.host, args.port, token, command, args.font_size,
-                         title="AWS View · class" if args.roster else "AWS View")
+    server = make_server(
+        args.host,
+        args.port,
+        token,
+        command,
+        args.font_size,
+        title="AWS View · class" if args.roster else "AWS View",
+    )
     if getattr(args, "record", None) is not None:
         try:
             _record_in_background(args)
@@ -262,7 +297,9 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
     where = f"[{args.host}]" if ":" in args.host else args.host
     url = f"http://{'127.0.0.1' if args.host in ('0.0.0.0', '::') else where}:{args.port}/"
     print(f"AWS View presenter screen on {url}{'?token=' + token if token else ''}", flush=True)
-    print("  read-only: the browser can look around, never change anything · Ctrl+C stops", flush=True)
+    print(
+        "  read-only: the browser can look around, never change anything · Ctrl+C stops", flush=True
+    )
     # textual-serve stops gracefully on SIGINT and SIGTERM; a closed terminal (SIGHUP) too.
     loop = asyncio.new_event_loop()
     asyncio.set_event_loop(loop)  # the loop textual-serve's serve() picks up
@@ -289,7 +326,9 @@ def _record_in_background(args: argparse.Namespace) -> None:
         from awsview.polling.classroom import ClassMonitor, load_roster
 
         recording = ClassRecorder(writer)
-        monitor = ClassMonitor(load_roster(args.roster), on_update=recording.status, on_model=recording.model)
+        monitor = ClassMonitor(
+            load_roster(args.roster), on_update=recording.status, on_model=recording.model
+        )
         work = monitor.run()
     else:
         target = Target(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
@@ -306,5 +345,14 @@ def _class_command(roster: Path, theme: str | None) -> str:
     except RosterError as exc:
         raise ServeError(str(exc)) from None
     extra = ["--theme", theme] if theme else []
-    return "exec " + shlex.join([sys.executable, "-m", "awsview", "class", str(Path(roster).resolve()),
-                                 "--presenter", *extra])
+    return "exec " + shlex.join(
+        [
+            sys.executable,
+            "-m",
+            "awsview",
+            "class",
+            str(Path(roster).resolve()),
+            "--presenter",
+            *extra,
+        ]
+    )

@@ -87,34 +87,80 @@ def pane_command(viewer_args: Sequence[str], env_file: str | None) -> list[str]:
     return [sys.executable, "-m", "awsview.cli.split", "--pane", *handover, "--", *viewer_args]
 
 
-def commands(terminal: str, width: Width, pane: Sequence[str], cwd: str,
-             environ: Mapping[str, str], columns: int = 160) -> list[list[str]]:
+def commands(
+    terminal: str,
+    width: Width,
+    pane: Sequence[str],
+    cwd: str,
+    environ: Mapping[str, str],
+    columns: int = 160,
+) -> list[list[str]]:
     """The CLI calls that open the pane (and give the focus back to the shell), in order."""
     if terminal == "tmux":
         target = ["-t", environ["TMUX_PANE"]] if environ.get("TMUX_PANE") else []
-        return [["tmux", "split-window", "-h", "-d", "-l", str(width), *target, "-c", cwd, "--", *pane]]
+        return [
+            ["tmux", "split-window", "-h", "-d", "-l", str(width), *target, "-c", cwd, "--", *pane]
+        ]
     if terminal == "zellij":  # a tiled pane's size is zellij's to choose: no width here
-        return [["zellij", "run", "--direction", "right", "--close-on-exit", "--cwd", cwd, "--name", TITLE,
-                 "--", *pane],
-                ["zellij", "action", "move-focus", "left"]]
+        return [
+            [
+                "zellij",
+                "run",
+                "--direction",
+                "right",
+                "--close-on-exit",
+                "--cwd",
+                cwd,
+                "--name",
+                TITLE,
+                "--",
+                *pane,
+            ],
+            ["zellij", "action", "move-focus", "left"],
+        ]
     if terminal == "wezterm":
         size = ["--percent", str(width.value)] if width.percent else ["--cells", str(width.value)]
         here = environ.get("WEZTERM_PANE")
-        split = ["wezterm", "cli", "split-pane", *(["--pane-id", here] if here else []), "--right", *size,
-                 "--cwd", cwd, "--", *pane]
+        split = [
+            "wezterm",
+            "cli",
+            "split-pane",
+            *(["--pane-id", here] if here else []),
+            "--right",
+            *size,
+            "--cwd",
+            cwd,
+            "--",
+            *pane,
+        ]
         return [split] + ([["wezterm", "cli", "activate-pane", "--pane-id", here]] if here else [])
     if terminal == "kitty":
         to = [f"--to={environ['KITTY_LISTEN_ON']}"] if environ.get("KITTY_LISTEN_ON") else []
-        return [["kitty", "@", *to, "launch", "--location=vsplit", "--keep-focus", f"--cwd={cwd}",
-                 f"--title={TITLE}", f"--bias={width.as_percent(columns)}", "--", *pane]]
+        return [
+            [
+                "kitty",
+                "@",
+                *to,
+                "launch",
+                "--location=vsplit",
+                "--keep-focus",
+                f"--cwd={cwd}",
+                f"--title={TITLE}",
+                f"--bias={width.as_percent(columns)}",
+                "--",
+                *pane,
+            ]
+        ]
     raise SplitError(f"unknown terminal {terminal!r}")
 
 
 def how(viewer_args: Sequence[str]) -> str:
     """The one line said where no pane can be opened."""
     watch = shlex.join(["awsview", "watch", *viewer_args])
-    return (f"split needs tmux, zellij, WezTerm or kitty (with remote control on); "
-            f"in a terminal beside this one, run: {watch}")
+    return (
+        f"split needs tmux, zellij, WezTerm or kitty (with remote control on); "
+        f"in a terminal beside this one, run: {watch}"
+    )
 
 
 def carried(environ: Mapping[str, str]) -> dict[str, str]:
@@ -138,8 +184,12 @@ def remove_handover(path: str) -> None:
             pass
 
 
-def split(width_text: str, viewer_args: Sequence[str], environ: Mapping[str, str] | None = None,
-          cwd: str | None = None) -> str:
+def split(
+    width_text: str,
+    viewer_args: Sequence[str],
+    environ: Mapping[str, str] | None = None,
+    cwd: str | None = None,
+) -> str:
     """Opens the pane; returns what to tell the user. Raises SplitError."""
     environ = os.environ if environ is None else environ
     width = parse_width(width_text)
@@ -149,13 +199,21 @@ def split(width_text: str, viewer_args: Sequence[str], environ: Mapping[str, str
     handover = write_handover(environ)
     try:
         columns = _columns()
-        for command in commands(terminal, width, pane_command(viewer_args, handover), cwd or os.getcwd(),
-                                environ, columns):
+        for command in commands(
+            terminal,
+            width,
+            pane_command(viewer_args, handover),
+            cwd or os.getcwd(),
+            environ,
+            columns,
+        ):
             _call(terminal, command, viewer_args)
     except BaseException:
         remove_handover(handover)  # no pane will read it
         raise
-    note = "" if terminal != "zellij" or width_text == DEFAULT_WIDTH else " (zellij chose its width)"
+    note = (
+        "" if terminal != "zellij" or width_text == DEFAULT_WIDTH else " (zellij chose its width)"
+    )
     return f"AWS View opened in a {terminal} pane on the right{note}; q there closes it"
 
 
@@ -168,25 +226,35 @@ def _columns() -> int:
 
 def _call(terminal: str, command: list[str], viewer_args: Sequence[str]) -> None:
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL
+        )
     except FileNotFoundError:
         raise SplitError(f"{command[0]} is not on PATH; {how(viewer_args)}", 1) from None
     except subprocess.TimeoutExpired:
         raise SplitError(f"{command[0]} did not answer within 30 s", 1) from None
     if done.returncode != 0:
         said = (done.stderr or done.stdout or f"exit status {done.returncode}").strip().splitlines()
-        hint = " (kitty needs `allow_remote_control yes` in kitty.conf)" if terminal == "kitty" else ""
+        hint = (
+            " (kitty needs `allow_remote_control yes` in kitty.conf)" if terminal == "kitty" else ""
+        )
         raise SplitError(f"{shlex.join(command[:3])} failed: {said[0] if said else ''}{hint}", 1)
 
 
 # -- the command line ------------------------------------------------------------------------------
 
+
 def main(argv: Sequence[str]) -> int:
     """`awsview split [--width N|N%] [viewer args…]`; the viewer args are `awsview watch`'s."""
     parser = argparse.ArgumentParser(
-        prog="awsview split", allow_abbrev=False, description="open the viewer in a pane beside this shell "
-        "(tmux, zellij, WezTerm or kitty); any other argument goes to the viewer, as for `awsview watch`")
-    parser.add_argument("--width", default=DEFAULT_WIDTH, help="columns (80) or a share (40%%); default 50%%")
+        prog="awsview split",
+        allow_abbrev=False,
+        description="open the viewer in a pane beside this shell "
+        "(tmux, zellij, WezTerm or kitty); any other argument goes to the viewer, as for `awsview watch`",
+    )
+    parser.add_argument(
+        "--width", default=DEFAULT_WIDTH, help="columns (80) or a share (40%%); default 50%%"
+    )
     args, viewer_args = parser.parse_known_args(list(argv))
     if viewer_args[:1] == ["--"]:
         viewer_args = viewer_args[1:]

@@ -37,7 +37,9 @@ def run(args: argparse.Namespace) -> int:
     record = getattr(args, "record", None)
     # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
     if not presenter and not has_terminal():
-        return fail("the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE)
+        return fail(
+            "the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE
+        )
     from awsview.ui import lifeline
     from awsview.ui.viewer.app import AWSViewApp
     from awsview.ui.themes import ThemeError
@@ -55,9 +57,17 @@ def run(args: argparse.Namespace) -> int:
 
         recorder = Recorder(writer.channel("", target_info(target), time.time()))
     try:
-        app = AWSViewApp(target=target, lab=args.lab, prefix=args.prefix, theme=theme,
-                         presenter=presenter, recorder=recorder, remember=not presenter,
-                         show_usage=bool(saved.get("usage")) and not presenter, notice=notice)
+        app = AWSViewApp(
+            target=target,
+            lab=args.lab,
+            prefix=args.prefix,
+            theme=theme,
+            presenter=presenter,
+            recorder=recorder,
+            remember=not presenter,
+            show_usage=bool(saved.get("usage")) and not presenter,
+            notice=notice,
+        )
     except ThemeError as exc:
         return fail(str(exc), EXIT_USAGE)
     if recorder is not None:

@@ -37,7 +37,10 @@ class ItemChanges:
                 # Same items in the same order (items are sorted by key): compare pairwise and key
                 # only what differs, instead of keying 10,000 items on every poll.
                 pairs = [(a, b) for a, b in zip(before.items, table.items) if a is not b and a != b]
-                if all(item_row_key(a, before.key_names) == item_row_key(b, table.key_names) for a, b in pairs):
+                if all(
+                    item_row_key(a, before.key_names) == item_row_key(b, table.key_names)
+                    for a, b in pairs
+                ):
                     for previous, item in pairs:
                         self._mark(marks, item_row_key(item, table.key_names), previous, item)
                     continue
@@ -53,7 +56,9 @@ class ItemChanges:
                 del marks[key]
 
     @staticmethod
-    def _mark(marks: dict[str, frozenset[str]], key: str, previous: dict[str, Any], item: dict[str, Any]) -> None:
+    def _mark(
+        marks: dict[str, frozenset[str]], key: str, previous: dict[str, Any], item: dict[str, Any]
+    ) -> None:
         diff = diff_items(previous, item)
         names = frozenset(diff.added + tuple(c[0] for c in diff.changed))
         if names:

@@ -91,8 +91,14 @@ class Progress:
 
 def progress(results: tuple[CheckResult, ...]) -> Progress:
     steps = tuple(dict.fromkeys(r.checkpoint.step for r in results))
-    done = tuple(s for s in steps if all(r.status in (DONE, BROKEN) for r in results if r.checkpoint.step == s))
-    done = tuple(s for i, s in enumerate(steps) if set(steps[: i + 1]) <= set(done))  # in order only
+    done = tuple(
+        s
+        for s in steps
+        if all(r.status in (DONE, BROKEN) for r in results if r.checkpoint.step == s)
+    )
+    done = tuple(
+        s for i, s in enumerate(steps) if set(steps[: i + 1]) <= set(done)
+    )  # in order only
     on = next((s for s in steps if s not in done), None)
     return Progress(steps, on, done)
 
@@ -167,12 +173,19 @@ def _compare(actual: Any, op: str, expected: str) -> bool:
         left, right = float(actual), float(expected)
     except (TypeError, ValueError):
         left, right = str(actual), expected
-    return {"==": left == right, "!=": left != right, ">=": left >= right, "<=": left <= right,
-            ">": left > right, "<": left < right}[op]
+    return {
+        "==": left == right,
+        "!=": left != right,
+        ">=": left >= right,
+        "<=": left <= right,
+        ">": left > right,
+        "<": left < right,
+    }[op]
 
 
-def _statement(words: list[str], model: LabModel, profile: LabProfile,
-               memory: Memory) -> tuple[bool, str, bool]:
+def _statement(
+    words: list[str], model: LabModel, profile: LabProfile, memory: Memory
+) -> tuple[bool, str, bool]:
     """(holds, what is there now, whether a failure means something built is gone or changed)."""
     head = words[0]
     if head == "machines" and words[1:] == ["none"]:
@@ -181,14 +194,21 @@ def _statement(words: list[str], model: LabModel, profile: LabProfile,
     if head == "machine" and words[2:] == ["exists"]:
         machines = _fresh(model, "state_machines") or ()
         found = any(m.name == words[1] for m in machines)
-        return found, f"state machine {words[1]}" if found else f"no state machine {words[1]} yet", True
+        return (
+            found,
+            f"state machine {words[1]}" if found else f"no state machine {words[1]} yet",
+            True,
+        )
     if head == "executions" and words[1:] == ["none"]:
         runs = _executions(model)
         return not runs, _count(len(runs), "execution"), False
     if head == "execution" and len(words) == 3:
         run = _executions(model).get(words[1])
-        return run is not None and run.status == words[2], \
-            f"{words[1]} {run.status}" if run else f"no execution {words[1]} yet", False
+        return (
+            run is not None and run.status == words[2],
+            f"{words[1]} {run.status}" if run else f"no execution {words[1]} yet",
+            False,
+        )
     if head == "history" and len(words) == 5:
         run = _executions(model).get(words[1])
         if run is None:
@@ -200,10 +220,21 @@ def _statement(words: list[str], model: LabModel, profile: LabProfile,
         table = _fresh(model, keys.table(words[1]))
         if table is None:
             return _compare(0, words[3], words[4]), f"no table {words[1]}", False
-        return _compare(len(table.items), words[3], words[4]), f"{words[1]}: {_count(len(table.items), 'item')}", False
+        return (
+            _compare(len(table.items), words[3], words[4]),
+            f"{words[1]}: {_count(len(table.items), 'item')}",
+            False,
+        )
     if head == "item" and len(words) == 6:
         table = _fresh(model, keys.table(words[1]))
-        item = next((i for i in (table.items if table else ()) if str(i.get(profile.business_key)) == words[2]), None)
+        item = next(
+            (
+                i
+                for i in (table.items if table else ())
+                if str(i.get(profile.business_key)) == words[2]
+            ),
+            None,
+        )
         if item is None:
             return False, f"no item {words[2]} yet" if table else f"no table {words[1]}", True
         value = item.get(words[3])
@@ -212,13 +243,21 @@ def _statement(words: list[str], model: LabModel, profile: LabProfile,
         queue = next((q for q in _fresh(model, "queues") or () if q.name == words[1]), None)
         if queue is None:
             return False, f"no queue {words[1]} yet", True
-        return queue.empty, f"queue {words[1]}: {queue.visible} visible, {queue.in_flight} in flight", False
+        return (
+            queue.empty,
+            f"queue {words[1]}: {queue.visible} visible, {queue.in_flight} in flight",
+            False,
+        )
     if head == "queues" and words[1:] == ["none"]:
         queues = _fresh(model, "queues") or ()
         return not queues, _count(len(queues), "queue"), False
     if head == "mapping" and len(words) == 3:
-        mappings = [m for f in _fresh(model, "functions") or () for m in f.mappings
-                    if m.source_arn.endswith(f":{words[1]}")]
+        mappings = [
+            m
+            for f in _fresh(model, "functions") or ()
+            for m in f.mappings
+            if m.source_arn.endswith(f":{words[1]}")
+        ]
         if not mappings:
             return False, f"no mapping from {words[1]} yet", True
         return mappings[0].state == words[2], f"mapping {mappings[0].state}", True
@@ -227,8 +266,11 @@ def _statement(words: list[str], model: LabModel, profile: LabProfile,
         if role is None:
             return False, f"no role {words[1]} yet", True
         ok = "states.amazonaws.com" in role.trust_principals and any(
-            g.effect == "Allow" and g.action.lower() in ("lambda:invokefunction", "lambda:*")
-            and g.resource.endswith(f":function:{words[3]}") for g in role.grants)
+            g.effect == "Allow"
+            and g.action.lower() in ("lambda:invokefunction", "lambda:*")
+            and g.resource.endswith(f":function:{words[3]}")
+            for g in role.grants
+        )
         return ok, "granted" if ok else f"role {words[1]} may not invoke {words[3]}", True
     if head == "function" and words[2:] == ["updated"]:
         fn = next((f for f in _fresh(model, "functions") or () if f.name == words[1]), None)
@@ -243,14 +285,24 @@ def _statement(words: list[str], model: LabModel, profile: LabProfile,
         if journal is not None and journal.health in (Health.STALE, Health.ERROR):
             raise Unknown(f"journal: {journal.error}")
         built = _fresh(model, "timeline")
-        decisions = [d for k in (built.keys if built else ()) if k.key == words[1] for d in k.decisions]
+        decisions = [
+            d for k in (built.keys if built else ()) if k.key == words[1] for d in k.decisions
+        ]
         wanted = "Accepted" if words[2] == "accepted" else "Rejected"
         count = sum(d.outcome == wanted and d.kind != "delete" for d in decisions)
-        said = f"{words[1]}: {count} {words[2]}" if decisions else f"no write decisions for {words[1]} yet"
+        said = (
+            f"{words[1]}: {count} {words[2]}"
+            if decisions
+            else f"no write decisions for {words[1]} yet"
+        )
         return _compare(count, words[3], words[4]), said, False
     if head == "reference" and words[1:] == ["unchanged"]:
         verdicts = [(_fresh(model, keys.table(n)), n) for n in profile.tables("reference")]
-        bad = [f"{n}: {t.baseline if t else 'absent'}" for t, n in verdicts if t is None or t.baseline != "unchanged"]
+        bad = [
+            f"{n}: {t.baseline if t else 'absent'}"
+            for t, n in verdicts
+            if t is None or t.baseline != "unchanged"
+        ]
         return not bad, "; ".join(bad) or "unchanged", True
     raise ValueError(f"cannot read check {' '.join(words)!r}")
 
@@ -259,8 +311,9 @@ def _count(n: int, noun: str) -> str:
     return f"no {noun}s" if n == 0 else f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _live(checkpoint: Checkpoint, model: LabModel, profile: LabProfile,
-          memory: Memory) -> tuple[bool | None, str, bool]:
+def _live(
+    checkpoint: Checkpoint, model: LabModel, profile: LabProfile, memory: Memory
+) -> tuple[bool | None, str, bool]:
     """The checkpoint now: holds / not / not knowable, what is there, and whether it is broken."""
     passed: bool | None = True
     details, broken = [], False
@@ -291,7 +344,9 @@ def _run_wrote(model: LabModel) -> bool:
     return snapshot is not None and snapshot.data is not None and bool(snapshot.data.keys)
 
 
-def evaluate(profile: LabProfile, model: LabModel, memory: Memory | None = None) -> tuple[CheckResult, ...]:
+def evaluate(
+    profile: LabProfile, model: LabModel, memory: Memory | None = None
+) -> tuple[CheckResult, ...]:
     """Every checkpoint with its mark, by the progress rules of this module's docstring."""
     memory = memory or Memory()
     now = time.time()
@@ -309,19 +364,27 @@ def evaluate(profile: LabProfile, model: LabModel, memory: Memory | None = None)
         later = later or all(i in memory.held for i in by_step[step])
         done[step] = later
     cleaned = cleanup is not None and all(live[i][0] is True for i in by_step[cleanup])
-    reached = all(done.values()) or (cleaned and _run_wrote(model))  # the learner is on the cleanup step
+    reached = all(done.values()) or (
+        cleaned and _run_wrote(model)
+    )  # the learner is on the cleanup step
     if cleanup is not None:
-        done = {step: True for step in done} if reached else done  # implied by the cleanup, a later step
+        done = (
+            {step: True for step in done} if reached else done
+        )  # implied by the cleanup, a later step
         done[cleanup] = reached and cleaned
     on = next((s for s in steps if not done[s]), None)
     results = []
     for index, checkpoint in enumerate(checkpoints):
         passed, detail, broken = live[index]
         held = memory.held.get(index)
-        since = f"held at {time.strftime('%H:%M:%S', time.localtime(held))}" if held is not None else ""
+        since = (
+            f"held at {time.strftime('%H:%M:%S', time.localtime(held))}" if held is not None else ""
+        )
         step = checkpoint.step
         if step == cleanup:
-            state = {True: DONE, False: CURRENT, None: UNKNOWN}[passed] if reached else _ahead(passed)
+            state = (
+                {True: DONE, False: CURRENT, None: UNKNOWN}[passed] if reached else _ahead(passed)
+            )
         elif done[step] and passed is False and broken and not reached:
             state = BROKEN
             detail = f"{detail} ({since})" if since else detail
@@ -333,7 +396,9 @@ def evaluate(profile: LabProfile, model: LabModel, memory: Memory | None = None)
             state = {True: DONE, False: CURRENT, None: UNKNOWN}[passed]
         else:
             state = _ahead(passed)
-        results.append(CheckResult(checkpoint, {DONE: True, UNKNOWN: None}.get(state, False), detail, state))
+        results.append(
+            CheckResult(checkpoint, {DONE: True, UNKNOWN: None}.get(state, False), detail, state)
+        )
     return tuple(results)
 
 

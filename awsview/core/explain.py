@@ -36,12 +36,21 @@ class TaskExplanation:
     @property
     def summary(self) -> str:
         count = len(self.attempts)
-        used = (f"{count} of {self.allowed} attempt{'s' if self.allowed != 1 else ''}" if self.allowed
-                else f"{count} attempt{'s' if count != 1 else ''}")
+        used = (
+            f"{count} of {self.allowed} attempt{'s' if self.allowed != 1 else ''}"
+            if self.allowed
+            else f"{count} attempt{'s' if count != 1 else ''}"
+        )
         parts = [f"{self.state}: {used}"]
-        waits = [a for a in self.attempts[1:] if a.expected_wait is not None and a.actual_wait is not None]
+        waits = [
+            a
+            for a in self.attempts[1:]
+            if a.expected_wait is not None and a.actual_wait is not None
+        ]
         for a in waits[:LISTED_WAITS]:
-            parts.append(f"retry {a.number - 1} waited {a.actual_wait:.1f} s (expected {a.expected_wait:g} s)")
+            parts.append(
+                f"retry {a.number - 1} waited {a.actual_wait:.1f} s (expected {a.expected_wait:g} s)"
+            )
         if len(waits) > LISTED_WAITS:
             parts.append(f"{len(waits) - LISTED_WAITS} more retries")
         failed = [a for a in self.attempts if a.outcome not in ("succeeded", "running")]
@@ -59,7 +68,10 @@ def _matches(error_equals: Iterable[str], error: str | None) -> bool:
         return False
     if error in names or "States.ALL" in names:
         return True
-    return "States.TaskFailed" in names and error not in ("States.Timeout", "States.HeartbeatTimeout")
+    return "States.TaskFailed" in names and error not in (
+        "States.Timeout",
+        "States.HeartbeatTimeout",
+    )
 
 
 def _retrier(retriers: Iterable[Retrier], error: str | None) -> Retrier | None:
@@ -99,7 +111,11 @@ def explain(definition: Definition, history: Any) -> tuple[TaskExplanation, ...]
         for index, event in enumerate(scheduled):
             number = index + 1
             failure = failure_of.get(number)
-            outcome = failure.error or "failed" if failure else ("succeeded" if number in succeeded else "running")
+            outcome = (
+                failure.error or "failed"
+                if failure
+                else ("succeeded" if number in succeeded else "running")
+            )
             actual = expected = None
             if index > 0:
                 previous = failure_of.get(number - 1)
@@ -113,21 +129,37 @@ def explain(definition: Definition, history: Any) -> tuple[TaskExplanation, ...]
                     retry_used = retrier
                     expected = retrier.delay(number - 1)
             attempts.append(Attempt(number, outcome, actual, expected))
-        last_error = failures[-1].error if failures and attempts and attempts[-1].outcome != "succeeded" else None
+        last_error = (
+            failures[-1].error
+            if failures and attempts and attempts[-1].outcome != "succeeded"
+            else None
+        )
         matched = retry_used or _retrier(state.retry, last_error)
         catcher = _catcher(state.catch, last_error) if last_error else None
         caught = None
         if catcher is not None and catcher.next in reached:
-            caught = f"{last_error} → {catcher.next}" + (f" ({catcher.result_path})" if catcher.result_path else "")
+            caught = f"{last_error} → {catcher.next}" + (
+                f" ({catcher.result_path})" if catcher.result_path else ""
+            )
         outcome = attempts[-1].outcome if attempts else "not scheduled"
         if last_error and not caught:
             outcome = f"failed the execution with {last_error}"
-        explanations.append(TaskExplanation(
-            state=name, attempts=tuple(attempts),
-            allowed=(1 + matched.max_attempts if matched else
-                     1 if not state.retry or last_error else None),  # unknown until an error picks a Retrier
-            retry=matched.describe() if matched else None, caught=caught, outcome=outcome,
-        ))
+        explanations.append(
+            TaskExplanation(
+                state=name,
+                attempts=tuple(attempts),
+                allowed=(
+                    1 + matched.max_attempts
+                    if matched
+                    else 1
+                    if not state.retry or last_error
+                    else None
+                ),  # unknown until an error picks a Retrier
+                retry=matched.describe() if matched else None,
+                caught=caught,
+                outcome=outcome,
+            )
+        )
     return tuple(explanations)
 
 
@@ -148,13 +180,16 @@ def trace(decision: Any, model: Any) -> Trace:
     if actor.execution_arn:
         snapshot = model.get(keys.history(actor.execution_arn))
         if snapshot is not None and snapshot.data is not None:
-            events = tuple(e for e in snapshot.data.history.events
-                           if e.state == actor.state and e.attempt == actor.attempt)
+            events = tuple(
+                e
+                for e in snapshot.data.history.events
+                if e.state == actor.state and e.attempt == actor.attempt
+            )
     lines = []
     if actor.request_id:
         for snapshot in model.with_prefix(keys.LOGS_PREFIX):
             inside: dict[str, bool] = {}
-            for entry in (snapshot.data.lines if snapshot.data is not None else ()):
+            for entry in snapshot.data.lines if snapshot.data is not None else ():
                 if entry.line.kind == "START":
                     inside[entry.stream] = entry.line.request_id == actor.request_id
                 if inside.get(entry.stream):
@@ -174,7 +209,11 @@ def trace(decision: Any, model: Any) -> Trace:
 def explanations_for(model: Any) -> list[tuple[str, tuple[TaskExplanation, ...]]]:
     """(execution name, explanations) for every execution whose machine and history are known."""
     machines = {m.arn: m for m in model.data(keys.STATE_MACHINES, ())}
-    machine_of = {e.arn: e.machine_arn for s in model.with_prefix(keys.EXECUTIONS_PREFIX) for e in (s.data or ())}
+    machine_of = {
+        e.arn: e.machine_arn
+        for s in model.with_prefix(keys.EXECUTIONS_PREFIX)
+        for e in (s.data or ())
+    }
     found = []
     for snapshot in model.with_prefix(keys.HISTORY_PREFIX):
         item = snapshot.data

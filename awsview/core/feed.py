@@ -90,8 +90,14 @@ class PanelFeed:
         # renderer → (what it read, [(panel id before numbering, panel)])
         self._rendered: dict[str, tuple[tuple, list[tuple[str, ShownPanel]]]] = {}
 
-    def panels(self, model: LabModel, profile: LabProfile, now: float, needle: str = "",
-               all_runs: bool = False) -> list[ShownPanel]:
+    def panels(
+        self,
+        model: LabModel,
+        profile: LabProfile,
+        now: float,
+        needle: str = "",
+        all_runs: bool = False,
+    ) -> list[ShownPanel]:
         needle = needle.lower()
         if needle != self._needle:
             self._needle = needle
@@ -134,7 +140,9 @@ class PanelFeed:
             if window is None or window.source is not snapshot.data:
                 window = self._window(snapshot.data, key)
                 self._windows[key] = window
-            snapshots[key] = snapshot if window.data is snapshot.data else replace(snapshot, data=window.data)
+            snapshots[key] = (
+                snapshot if window.data is snapshot.data else replace(snapshot, data=window.data)
+            )
         for key in [k for k in self._windows if k not in model.snapshots]:
             del self._windows[key]
         return LabModel(snapshots=snapshots)
@@ -148,11 +156,24 @@ class PanelFeed:
             if needle:
                 items = tuple(i for i in items if needle in _item_text(i, data.key_names))
             if len(items) <= self.cap:
-                return _Window(data, data if items is data.items else replace(data, items=items), 0,
-                               total=len(data.items))
-            return _Window(data, replace(data, items=items[: self.cap]), len(items) - self.cap,
-                           total=len(data.items))
-        if isinstance(data, tuple) and len(data) > self.cap and not needle and key.startswith(keys.EXECUTIONS_PREFIX):
+                return _Window(
+                    data,
+                    data if items is data.items else replace(data, items=items),
+                    0,
+                    total=len(data.items),
+                )
+            return _Window(
+                data,
+                replace(data, items=items[: self.cap]),
+                len(items) - self.cap,
+                total=len(data.items),
+            )
+        if (
+            isinstance(data, tuple)
+            and len(data) > self.cap
+            and not needle
+            and key.startswith(keys.EXECUTIONS_PREFIX)
+        ):
             # Newest first already: the first `cap` are the rows the panel would keep anyway.
             return _Window(data, data[: self.cap], len(data) - self.cap, total=len(data))
         return _Window(data, data, 0)
@@ -163,24 +184,37 @@ class PanelFeed:
         than a few on every poll (each remove_row costs the whole table)."""
         lines = data.lines
         if needle:
-            positions = [i for i, e in enumerate(lines) if needle in f"{e.line.kind} {' '.join(e.line.text.split())}".lower()]
-            kept = positions[-self.cap:]
-            return _Window(data, replace(data, lines=tuple(lines[i] for i in kept)), len(positions) - len(kept),
-                           _line_keys(lines, kept), len(lines))
+            positions = [
+                i
+                for i, e in enumerate(lines)
+                if needle in f"{e.line.kind} {' '.join(e.line.text.split())}".lower()
+            ]
+            kept = positions[-self.cap :]
+            return _Window(
+                data,
+                replace(data, lines=tuple(lines[i] for i in kept)),
+                len(positions) - len(kept),
+                _line_keys(lines, kept),
+                len(lines),
+            )
         low = max(0, len(lines) - 2 * self.cap)
         keys = _line_keys(lines, range(low, len(lines)))
         anchor = self._anchors.get(key)
         start = low + keys.index(anchor) if anchor in keys else max(0, len(lines) - self.cap)
         self._anchors[key] = keys[start - low] if start < len(lines) else None
         trimmed = data if start == 0 else replace(data, lines=lines[start:])
-        return _Window(data, trimmed, start, keys[start - low:], len(lines))
+        return _Window(data, trimmed, start, keys[start - low :], len(lines))
 
     # -- filter and cap --------------------------------------------------------------------
 
     def _finish(self, ident: str, panel: Panel, needle: str) -> ShownPanel:
         rows = list(panel.rows)
-        windows = [w for k, w in self._windows.items()
-                   if (w.data is not w.source or w.line_keys is not None) and _panel_id_of_snapshot(k) == ident]
+        windows = [
+            w
+            for k, w in self._windows.items()
+            if (w.data is not w.source or w.line_keys is not None)
+            and _panel_id_of_snapshot(k) == ident
+        ]
         hidden = sum(w.hidden for w in windows)
         keys = windows[0].line_keys if len(windows) == 1 and panel.name == "logs" else None
         if keys is not None:
@@ -220,8 +254,11 @@ def _inputs(model: LabModel, name: str, context: tuple) -> tuple | None:
 
 def _same(a: tuple, b: tuple) -> bool:
     """Equal inputs: same keys, states and notes, and the very same data objects."""
-    return len(a) == len(b) and a[0] == b[0] and all(
-        x[0] == y[0] and x[1] is y[1] and x[2:] == y[2:] for x, y in zip(a[1:], b[1:]))
+    return (
+        len(a) == len(b)
+        and a[0] == b[0]
+        and all(x[0] == y[0] and x[1] is y[1] and x[2:] == y[2:] for x, y in zip(a[1:], b[1:]))
+    )
 
 
 def _line_keys(lines: tuple[Any, ...], kept: Any) -> tuple[str, ...]:
@@ -230,7 +267,7 @@ def _line_keys(lines: tuple[Any, ...], kept: Any) -> tuple[str, ...]:
     kept = list(kept)
     if not kept:
         return ()
-    keys = render.line_keys(lines[kept[0]:])
+    keys = render.line_keys(lines[kept[0] :])
     return tuple(keys[position - kept[0]] for position in kept)
 
 

@@ -17,10 +17,14 @@ CODE_SHA = re.compile(r"\bCodeSha256 ([A-Za-z0-9+/]+=*)(?: → ([A-Za-z0-9+/]+=*
 CLOCK = re.compile(r"\b\d{2}:\d{2}:\d{2}\b")
 AGE = re.compile(r"\b\d+(?:\.\d+)? (?:s|min) ago\b")
 SECONDS = re.compile(r"\b(\d+)\.\d+ s\b")
-SHORT_ID = re.compile(r"\b[0-9a-f]{8}\b")  # the first 8 of a uuid, in "SQS message …" and "request …"
+SHORT_ID = re.compile(
+    r"\b[0-9a-f]{8}\b"
+)  # the first 8 of a uuid, in "SQS message …" and "request …"
 EPOCH_MS = re.compile(r"\b1[5-9]\d{11}\b")  # e.g. SQS SentTimestamp
 FROZEN_EPOCH_MS = 1767268800000  # 2026-01-01 12:00:00 UTC, to go with the frozen clocks
-REPORT_FIGURE = re.compile(r"\b(Duration|Billed Duration|Init Duration|Max Memory Used): \d+(\.\d+)? (ms|MB)")
+REPORT_FIGURE = re.compile(
+    r"\b(Duration|Billed Duration|Init Duration|Max Memory Used): \d+(\.\d+)? (ms|MB)"
+)
 
 
 @dataclass
@@ -30,7 +34,9 @@ class Freezer:
     ids: dict[str, str] = field(default_factory=dict)
     clocks: dict[str, str] = field(default_factory=dict)
     shas: dict[str, str] = field(default_factory=dict)
-    exact: dict[str, str] = field(default_factory=dict)  # literal replacements, e.g. an endpoint URL
+    exact: dict[str, str] = field(
+        default_factory=dict
+    )  # literal replacements, e.g. an endpoint URL
     # Clock times ("HH:MM:SS", local) at which each phase (a lab step) began. With phases, a time
     # becomes 12:<phase>:00: which step it happened in survives, seconds-boundary luck does not.
     phases: list[str] = field(default_factory=list)
@@ -57,7 +63,9 @@ class Freezer:
         self.phases.append(time.strftime("%H:%M:%S", time.localtime(at)))
 
     def _epoch_ms(self, match: re.Match[str]) -> str:
-        clock = self._name_clock(time.strftime("%H:%M:%S", time.localtime(int(match.group(0)) / 1000)))
+        clock = self._name_clock(
+            time.strftime("%H:%M:%S", time.localtime(int(match.group(0)) / 1000))
+        )
         hours, minutes, seconds = (int(n) for n in clock.split(":"))
         return str(FROZEN_EPOCH_MS + ((hours - 12) * 3600 + minutes * 60 + seconds) * 1000)
 
@@ -75,7 +83,9 @@ class Freezer:
         value = AGE.sub("just now", value)
         value = CLOCK.sub(self._clock, value)
         value = EPOCH_MS.sub(self._epoch_ms, value)
-        value = REPORT_FIGURE.sub(lambda m: f"{m.group(1)}: 0{'.00' if m.group(2) else ''} {m.group(3)}", value)
+        value = REPORT_FIGURE.sub(
+            lambda m: f"{m.group(1)}: 0{'.00' if m.group(2) else ''} {m.group(3)}", value
+        )
         value = SECONDS.sub(lambda m: f"{int(m.group(1))} s", value)
         if "CodeSha256 " in value:
             value = CODE_SHA.sub(self._code_sha, value)
@@ -86,13 +96,28 @@ class Freezer:
         # A queue's sparklines place each change in time: no two runs draw them alike.
         depth = [i for i, c in enumerate(panel.columns) if c == DEPTH_COLUMN]
         if depth:
-            rows = tuple(Row(r.key, tuple("—" if i in depth else c for i, c in enumerate(r.cells))) for r in rows)
+            rows = tuple(
+                Row(r.key, tuple("—" if i in depth else c for i, c in enumerate(r.cells)))
+                for r in rows
+            )
         code_column = [i for i, c in enumerate(panel.columns) if c == "CODE"]
         if code_column:  # code hashes get stable names too
-            rows = tuple(Row(r.key, tuple(self._sha_cell(c) if i in code_column else c
-                                          for i, c in enumerate(r.cells))) for r in rows)
-        return replace(panel, title=self.text(panel.title), freshness=self.text(panel.freshness),
-                       note=self.text(panel.note), rows=rows)
+            rows = tuple(
+                Row(
+                    r.key,
+                    tuple(
+                        self._sha_cell(c) if i in code_column else c for i, c in enumerate(r.cells)
+                    ),
+                )
+                for r in rows
+            )
+        return replace(
+            panel,
+            title=self.text(panel.title),
+            freshness=self.text(panel.freshness),
+            note=self.text(panel.note),
+            rows=rows,
+        )
 
     def _sha_cell(self, value: str) -> str:
         """A code hash's name; keyed by its first 12 characters, as the panels show it."""

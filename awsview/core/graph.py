@@ -45,8 +45,12 @@ ICONS = {"succeeded": "✓", "failed": "✗", "caught": "↪", "entered": "◐",
 LEGEND = ("✓ succeeded", "✗ failed", "↪ caught", "◐ running", "· not run")
 
 
-def draw(definition: Definition | None, width: int = 60, run: Run | None = None,
-         problem: str | None = None) -> tuple[GraphLine, ...]:
+def draw(
+    definition: Definition | None,
+    width: int = 60,
+    run: Run | None = None,
+    problem: str | None = None,
+) -> tuple[GraphLine, ...]:
     """The definition drawn in at most `width` cells per line, marked by `run` when given.
 
     Without a definition, a box saying why (`problem`, e.g. the parser's message)."""
@@ -68,6 +72,7 @@ def text(lines: Iterable[GraphLine]) -> str:
 
 
 # -- structure -----------------------------------------------------------------------------------
+
 
 @dataclass
 class _Edge:
@@ -110,7 +115,9 @@ def _order(definition: Definition) -> tuple[list[State], set[str]]:
 
 def _targets(state: State) -> list[str]:
     if state.type == "Choice":
-        found = [r.next for r in state.choices if r.next] + ([state.default] if state.default else [])
+        found = [r.next for r in state.choices if r.next] + (
+            [state.default] if state.default else []
+        )
     else:
         found = [state.next] if state.next else []
     return found + [c.next for c in state.catch if c.next]
@@ -127,19 +134,27 @@ def _edges(state: State, run: Run | None) -> list[_Edge]:
     elif state.next is not None:
         edges.append(_Edge("", state.next, "next"))
     for catcher in state.catch:
-        edges.append(_Edge("catch " + clean(", ".join(catcher.error_equals) or "?"), catcher.next,
-                           "catch"))
+        edges.append(
+            _Edge("catch " + clean(", ".join(catcher.error_equals) or "?"), catcher.next, "catch")
+        )
     if run is not None:
         for edge in edges:
             if edge.target is not None and (state.name, edge.target) in run.taken:
                 edge.taken = (edge.kind == "catch") == failed
     if state.end and state.type not in TERMINAL:
-        edges.append(_Edge("end", None, "end", taken=run is not None
-                           and run.state(state.name).status == "succeeded"))
+        edges.append(
+            _Edge(
+                "end",
+                None,
+                "end",
+                taken=run is not None and run.state(state.name).status == "succeeded",
+            )
+        )
     return edges
 
 
 # -- one machine level ---------------------------------------------------------------------------
+
 
 def _machine(definition: Definition, width: int, run: Run | None, depth: int) -> Canvas:
     order, unreachable = _order(definition)
@@ -163,7 +178,9 @@ def _machine(definition: Definition, width: int, run: Run | None, depth: int) ->
 
     if definition.start_at not in index:
         row = canvas.row()
-        canvas.put(row, 0, cut(f"StartAt {clean(definition.start_at)}: no such state", width), "failed")
+        canvas.put(
+            row, 0, cut(f"StartAt {clean(definition.start_at)}: no such state", width), "failed"
+        )
     title_rows: dict[str, int] = {}
     for i, state in enumerate(order):
         if i == 0 and state.name == definition.start_at:
@@ -175,8 +192,12 @@ def _machine(definition: Definition, width: int, run: Run | None, depth: int) ->
         _edge_rows(canvas, edges[i], following, names, index, lanes, trunk, right)
     if left_out:
         canvas.row()
-        canvas.put(canvas.row(), GUTTER, cut(f"… {len(left_out)} more states not drawn", width - GUTTER),
-                   "muted")
+        canvas.put(
+            canvas.row(),
+            GUTTER,
+            cut(f"… {len(left_out)} more states not drawn", width - GUTTER),
+            "muted",
+        )
     for lane in lanes.values():
         if lane.column is not None and lane.target in title_rows:
             _draw_lane(canvas, lane, title_rows[lane.target], right)
@@ -203,8 +224,9 @@ def _flows_into(edges: list[_Edge], name: str) -> bool:
     return any(e.target == name for e in edges)
 
 
-def _box(canvas: Canvas, state: State, box: int, run: Run | None, depth: int,
-         unreachable: bool) -> int:
+def _box(
+    canvas: Canvas, state: State, box: int, run: Run | None, depth: int, unreachable: bool
+) -> int:
     """Draws one state's box; returns the row of its title."""
     inner = box - 4
     status = run.state(state.name) if run is not None else None
@@ -324,8 +346,11 @@ def _nested(canvas: Canvas, state: State, box: int, run: Run | None, depth: int)
     branches = state.branches
     if inner < NESTED_MIN:
         count = sum(len(b.states) for b in branches)
-        what = ("each item: " if state.type == "Map" else
-                f"{len(branches)} branch{'es' if len(branches) != 1 else ''}, ")
+        what = (
+            "each item: "
+            if state.type == "Map"
+            else f"{len(branches)} branch{'es' if len(branches) != 1 else ''}, "
+        )
         for part in wrap(f"{what}{count} states (no room to draw them here)", inner, WRAPPED_LINES):
             r = canvas.row()
             _sides(canvas, r, box)
@@ -334,8 +359,10 @@ def _nested(canvas: Canvas, state: State, box: int, run: Run | None, depth: int)
     for number, branch in enumerate(branches, 1):
         r = canvas.row()
         _sides(canvas, r, box)
-        label = cut("┄ each item " if state.type == "Map" else
-                     f"┄ branch {number} of {len(branches)} ", inner)
+        label = cut(
+            "┄ each item " if state.type == "Map" else f"┄ branch {number} of {len(branches)} ",
+            inner,
+        )
         canvas.put(r, GUTTER + 2, label + "┄" * (inner - cells(label)), "muted")
         drawn = _machine(branch, inner, run, depth + 1)
         start = len(canvas.rows)
@@ -344,8 +371,16 @@ def _nested(canvas: Canvas, state: State, box: int, run: Run | None, depth: int)
         canvas.embed(drawn, start, GUTTER + 2)
 
 
-def _edge_rows(canvas: Canvas, edges: list[_Edge], following: str | None, names: set[str],
-               index: Mapping[str, int], lanes: Mapping[str, _Lane], trunk: int, right: int) -> None:
+def _edge_rows(
+    canvas: Canvas,
+    edges: list[_Edge],
+    following: str | None,
+    names: set[str],
+    index: Mapping[str, int],
+    lanes: Mapping[str, _Lane],
+    trunk: int,
+    right: int,
+) -> None:
     if not edges:
         return
     down = [e for e in edges if e.target is not None and e.target == following]
@@ -368,12 +403,20 @@ def _edge_rows(canvas: Canvas, edges: list[_Edge], following: str | None, names:
             target = clean(edge.target) + ("" if edge.target in names else " (no such state)")
         room = max(right - trunk - 4, 1)  # the lane area belongs to the lanes
         label = f"{edge.label} → {target}" if edge.label else f"→ {target}"
-        parts = [label] if cells(label) <= room else (
-            wrap(edge.label, room, WRAPPED_LINES - 1) + [cut(f"→ {target}", room)])
+        parts = (
+            [label]
+            if cells(label) <= room
+            else (wrap(edge.label, room, WRAPPED_LINES - 1) + [cut(f"→ {target}", room)])
+        )
         end = row = 0
         for i, part in enumerate(parts):
             row = canvas.row()
-            canvas.put(row, trunk, glyph if i == 0 else ("   " if last else "│  "), mark if i == 0 else None)
+            canvas.put(
+                row,
+                trunk,
+                glyph if i == 0 else ("   " if last else "│  "),
+                mark if i == 0 else None,
+            )
             end = canvas.put(row, trunk + 3, part, mark)
         if lane is not None and lane.column is not None:
             lane.rows.append((row, end + 1))
@@ -419,6 +462,7 @@ def _legend(width: int) -> list[str]:
 
 # -- fallbacks -------------------------------------------------------------------------------------
 
+
 def _message_box(message: str, width: int) -> tuple[GraphLine, ...]:
     said = "cannot draw: " + clean(message)
     if width < 8:
@@ -450,6 +494,7 @@ def _names_only(definition: Definition, width: int, run: Run | None) -> tuple[Gr
 
 # -- from the viewer's model -----------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Drawing:
     """What one graph is drawn from: a machine's definition (or why there is none), and the run of
@@ -465,7 +510,9 @@ class Drawing:
     def title(self) -> str:
         if self.execution is None:
             return clean(self.machine)
-        status = self.run.status if self.run is not None and self.run.status else "history not read yet"
+        status = (
+            self.run.status if self.run is not None and self.run.status else "history not read yet"
+        )
         return f"{clean(self.machine)} · {clean(self.execution)} ({clean(status)})"
 
     def lines(self, width: int) -> tuple[GraphLine, ...]:
@@ -481,17 +528,28 @@ def machine_drawing(model: LabModel, arn: str) -> Drawing | None:
     machine = next((m for m in model.data(keys.STATE_MACHINES, ()) if m.arn == arn), None)
     if machine is None:
         return None
-    problem = machine.definition_error or ("definition not read yet" if machine.definition is None else None)
+    problem = machine.definition_error or (
+        "definition not read yet" if machine.definition is None else None
+    )
     return Drawing(machine.name, machine.definition, problem)
 
 
 def execution_drawing(model: LabModel, arn: str) -> Drawing | None:
     """The machine of execution `arn`, marked by what its history says so far."""
-    execution = next((e for s in model.with_prefix(keys.EXECUTIONS_PREFIX) for e in s.data or () if e.arn == arn), None)
+    execution = next(
+        (
+            e
+            for s in model.with_prefix(keys.EXECUTIONS_PREFIX)
+            for e in s.data or ()
+            if e.arn == arn
+        ),
+        None,
+    )
     if execution is None:
         return None
     base = machine_drawing(model, execution.machine_arn) or Drawing(
-        execution.machine_arn.rsplit(":", 1)[-1], None, "its state machine is not known here")
+        execution.machine_arn.rsplit(":", 1)[-1], None, "its state machine is not known here"
+    )
     history = model.data(keys.history(arn))
     run = run_of(history.history) if history is not None else None
     return replace(base, execution=execution.name, run=run)
@@ -502,8 +560,12 @@ def drawings(model: LabModel) -> list[Drawing]:
     found = []
     for machine in model.data(keys.STATE_MACHINES, ()):
         found.append(machine_drawing(model, machine.arn))
-        executions = [e for s in model.with_prefix(keys.EXECUTIONS_PREFIX) for e in s.data or ()
-                      if e.machine_arn == machine.arn]
+        executions = [
+            e
+            for s in model.with_prefix(keys.EXECUTIONS_PREFIX)
+            for e in s.data or ()
+            if e.machine_arn == machine.arn
+        ]
         for execution in executions:
             found.append(execution_drawing(model, execution.arn))
     return [d for d in found if d is not None]

@@ -20,8 +20,11 @@ from awsview.model.state import LabModel
 
 def to_jsonable(value: Any) -> Any:
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)
-                if not f.name.startswith("_")}
+        return {
+            f.name: to_jsonable(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Mapping):
@@ -39,19 +42,30 @@ def to_jsonable(value: Any) -> Any:
     return value
 
 
-def as_json(profile: profiles.LabProfile, model: LabModel, target: Target | str, account: str,
-            now: float, all_runs: bool = False) -> dict[str, Any]:
+def as_json(
+    profile: profiles.LabProfile,
+    model: LabModel,
+    target: Target | str,
+    account: str,
+    now: float,
+    all_runs: bool = False,
+) -> dict[str, Any]:
     """Every panel and every snapshot; the timeline's decisions each say their lab run (``run``),
     the earlier runs' under ``earlier``, the runs themselves under ``runs``. ``target`` is what
     was really used (a Target is described as configured)."""
     from awsview.core.checkpoints import progress
 
     return {
-        "lab": profile.name, "title": profile.title, "target": _where(target), "account": account,
+        "lab": profile.name,
+        "title": profile.title,
+        "target": _where(target),
+        "account": account,
         "step": progress(tuple(model.data(keys.CHECKPOINTS, ()))).text or None,
         "panels": [to_jsonable(p) for p in panels(model, profile, now, all_runs)],
-        "snapshots": {key: {**s.to_json(now), "data": to_jsonable(s.data)}
-                      for key, s in sorted(model.snapshots.items())},
+        "snapshots": {
+            key: {**s.to_json(now), "data": to_jsonable(s.data)}
+            for key, s in sorted(model.snapshots.items())
+        },
     }
 
 
@@ -59,8 +73,14 @@ def _where(target: Target | str) -> str:
     return target if isinstance(target, str) else target.describe()
 
 
-def as_text(profile: profiles.LabProfile, model: LabModel, target: Target | str, account: str,
-            now: float, all_runs: bool = False) -> str:
+def as_text(
+    profile: profiles.LabProfile,
+    model: LabModel,
+    target: Target | str,
+    account: str,
+    now: float,
+    all_runs: bool = False,
+) -> str:
     from awsview.core.checkpoints import progress
     from awsview.core.render import several_runs
 
@@ -68,8 +88,10 @@ def as_text(profile: profiles.LabProfile, model: LabModel, target: Target | str,
     built = model.data(keys.TIMELINE)
     if several_runs(built):
         step = " · ".join(p for p in (step, built.run.label()) if p)
-    out = [f"AWS View — {profile.name}: {profile.title}",
-           " · ".join(p for p in (f"{_where(target)} · account {account}", step) if p)]
+    out = [
+        f"AWS View — {profile.name}: {profile.title}",
+        " · ".join(p for p in (f"{_where(target)} · account {account}", step) if p),
+    ]
     for panel in panels(model, profile, now, all_runs):
         out.append("")
         out.append(f"== {panel.title}  [{panel.freshness}]")
@@ -85,8 +107,10 @@ def _table(panel: Panel) -> list[str]:
     widths = [len(c) for c in panel.columns]
     for row in panel.rows:
         widths = [max(w, min(len(c), 60)) for w, c in zip(widths, row.cells)]
+
     def line(cells: tuple[str, ...]) -> str:
         return "   " + "  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip()
+
     return [line(panel.columns)] + [line(row.cells) for row in panel.rows]
 
 
@@ -103,7 +127,13 @@ def graphs_text(model: LabModel, width: int) -> str:
 def graphs_json(model: LabModel, width: int) -> list[dict[str, Any]]:
     from awsview.core.graph import drawings
 
-    return [{"machine": d.machine, "execution": d.execution,
-             "status": d.run.status if d.run is not None else None,
-             "states": {name: to_jsonable(s) for name, s in d.run.states.items()} if d.run else {},
-             "lines": [line.text for line in d.lines(width)]} for d in drawings(model)]
+    return [
+        {
+            "machine": d.machine,
+            "execution": d.execution,
+            "status": d.run.status if d.run is not None else None,
+            "states": {name: to_jsonable(s) for name, s in d.run.states.items()} if d.run else {},
+            "lines": [line.text for line in d.lines(width)],
+        }
+        for d in drawings(model)
+    ]

@@ -40,7 +40,9 @@ class Panel:
     rows: tuple[Row, ...]
     empty_text: str = "none"
     note: str = ""  # e.g. which evidence the panel stands on, and which is missing
-    subject: str = ""  # what the panel is about when its kind shows one per resource (its id: keys.panel_id)
+    subject: str = (
+        ""  # what the panel is about when its kind shows one per resource (its id: keys.panel_id)
+    )
 
     @property
     def body_text(self) -> str:
@@ -89,33 +91,75 @@ def _duration(start: datetime | None, stop: datetime | None, now: float | None =
     if start is None:
         return "—"
     # A running execution's age at the rendering moment (a replay's, not the wall clock's).
-    end = stop or (datetime.fromtimestamp(now, start.tzinfo) if now is not None else datetime.now(start.tzinfo))
+    end = stop or (
+        datetime.fromtimestamp(now, start.tzinfo) if now is not None else datetime.now(start.tzinfo)
+    )
     return f"{(end - start).total_seconds():.1f} s" + ("" if stop else "…")
 
 
-def _panel(name: str, title: str, snapshots: list[Snapshot[Any]], columns: tuple[str, ...],
-           rows: list[Row], now: float, empty_text: str = "none", subject: str = "") -> Panel:
+def _panel(
+    name: str,
+    title: str,
+    snapshots: list[Snapshot[Any]],
+    columns: tuple[str, ...],
+    rows: list[Row],
+    now: float,
+    empty_text: str = "none",
+    subject: str = "",
+) -> Panel:
     """Freshness of a panel made of several snapshots: the worst one speaks for all."""
     order = [Health.ERROR, Health.STALE, Health.ABSENT, Health.OK]
     if not snapshots:
-        return Panel(name, title, "none yet", "none", columns, tuple(rows), empty_text, subject=subject)
+        return Panel(
+            name, title, "none yet", "none", columns, tuple(rows), empty_text, subject=subject
+        )
     worst = min(snapshots, key=lambda s: order.index(s.health))
     if worst.health is Health.OK:
         newest = max(snapshots, key=lambda s: s.fetched_at or 0)
         worst = newest
-    return Panel(name, title, cell(worst.freshness(now), 300), worst.health.value, columns, tuple(rows),
-                 empty_text, subject=subject)
+    return Panel(
+        name,
+        title,
+        cell(worst.freshness(now), 300),
+        worst.health.value,
+        columns,
+        tuple(rows),
+        empty_text,
+        subject=subject,
+    )
 
 
 def state_machines(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     snapshot = model.get(keys.STATE_MACHINES)
     rows = []
     for m in (snapshot.data or ()) if snapshot else ():
-        summary = "; ".join(m.definition.retry_catch_summary()) if m.definition else (m.definition_error or "")
-        rows.append(Row(m.arn, (cell(m.name), cell(m.type), cell(m.role_arn and m.role_arn.rsplit("/", 1)[-1]),
-                                cell(summary, 300))))
-    return [_panel("state_machines", "State machines", [snapshot] if snapshot else [],
-                   ("NAME", "TYPE", "ROLE", "RETRY / CATCH"), rows, now, "no state machines")]
+        summary = (
+            "; ".join(m.definition.retry_catch_summary())
+            if m.definition
+            else (m.definition_error or "")
+        )
+        rows.append(
+            Row(
+                m.arn,
+                (
+                    cell(m.name),
+                    cell(m.type),
+                    cell(m.role_arn and m.role_arn.rsplit("/", 1)[-1]),
+                    cell(summary, 300),
+                ),
+            )
+        )
+    return [
+        _panel(
+            "state_machines",
+            "State machines",
+            [snapshot] if snapshot else [],
+            ("NAME", "TYPE", "ROLE", "RETRY / CATCH"),
+            rows,
+            now,
+            "no state machines",
+        )
+    ]
 
 
 def executions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
@@ -126,36 +170,83 @@ def executions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
             if e.running:  # its duration grows
                 rows.append(Row(e.arn, _execution_cells(e, now)))
             else:
-                rows.append(Row(e.arn, _EXECUTION_CELLS.get(e, None, lambda e=e: _execution_cells(e))))
-    return [_panel("executions", "Executions", snapshots, ("NAME", "STATUS", "STARTED", "TOOK", "RESULT"),
-                   rows, now, "no executions")]
+                rows.append(
+                    Row(e.arn, _EXECUTION_CELLS.get(e, None, lambda e=e: _execution_cells(e)))
+                )
+    return [
+        _panel(
+            "executions",
+            "Executions",
+            snapshots,
+            ("NAME", "STATUS", "STARTED", "TOOK", "RESULT"),
+            rows,
+            now,
+            "no executions",
+        )
+    ]
 
 
 def _execution_cells(e: Any, now: float | None = None) -> tuple[str, ...]:
     """``now``: a running execution's age is taken at the rendering moment (a replay's clock)."""
     result = e.output if e.status == "SUCCEEDED" else (f"{e.error}: {e.cause}" if e.error else None)
-    return (cell(e.name), cell(e.status), cell(e.started), _duration(e.started, e.stopped, now), cell(result))
+    return (
+        cell(e.name),
+        cell(e.status),
+        cell(e.started),
+        _duration(e.started, e.stopped, now),
+        cell(result),
+    )
 
 
 def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     panels = []
     for snapshot in model.with_prefix(keys.HISTORY_PREFIX):
         if snapshot.data is None:
-            if snapshot.health is Health.ERROR:  # never read: the panel says why, it does not vanish
+            if (
+                snapshot.health is Health.ERROR
+            ):  # never read: the panel says why, it does not vanish
                 name = snapshot.key.rsplit(":", 1)[-1]
-                panels.append(_panel("history", f"History · {cell(name)}", [snapshot],
-                                     ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"), [], now, "no events",
-                                     subject=cell(name)))
+                panels.append(
+                    _panel(
+                        "history",
+                        f"History · {cell(name)}",
+                        [snapshot],
+                        ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"),
+                        [],
+                        now,
+                        "no events",
+                        subject=cell(name),
+                    )
+                )
             continue
         rows = []
         for event in snapshot.data.history.events:
             what = event.error or (event.payload if event.payload is not None else event.output)
-            rows.append(Row(f"{snapshot.data.execution_arn}#{event.id}", (
-                str(event.id), cell(event.timestamp), cell(event.type), cell(event.state),
-                str(event.attempt or ""), cell(what))))
-        panels.append(_panel("history", f"History · {cell(snapshot.data.execution_name)}", [snapshot],
-                             ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"), rows, now, "no events",
-                             subject=cell(snapshot.data.execution_name)))
+            rows.append(
+                Row(
+                    f"{snapshot.data.execution_arn}#{event.id}",
+                    (
+                        str(event.id),
+                        cell(event.timestamp),
+                        cell(event.type),
+                        cell(event.state),
+                        str(event.attempt or ""),
+                        cell(what),
+                    ),
+                )
+            )
+        panels.append(
+            _panel(
+                "history",
+                f"History · {cell(snapshot.data.execution_name)}",
+                [snapshot],
+                ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"),
+                rows,
+                now,
+                "no events",
+                subject=cell(snapshot.data.execution_name),
+            )
+        )
     return panels
 
 
@@ -177,8 +268,18 @@ def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
             total = f" of ~{table.item_count:,}" if table.item_count else ""
             what = f"first {len(table.items):,}" if table.truncated else f"{len(table.items):,}"
             title += f" · {what}{total} items, read in pages"
-        panels.append(_panel("tables", title, [snapshot], ("KEY", "ATTRIBUTES"), rows, now, "no items",
-                             subject=cell(name)))
+        panels.append(
+            _panel(
+                "tables",
+                title,
+                [snapshot],
+                ("KEY", "ATTRIBUTES"),
+                rows,
+                now,
+                "no items",
+                subject=cell(name),
+            )
+        )
     return panels
 
 
@@ -187,8 +288,12 @@ SPARK_CELLS = 12
 SPARKS = "▂▃▄▅▆▇█"  # nonzero levels; zero is "▁", before the first sample a space
 
 
-def sparklines(depth: tuple[tuple[float, int, int], ...], now: float, cells: int = SPARK_CELLS,
-               span: float = 300.0) -> str:
+def sparklines(
+    depth: tuple[tuple[float, int, int], ...],
+    now: float,
+    cells: int = SPARK_CELLS,
+    span: float = 300.0,
+) -> str:
     """Visible and in-flight counts over the last ``span`` seconds, ``cells`` buckets each, one
     scale for both; a bucket shows the highest count it saw, so a message in flight for a
     second still shows. E.g. "▁█▁█▁█ / █▁█▁█▁": a message failing and coming back."""
@@ -196,8 +301,9 @@ def sparklines(depth: tuple[tuple[float, int, int], ...], now: float, cells: int
         return "—"  # not polled by this viewer (a snapshot from elsewhere)
     start = now - span
     width = span / cells
-    top = max([max(v, f) for t, v, f in depth if t > start] +
-              [max(v, f) for t, v, f in depth[:1]] + [1])
+    top = max(
+        [max(v, f) for t, v, f in depth if t > start] + [max(v, f) for t, v, f in depth[:1]] + [1]
+    )
     lines = []
     for series in (1, 2):
         chars = []
@@ -211,7 +317,11 @@ def sparklines(depth: tuple[tuple[float, int, int], ...], now: float, cells: int
                 chars.append(" ")  # not watched yet
                 continue
             peak = max(seen)
-            chars.append("▁" if peak <= 0 else SPARKS[min(len(SPARKS) - 1, round(peak / top * (len(SPARKS) - 1)))])
+            chars.append(
+                "▁"
+                if peak <= 0
+                else SPARKS[min(len(SPARKS) - 1, round(peak / top * (len(SPARKS) - 1)))]
+            )
         lines.append("".join(chars))
     return " / ".join(lines)
 
@@ -219,31 +329,85 @@ def sparklines(depth: tuple[tuple[float, int, int], ...], now: float, cells: int
 def _item_cells(item: dict[str, Any], names: tuple[str, ...]) -> tuple[str, str]:
     """The item's key (its row key too) and its other attributes, as one cell."""
     key = keys.item_row_key(item, names)
-    rest = ", ".join(f"{cell(k, 40)}={cell(format_value(v), 60)}" for k, v in sorted(item.items()) if k not in names)
+    rest = ", ".join(
+        f"{cell(k, 40)}={cell(format_value(v), 60)}"
+        for k, v in sorted(item.items())
+        if k not in names
+    )
     return key, cell(rest, 300)
 
 
 def queues(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     snapshot = model.get(keys.QUEUES)
-    rows = [Row(q.arn or q.url, (cell(q.name), str(q.visible), str(q.in_flight), sparklines(q.depth, now),
-                                 str(q.delayed),
-                                 cell(q.dlq_arn and f"{q.dlq_arn.rsplit(':', 1)[-1]} after {q.max_receive_count}")))
-            for q in ((snapshot.data or ()) if snapshot else ())]
-    return [_panel("queues", "SQS queues", [snapshot] if snapshot else [],
-                   ("QUEUE", "VISIBLE", "IN FLIGHT", DEPTH_COLUMN, "DELAYED", "DLQ"), rows, now, "no queues")]
+    rows = [
+        Row(
+            q.arn or q.url,
+            (
+                cell(q.name),
+                str(q.visible),
+                str(q.in_flight),
+                sparklines(q.depth, now),
+                str(q.delayed),
+                cell(q.dlq_arn and f"{q.dlq_arn.rsplit(':', 1)[-1]} after {q.max_receive_count}"),
+            ),
+        )
+        for q in ((snapshot.data or ()) if snapshot else ())
+    ]
+    return [
+        _panel(
+            "queues",
+            "SQS queues",
+            [snapshot] if snapshot else [],
+            ("QUEUE", "VISIBLE", "IN FLIGHT", DEPTH_COLUMN, "DELAYED", "DLQ"),
+            rows,
+            now,
+            "no queues",
+        )
+    ]
 
 
 def functions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     snapshot = model.get(keys.FUNCTIONS)
     rows = []
     for f in (snapshot.data or ()) if snapshot else ():
-        rows.append(Row(f.arn, (cell(f.name), cell(f.runtime), cell(f.handler), cell(f.timeout),
-                                cell(f.code_sha256 and f.code_sha256[:12]), cell(f.role and f.role.rsplit("/", 1)[-1]))))
+        rows.append(
+            Row(
+                f.arn,
+                (
+                    cell(f.name),
+                    cell(f.runtime),
+                    cell(f.handler),
+                    cell(f.timeout),
+                    cell(f.code_sha256 and f.code_sha256[:12]),
+                    cell(f.role and f.role.rsplit("/", 1)[-1]),
+                ),
+            )
+        )
         for m in f.mappings:
-            rows.append(Row(m.uuid, (cell(f"  ↳ {m.source_arn.rsplit(':', 1)[-1]}"), "SQS" if ":sqs:" in m.source_arn else "",
-                                     f"batch {m.batch_size}", cell(m.state), "", "")))
-    return [_panel("functions", "Lambda functions", [snapshot] if snapshot else [],
-                   ("FUNCTION", "RUNTIME", "HANDLER", "TIMEOUT", "CODE", "ROLE"), rows, now, "no functions")]
+            rows.append(
+                Row(
+                    m.uuid,
+                    (
+                        cell(f"  ↳ {m.source_arn.rsplit(':', 1)[-1]}"),
+                        "SQS" if ":sqs:" in m.source_arn else "",
+                        f"batch {m.batch_size}",
+                        cell(m.state),
+                        "",
+                        "",
+                    ),
+                )
+            )
+    return [
+        _panel(
+            "functions",
+            "Lambda functions",
+            [snapshot] if snapshot else [],
+            ("FUNCTION", "RUNTIME", "HANDLER", "TIMEOUT", "CODE", "ROLE"),
+            rows,
+            now,
+            "no functions",
+        )
+    ]
 
 
 def logs(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
@@ -251,15 +415,31 @@ def logs(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     for snapshot in model.with_prefix(keys.LOGS_PREFIX):
         group = keys.name_of(snapshot.key)
         entries = snapshot.data.lines if snapshot.data is not None else ()
-        rows = [Row(key, _LINE_CELLS.get(e, None, lambda e=e: _line_cells(e)))
-                for key, e in zip(line_keys(entries), entries)]
-        panels.append(_panel("logs", f"Logs · {cell(group)}", [snapshot], ("TIME", "KIND", "LINE"), rows,
-                             now, "no log lines", subject=cell(group)))
+        rows = [
+            Row(key, _LINE_CELLS.get(e, None, lambda e=e: _line_cells(e)))
+            for key, e in zip(line_keys(entries), entries)
+        ]
+        panels.append(
+            _panel(
+                "logs",
+                f"Logs · {cell(group)}",
+                [snapshot],
+                ("TIME", "KIND", "LINE"),
+                rows,
+                now,
+                "no log lines",
+                subject=cell(group),
+            )
+        )
     return panels
 
 
 def _line_cells(e: Any) -> tuple[str, ...]:
-    return (time.strftime("%H:%M:%S", time.localtime(e.timestamp_ms / 1000)), e.line.kind, cell(e.line.text, 400))
+    return (
+        time.strftime("%H:%M:%S", time.localtime(e.timestamp_ms / 1000)),
+        e.line.kind,
+        cell(e.line.text, 400),
+    )
 
 
 def line_keys(entries: Any) -> list[str]:
@@ -282,10 +462,23 @@ def roles(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     for r in (snapshot.data or ()) if snapshot else ():
         rows.append(Row(r.arn, (cell(r.name), cell(", ".join(r.trust_principals)), "", "")))
         for g in r.grants:
-            rows.append(Row(f"{r.arn}#{g.policy}#{g.action}#{g.resource}",
-                            ("", cell(g.policy), cell(f"{g.effect} {g.action}"), cell(g.resource))))
-    return [_panel("roles", "IAM roles", [snapshot] if snapshot else [],
-                   ("ROLE", "TRUST / POLICY", "ACTION", "RESOURCE"), rows, now, "no roles")]
+            rows.append(
+                Row(
+                    f"{r.arn}#{g.policy}#{g.action}#{g.resource}",
+                    ("", cell(g.policy), cell(f"{g.effect} {g.action}"), cell(g.resource)),
+                )
+            )
+    return [
+        _panel(
+            "roles",
+            "IAM roles",
+            [snapshot] if snapshot else [],
+            ("ROLE", "TRUST / POLICY", "ACTION", "RESOURCE"),
+            rows,
+            now,
+            "no roles",
+        )
+    ]
 
 
 def _item_text(item: Any) -> str:
@@ -303,32 +496,72 @@ def _timeline_sources(model: LabModel, profile: LabProfile) -> list[Snapshot[Any
     (journal, business tables, streams, log groups, executions and their histories) speaks for
     it, so "no write decisions" is only said after looking."""
     found = [s for s in (model.get(keys.TIMELINE),) if s is not None]
-    evidence = [model.get(keys.JOURNAL), *(model.get(keys.table(t)) for t in profile.tables("business"))]
-    for prefix in (keys.STREAM_PREFIX, keys.LOGS_PREFIX, keys.EXECUTIONS_PREFIX, keys.HISTORY_PREFIX):
+    evidence = [
+        model.get(keys.JOURNAL),
+        *(model.get(keys.table(t)) for t in profile.tables("business")),
+    ]
+    for prefix in (
+        keys.STREAM_PREFIX,
+        keys.LOGS_PREFIX,
+        keys.EXECUTIONS_PREFIX,
+        keys.HISTORY_PREFIX,
+    ):
         evidence += model.with_prefix(prefix)
     return found + _failing(evidence)
 
 
-def decisions(model: LabModel, profile: LabProfile, now: float, all_runs: bool = False) -> list[Panel]:
+def decisions(
+    model: LabModel, profile: LabProfile, now: float, all_runs: bool = False
+) -> list[Panel]:
     """The current run's write decisions; with ``all_runs`` every run's, each saying its run."""
     snapshot = model.get(keys.TIMELINE)
     built = snapshot.data if snapshot else None
     rows = []
     for d in built.decisions(every_run=all_runs) if built else ():
         outcome = d.outcome if d.reason is None else f"{d.outcome}: {d.reason}"
-        change = "unchanged" if d.before == d.after and d.before is not None else \
-            f"{_item_text(d.before)} → {_item_text(d.after)}"
-        cells = (cell(datetime.fromtimestamp(d.time).strftime("%H:%M:%S")), cell(d.table), cell(d.key),
-                 cell(d.operation), cell(d.condition or "none"), cell(outcome), cell(d.kind),
-                 cell(change, 200), cell(d.actor.text))
+        change = (
+            "unchanged"
+            if d.before == d.after and d.before is not None
+            else f"{_item_text(d.before)} → {_item_text(d.after)}"
+        )
+        cells = (
+            cell(datetime.fromtimestamp(d.time).strftime("%H:%M:%S")),
+            cell(d.table),
+            cell(d.key),
+            cell(d.operation),
+            cell(d.condition or "none"),
+            cell(outcome),
+            cell(d.kind),
+            cell(change, 200),
+            cell(d.actor.text),
+        )
         rows.append(Row(d.ident, (_run_cell(built, d.run), *cells) if all_runs else cells))
-    columns = ("TIME", "TABLE", "KEY", "OPERATION", "CONDITION", "OUTCOME", "KIND", "BEFORE → AFTER", "BY")
-    panel = _panel("decisions", "Write decisions", _timeline_sources(model, profile),
-                   ("RUN", *columns) if all_runs else columns, rows, now, "no write decisions")
+    columns = (
+        "TIME",
+        "TABLE",
+        "KEY",
+        "OPERATION",
+        "CONDITION",
+        "OUTCOME",
+        "KIND",
+        "BEFORE → AFTER",
+        "BY",
+    )
+    panel = _panel(
+        "decisions",
+        "Write decisions",
+        _timeline_sources(model, profile),
+        ("RUN", *columns) if all_runs else columns,
+        rows,
+        now,
+        "no write decisions",
+    )
     return [dataclasses.replace(panel, note=_evidence_note(built, all_runs))]
 
 
-def verdicts(model: LabModel, profile: LabProfile, now: float, all_runs: bool = False) -> list[Panel]:
+def verdicts(
+    model: LabModel, profile: LabProfile, now: float, all_runs: bool = False
+) -> list[Panel]:
     """A verdict per business key over its latest lifetime, after a row for each earlier lifetime
     in this run; with ``all_runs`` every run's keys, each run with its own verdicts."""
     snapshot = model.get(keys.TIMELINE)
@@ -341,16 +574,42 @@ def verdicts(model: LabModel, profile: LabProfile, now: float, all_runs: bool = 
         for k in business_keys:
             lives = k.lifetimes or ()
             for number, life in enumerate(lives[:-1], start=1):
-                cells = (cell(k.table), cell(k.key), cell(life.verdict.text), f"earlier lifetime, {life.end_text}", "")
-                rows.append(Row(f"{prefix}{k.table}#{k.key}#lifetime{number}",
-                                (_run_cell(built, run.number if run else 0), *cells) if all_runs else cells))
-            cells = (cell(k.table), cell(k.key), cell(k.verdict.text), "ALARM" if k.verdict.alarm else "ok",
-                     cell("; ".join(k.results), 200))
-            rows.append(Row(f"{prefix}{k.table}#{k.key}",
-                            (_run_cell(built, run.number if run else 0), *cells) if all_runs else cells))
+                cells = (
+                    cell(k.table),
+                    cell(k.key),
+                    cell(life.verdict.text),
+                    f"earlier lifetime, {life.end_text}",
+                    "",
+                )
+                rows.append(
+                    Row(
+                        f"{prefix}{k.table}#{k.key}#lifetime{number}",
+                        (_run_cell(built, run.number if run else 0), *cells) if all_runs else cells,
+                    )
+                )
+            cells = (
+                cell(k.table),
+                cell(k.key),
+                cell(k.verdict.text),
+                "ALARM" if k.verdict.alarm else "ok",
+                cell("; ".join(k.results), 200),
+            )
+            rows.append(
+                Row(
+                    f"{prefix}{k.table}#{k.key}",
+                    (_run_cell(built, run.number if run else 0), *cells) if all_runs else cells,
+                )
+            )
     columns = ("TABLE", "KEY", "VERDICT", "", "CONSUMER RESULTS")
-    panel = _panel("verdicts", "Idempotency per business key", _timeline_sources(model, profile),
-                   ("RUN", *columns) if all_runs else columns, rows, now, "no business keys written")
+    panel = _panel(
+        "verdicts",
+        "Idempotency per business key",
+        _timeline_sources(model, profile),
+        ("RUN", *columns) if all_runs else columns,
+        rows,
+        now,
+        "no business keys written",
+    )
     return [dataclasses.replace(panel, note=_evidence_note(built, all_runs))]
 
 
@@ -373,7 +632,9 @@ def _runs_note(built: Any, all_runs: bool) -> str:
 
 def several_runs(built: Any) -> bool:
     """The timeline knows its run and there was (or may have been) another before it."""
-    return built is not None and built.run is not None and bool(built.earlier or built.run.number > 1)
+    return (
+        built is not None and built.run is not None and bool(built.earlier or built.run.number > 1)
+    )
 
 
 def retries(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
@@ -382,23 +643,49 @@ def retries(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     rows = []
     for execution, explained in sorted(explanations_for(model), key=lambda pair: pair[0]):
         for task in explained:
-            rows.append(Row(f"{execution}#{task.state}", (cell(execution), cell(task.state),
-                                                          cell(task.summary, 300))))
+            rows.append(
+                Row(
+                    f"{execution}#{task.state}",
+                    (cell(execution), cell(task.state), cell(task.summary, 300)),
+                )
+            )
     snapshots = model.with_prefix(keys.HISTORY_PREFIX)
-    return [_panel("retries", "Retry / Catch, attempt by attempt", snapshots,
-                   ("EXECUTION", "TASK", "ATTEMPTS AGAINST THE DEFINITION"), rows, now, "no task attempts yet")]
+    return [
+        _panel(
+            "retries",
+            "Retry / Catch, attempt by attempt",
+            snapshots,
+            ("EXECUTION", "TASK", "ATTEMPTS AGAINST THE DEFINITION"),
+            rows,
+            now,
+            "no task attempts yet",
+        )
+    ]
 
 
 def checkpoints(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     snapshot = model.get(keys.CHECKPOINTS)
-    rows = [Row(f"{r.checkpoint.step}#{i}", (r.mark, cell(r.checkpoint.step), cell(r.checkpoint.text),
-                                            cell(r.detail, 200)))
-            for i, r in enumerate((snapshot.data or ()) if snapshot else ())]
+    rows = [
+        Row(
+            f"{r.checkpoint.step}#{i}",
+            (r.mark, cell(r.checkpoint.step), cell(r.checkpoint.text), cell(r.detail, 200)),
+        )
+        for i, r in enumerate((snapshot.data or ()) if snapshot else ())
+    ]
     # Checkpoints read the whole model: what could not be read says why a mark is "?".
     sources = ([snapshot] + _failing(list(model.snapshots.values()))) if snapshot else []
-    return [_panel("checkpoints", f"Checkpoints · {cell(profile.name)}", sources,
-                   ("", "STEP", "CHECKPOINT", "NOW"), rows, now, "no checkpoints for this lab",
-                   subject=cell(profile.name))]
+    return [
+        _panel(
+            "checkpoints",
+            f"Checkpoints · {cell(profile.name)}",
+            sources,
+            ("", "STEP", "CHECKPOINT", "NOW"),
+            rows,
+            now,
+            "no checkpoints for this lab",
+            subject=cell(profile.name),
+        )
+    ]
 
 
 def _evidence_note(built: Any, all_runs: bool = False) -> str:
@@ -411,7 +698,9 @@ def _evidence_note(built: Any, all_runs: bool = False) -> str:
     return cell(f"{runs} · {text}" if runs else text, 400)
 
 
-def render(name: str, model: LabModel, profile: LabProfile, now: float, all_runs: bool = False) -> list[Panel]:
+def render(
+    name: str, model: LabModel, profile: LabProfile, now: float, all_runs: bool = False
+) -> list[Panel]:
     """One renderer's panels; ``all_runs`` reaches those that group by lab run."""
     renderer = kinds.resolve(kinds.KINDS[name].renderer)
     if all_runs and name in kinds.RUN_AWARE:
@@ -419,13 +708,23 @@ def render(name: str, model: LabModel, profile: LabProfile, now: float, all_runs
     return renderer(model, profile, now)
 
 
-def panels(model: LabModel, profile: LabProfile, now: float | None = None, all_runs: bool = False) -> list[Panel]:
+def panels(
+    model: LabModel, profile: LabProfile, now: float | None = None, all_runs: bool = False
+) -> list[Panel]:
     """Every panel of the profile, in its order."""
     now = time.time() if now is None else now
     return [p for name in profile.panels for p in render(name, model, profile, now, all_runs)]
 
 
-def panel(name: str, title: str, snapshots: list[Snapshot[Any]], columns: tuple[str, ...],
-          rows: list[Row], now: float, empty_text: str = "none", subject: str = "") -> Panel:
+def panel(
+    name: str,
+    title: str,
+    snapshots: list[Snapshot[Any]],
+    columns: tuple[str, ...],
+    rows: list[Row],
+    now: float,
+    empty_text: str = "none",
+    subject: str = "",
+) -> Panel:
     """A panel whose freshness is its snapshots' worst: for a renderer outside this module."""
     return _panel(name, title, snapshots, columns, rows, now, empty_text, subject)

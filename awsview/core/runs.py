@@ -79,14 +79,21 @@ class RunBook:
     """The runs of one lab on one endpoint, and the creation time of each resource seen."""
 
     runs: list[Run] = field(default_factory=list)
-    seen: dict[str, tuple[float, int]] = field(default_factory=dict)  # resource -> (created, run seen in)
+    seen: dict[str, tuple[float, int]] = field(
+        default_factory=dict
+    )  # resource -> (created, run seen in)
 
     @property
     def current(self) -> Run | None:
         return self.runs[-1] if self.runs else None
 
-    def observe(self, sightings: Iterable[Sighting], complete: bool, emulator_started: float | None = None,
-                writes: Callable[[], Iterable[float]] = tuple) -> tuple[list[Run], dict[str, tuple[float, int]]]:
+    def observe(
+        self,
+        sightings: Iterable[Sighting],
+        complete: bool,
+        emulator_started: float | None = None,
+        writes: Callable[[], Iterable[float]] = tuple,
+    ) -> tuple[list[Run], dict[str, tuple[float, int]]]:
         """Take one round of sightings; returns the runs that began and the resources to store.
 
         ``complete``: every kind of resource that tells runs apart answered this round. The first
@@ -104,9 +111,16 @@ class RunBook:
                 return [], {}
             self.runs.append(first)
             began.append(first)
-        elif emulator_started is not None and emulator_started > (self.runs[-1].start or 0) + SAME_TIME_S:
-            began.append(self._begin(emulator_started, "the emulator restarted: none of the earlier "
-                                                       "run's resources are left"))
+        elif (
+            emulator_started is not None
+            and emulator_started > (self.runs[-1].start or 0) + SAME_TIME_S
+        ):
+            began.append(
+                self._begin(
+                    emulator_started,
+                    "the emulator restarted: none of the earlier run's resources are left",
+                )
+            )
         changed: dict[str, tuple[float, int]] = {}
         for sighting in sightings:
             number = self.runs[-1].number
@@ -116,11 +130,22 @@ class RunBook:
             newer = before is None or sighting.created > before[0]
             if newer and sighting.known_from > (self.runs[-1].start or 0) and not began:
                 if before is not None and before[1] == number:
-                    began.append(self._begin(sighting.known_from, f"{sighting.resource} created again"))
-                elif not sighting.provided and _wrote_between(writes, self.runs[-1].start, sighting.created):
-                    began.append(self._begin(sighting.known_from, f"{sighting.resource} created after "
-                                                                  f"run {number}'s writes"))
-            changed[sighting.resource] = self.seen[sighting.resource] = (sighting.created, self.runs[-1].number)
+                    began.append(
+                        self._begin(sighting.known_from, f"{sighting.resource} created again")
+                    )
+                elif not sighting.provided and _wrote_between(
+                    writes, self.runs[-1].start, sighting.created
+                ):
+                    began.append(
+                        self._begin(
+                            sighting.known_from,
+                            f"{sighting.resource} created after run {number}'s writes",
+                        )
+                    )
+            changed[sighting.resource] = self.seen[sighting.resource] = (
+                sighting.created,
+                self.runs[-1].number,
+            )
         return began, changed
 
     def _begin(self, start: float, reason: str) -> Run:
@@ -129,7 +154,9 @@ class RunBook:
         return run
 
 
-def _wrote_between(writes: Callable[[], Iterable[float]], start: float | None, moment: float) -> bool:
+def _wrote_between(
+    writes: Callable[[], Iterable[float]], start: float | None, moment: float
+) -> bool:
     """A write decision was made in the current run (from ``start``) before ``moment``."""
     return any((start or 0.0) <= t < moment for t in writes())
 
@@ -154,8 +181,10 @@ def _first_run(sightings: list[Sighting], emulator_started: float | None) -> Run
 def closed(runs: Iterable[Run]) -> tuple[Run, ...]:
     """The runs in order, each ending where the next begins."""
     ordered = sorted(runs, key=lambda r: r.number)
-    return tuple(replace(run, end=ordered[i + 1].start if i + 1 < len(ordered) else None)
-                 for i, run in enumerate(ordered))
+    return tuple(
+        replace(run, end=ordered[i + 1].start if i + 1 < len(ordered) else None)
+        for i, run in enumerate(ordered)
+    )
 
 
 def run_of(runs: tuple[Run, ...], moment: float) -> int:

@@ -82,7 +82,9 @@ def run_of(history: ExecutionHistory) -> Run:
                     entry.retried.append(entry.error)
                 entry.attempts += 1
                 entry.failed = False
-            elif event.is_task_failure or (kind.endswith("Failed") and not kind.startswith("Execution")):
+            elif event.is_task_failure or (
+                kind.endswith("Failed") and not kind.startswith("Execution")
+            ):
                 entry.failed, entry.error, entry.denied = True, event.error, event.is_access_denied
             elif kind in _SUCCESS_TYPES:
                 entry.failed = False
@@ -92,7 +94,15 @@ def run_of(history: ExecutionHistory) -> Run:
         status = entry.status
         if status == "entered" and history.is_finished:
             status = "failed" if history.status != "SUCCEEDED" else "succeeded"
-        states[name] = StateRun(status, entry.visits, entry.attempts, entry.error, entry.denied,
-                                tuple(entry.retried), entry.caught_to)
-    return Run(history.status, states, frozenset(taken),
-               failure.error if failure is not None else None)
+        states[name] = StateRun(
+            status,
+            entry.visits,
+            entry.attempts,
+            entry.error,
+            entry.denied,
+            tuple(entry.retried),
+            entry.caught_to,
+        )
+    return Run(
+        history.status, states, frozenset(taken), failure.error if failure is not None else None
+    )

@@ -34,11 +34,15 @@ class GraphLine:
 
 # -- cells ---------------------------------------------------------------------------------------
 
+
 def clean(value: object) -> str:
     """One line, no control, zero-width or combining characters: its width is predictable."""
     cleaned = clean_text(str(value))
-    kept = (ch for ch in cleaned
-            if unicodedata.category(ch) not in ("Mn", "Me", "Cf", "Cc", "Zl", "Zp", "Cs", "Co", "Cn"))
+    kept = (
+        ch
+        for ch in cleaned
+        if unicodedata.category(ch) not in ("Mn", "Me", "Cf", "Cc", "Zl", "Zp", "Cs", "Co", "Cn")
+    )
     return " ".join("".join(kept).split())
 
 
@@ -69,7 +73,7 @@ def wrap(value: str, limit: int, most: int) -> list[str]:
                 rest.pop(0)
             elif not line:  # a word wider than a line is split where the line ends
                 line = head(rest[0], limit)
-                rest[0] = rest[0][len(line):]
+                rest[0] = rest[0][len(line) :]
                 break
             else:
                 break
@@ -83,7 +87,7 @@ def head(value: str, limit: int) -> str:
     for i, ch in enumerate(value):
         used += _char_width(ch)
         if used > limit:
-            return value[:max(i, 1)]
+            return value[: max(i, 1)]
     return value
 
 
@@ -152,7 +156,7 @@ class Canvas:
 
     def embed(self, other: Canvas, row: int, col: int) -> None:
         for cells_, spans in zip(other.rows, other.spans):
-            self.rows[row][col:col + other.width] = cells_[: max(0, self.width - col)]
+            self.rows[row][col : col + other.width] = cells_[: max(0, self.width - col)]
             self.spans[row].extend((s + col, e + col, k) for s, e, k in spans)
             row += 1
 

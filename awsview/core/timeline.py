@@ -83,8 +83,11 @@ class Verdict:
 
     @property
     def text(self) -> str:
-        parts = [_count(self.writes, "write"), _count(self.duplicates, "duplicate"),
-                 _count(self.overwrites, "overwrite")]
+        parts = [
+            _count(self.writes, "write"),
+            _count(self.duplicates, "duplicate"),
+            _count(self.overwrites, "overwrite"),
+        ]
         if self.conflicts:
             parts.append(_count(self.conflicts, "conflict"))
         if self.rejected:
@@ -153,8 +156,10 @@ class Timeline:
 
     def decisions(self, every_run: bool = False) -> list[Decision]:
         groups = self.by_run if every_run else ((self.run, self.keys),)
-        return sorted((d for _, keys in groups for k in keys for d in k.decisions),
-                      key=lambda d: (d.time, d.ident))
+        return sorted(
+            (d for _, keys in groups for k in keys for d in k.decisions),
+            key=lambda d: (d.time, d.ident),
+        )
 
 
 @dataclass(frozen=True)
@@ -186,11 +191,17 @@ def key_text(key: Mapping[str, Any] | None) -> str:
 
 
 def _looks_wire(item: Mapping[str, Any]) -> bool:
-    return all(isinstance(v, dict) and len(v) == 1 and next(iter(v)) in
-               {"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"} for v in item.values())
+    return all(
+        isinstance(v, dict)
+        and len(v) == 1
+        and next(iter(v)) in {"S", "N", "B", "BOOL", "NULL", "M", "L", "SS", "NS", "BS"}
+        for v in item.values()
+    )
 
 
-def actor_of(caller: Mapping[str, Any] | None, invocations: Mapping[str, Mapping[str, Any]]) -> Actor:
+def actor_of(
+    caller: Mapping[str, Any] | None, invocations: Mapping[str, Mapping[str, Any]]
+) -> Actor:
     caller = caller or {}
     if caller.get("kind") != "lambda":
         agent = caller.get("user_agent") or "unknown client"
@@ -199,14 +210,26 @@ def actor_of(caller: Mapping[str, Any] | None, invocations: Mapping[str, Mapping
     invoked_by = (invocations.get(request_id or "") or {}).get("caller") or {}
     short = (request_id or "")[:8]
     if invoked_by.get("kind") == "stepfunctions":
-        return Actor("execution", f"{invoked_by.get('execution_name')} · {invoked_by.get('state')} · "
-                                  f"attempt {invoked_by.get('attempt')}", request_id, function,
-                     invoked_by.get("execution_arn"), invoked_by.get("execution_name"),
-                     invoked_by.get("state"), invoked_by.get("attempt"))
+        return Actor(
+            "execution",
+            f"{invoked_by.get('execution_name')} · {invoked_by.get('state')} · "
+            f"attempt {invoked_by.get('attempt')}",
+            request_id,
+            function,
+            invoked_by.get("execution_arn"),
+            invoked_by.get("execution_name"),
+            invoked_by.get("state"),
+            invoked_by.get("attempt"),
+        )
     if invoked_by.get("kind") == "sqs":
         ids = tuple(invoked_by.get("message_ids") or ())
-        return Actor("sqs", f"SQS message {', '.join(i[:8] for i in ids)} → {function} {short}",
-                     request_id, function, message_ids=ids)
+        return Actor(
+            "sqs",
+            f"SQS message {', '.join(i[:8] for i in ids)} → {function} {short}",
+            request_id,
+            function,
+            message_ids=ids,
+        )
     return Actor("lambda", f"{function} request {short}", request_id, function)
 
 
@@ -223,51 +246,98 @@ def _classify(operation: str, outcome: str, before: Any, after: Any, intended: A
     return "error"
 
 
-def from_journal(row: Mapping[str, Any], journal_id: str | None,
-                 invocations: Mapping[str, Mapping[str, Any]]) -> Decision:
+def from_journal(
+    row: Mapping[str, Any], journal_id: str | None, invocations: Mapping[str, Mapping[str, Any]]
+) -> Decision:
     request = row.get("request") or {}
     before, after = item_to_plain(row.get("before")), item_to_plain(row.get("after"))
     intended = item_to_plain(request.get("Item")) if request.get("Item") else None
     outcome = row.get("outcome", "")
     return Decision(
-        ident=f"journal:{journal_id}:{row.get('cursor')}", time=float(row.get("time") or 0),
-        table=row.get("table_name", ""), key=key_text(row.get("key")), operation=row.get("operation", ""),
-        condition=row.get("condition"), outcome=ACCEPTED if outcome == "accepted" else REJECTED,
+        ident=f"journal:{journal_id}:{row.get('cursor')}",
+        time=float(row.get("time") or 0),
+        table=row.get("table_name", ""),
+        key=key_text(row.get("key")),
+        operation=row.get("operation", ""),
+        condition=row.get("condition"),
+        outcome=ACCEPTED if outcome == "accepted" else REJECTED,
         reason=None if outcome == "accepted" else outcome,
         kind=_classify(row.get("operation", ""), outcome, before, after, intended),
-        before=before, after=after, actor=actor_of(row.get("caller"), invocations), source="journal",
+        before=before,
+        after=after,
+        actor=actor_of(row.get("caller"), invocations),
+        source="journal",
     )
 
 
 def from_stream(table: str, record: Any) -> Decision:
     event = record.event_name
-    operation = {"INSERT": "PutItem (new)", "MODIFY": "write (modify)", "REMOVE": "DeleteItem"}.get(event, event)
+    operation = {"INSERT": "PutItem (new)", "MODIFY": "write (modify)", "REMOVE": "DeleteItem"}.get(
+        event, event
+    )
     kind = {"INSERT": "create", "MODIFY": "overwrite", "REMOVE": "delete"}.get(event, "overwrite")
     stamp = record.time.timestamp() if isinstance(record.time, datetime) else 0.0
     return Decision(
-        ident=keys.stream(record.event_id), time=stamp, table=table, key=key_text(record.keys),
-        operation=operation, condition=None, outcome=ACCEPTED, reason=None, kind=kind,
-        before=record.old_image, after=record.new_image,
-        actor=Actor("unknown", "not recorded by DynamoDB Streams"), source="stream",
+        ident=keys.stream(record.event_id),
+        time=stamp,
+        table=table,
+        key=key_text(record.keys),
+        operation=operation,
+        condition=None,
+        outcome=ACCEPTED,
+        reason=None,
+        kind=kind,
+        before=record.old_image,
+        after=record.new_image,
+        actor=Actor("unknown", "not recorded by DynamoDB Streams"),
+        source="stream",
     )
 
 
 def gone_mark(table: str, key: str, seen_at: float) -> Decision:
     """The item was in one scan and not in the next, with no delete seen: its lifetime ended."""
     return Decision(
-        ident=f"scan:{table}:{key}:{seen_at:.3f}", time=seen_at, table=table, key=key,
-        operation="item not found by a scan", condition=None, outcome="Gone", reason=None, kind="gone",
-        before=None, after=None, actor=Actor("unknown", "a table scan (no delete was seen)"), source="scan",
+        ident=f"scan:{table}:{key}:{seen_at:.3f}",
+        time=seen_at,
+        table=table,
+        key=key,
+        operation="item not found by a scan",
+        condition=None,
+        outcome="Gone",
+        reason=None,
+        kind="gone",
+        before=None,
+        after=None,
+        actor=Actor("unknown", "a table scan (no delete was seen)"),
+        source="scan",
     )
 
 
 def verdict(decisions: Iterable[Decision]) -> Verdict:
-    counts = {k: 0 for k in ("create", "overwrite", "duplicate", "conflict", "rejected", "delete", "error", "gone")}
+    counts = {
+        k: 0
+        for k in (
+            "create",
+            "overwrite",
+            "duplicate",
+            "conflict",
+            "rejected",
+            "delete",
+            "error",
+            "gone",
+        )
+    }
     for d in decisions:
         counts[d.kind] += 1
-    return Verdict(writes=counts["create"], overwrites=counts["overwrite"], duplicates=counts["duplicate"],
-                   conflicts=counts["conflict"], rejected=counts["rejected"], deletes=counts["delete"],
-                   errors=counts["error"])
+    return Verdict(
+        writes=counts["create"],
+        overwrites=counts["overwrite"],
+        duplicates=counts["duplicate"],
+        conflicts=counts["conflict"],
+        rejected=counts["rejected"],
+        deletes=counts["delete"],
+        errors=counts["error"],
+    )
 
 
 def lifetimes(decisions: Iterable[Decision]) -> tuple[Lifetime, ...]:
@@ -306,7 +376,9 @@ def _workflow_note(decision: Decision, histories: Iterable[Any]) -> str | None:
     for item in histories:
         if item.execution_arn != actor.execution_arn:
             continue
-        attempt = [e for e in item.history.events if e.state == actor.state and e.attempt == actor.attempt]
+        attempt = [
+            e for e in item.history.events if e.state == actor.state and e.attempt == actor.attempt
+        ]
         for event in attempt:
             if event.is_task_failure:
                 return f"workflow: this attempt then failed with {event.error} (after the write)"
@@ -327,8 +399,9 @@ def collect(evidence: Evidence) -> tuple[dict[str, Decision], list[str], list[st
     """Every decision the evidence holds (by identity), the sources used and those missing."""
     invocations = {str(i.get("request_id")): i for i in evidence.invocations if i.get("request_id")}
     business = set(evidence.business_tables)
-    decisions: dict[str, Decision] = {d.ident: d for d in evidence.stored
-                                      if not business or d.table in business}
+    decisions: dict[str, Decision] = {
+        d.ident: d for d in evidence.stored if not business or d.table in business
+    }
     sources, missing = [], []
     if evidence.journal_id is not None:
         sources.append("emulator journal (exact)")
@@ -345,8 +418,10 @@ def collect(evidence: Evidence) -> tuple[dict[str, Decision], list[str], list[st
                     decision = from_stream(table, record)
                     decisions[decision.ident] = decision
             else:
-                missing.append(f"{table} has no DynamoDB stream: accepted writes and overwrites are not "
-                               "visible (enable NEW_AND_OLD_IMAGES to see them)")
+                missing.append(
+                    f"{table} has no DynamoDB stream: accepted writes and overwrites are not "
+                    "visible (enable NEW_AND_OLD_IMAGES to see them)"
+                )
         if evidence.stream_tables:
             missing.append("streams do not show rejected conditional writes, conditions or callers")
     if evidence.results:
@@ -356,8 +431,9 @@ def collect(evidence: Evidence) -> tuple[dict[str, Decision], list[str], list[st
     return decisions, sources, missing
 
 
-def assemble(evidence: Evidence, decisions: dict[str, Decision], sources: list[str],
-             missing: list[str]) -> Timeline:
+def assemble(
+    evidence: Evidence, decisions: dict[str, Decision], sources: list[str], missing: list[str]
+) -> Timeline:
     """The timeline of collected decisions: annotated, cut into runs, keys and lifetimes."""
     notes = _annotations(evidence)
     runs = closed(evidence.runs)
@@ -372,28 +448,49 @@ def assemble(evidence: Evidence, decisions: dict[str, Decision], sources: list[s
         number = run_of(runs, decision.time) if runs else 0
         if decision.run != number:
             decision = replace(decision, run=number)
-        by_run.setdefault(number, {}).setdefault((decision.table, decision.key), []).append(decision)
+        by_run.setdefault(number, {}).setdefault((decision.table, decision.key), []).append(
+            decision
+        )
     results: dict[int, dict[str, list[str]]] = {}
     for _, data, *when in evidence.results:
         if isinstance(data, Mapping) and evidence.business_key in data:
-            number = run_of(runs, when[0]) if runs and when and when[0] is not None else (runs[-1].number if runs else 0)
+            number = (
+                run_of(runs, when[0])
+                if runs and when and when[0] is not None
+                else (runs[-1].number if runs else 0)
+            )
             results.setdefault(number, {}).setdefault(str(data[evidence.business_key]), []).append(
-                ", ".join(f"{k}={data[k]}" for k in sorted(data)))
+                ", ".join(f"{k}={data[k]}" for k in sorted(data))
+            )
 
     def keys_of(number: int) -> tuple[KeyTimeline, ...]:
         said = results.get(number, {})
-        built = (_key_timeline(table, key, ds, tuple(said.get(key, ())))
-                 for (table, key), ds in sorted(by_run.get(number, {}).items()))
+        built = (
+            _key_timeline(table, key, ds, tuple(said.get(key, ())))
+            for (table, key), ds in sorted(by_run.get(number, {}).items())
+        )
         return tuple(k for k in built if k.decisions)  # a key only seen gone has nothing to say
 
     current = runs[-1] if runs else None
-    earlier = [RunTimeline(run, keys_of(run.number)) for run in (before_first(runs), *runs[:-1])
-               if runs and run.number in by_run]
-    return Timeline(keys=keys_of(current.number if current else 0), sources=tuple(sources),
-                    missing=tuple(missing), run=current, earlier=tuple(earlier))
+    earlier = [
+        RunTimeline(run, keys_of(run.number))
+        for run in (before_first(runs), *runs[:-1])
+        if runs and run.number in by_run
+    ]
+    return Timeline(
+        keys=keys_of(current.number if current else 0),
+        sources=tuple(sources),
+        missing=tuple(missing),
+        run=current,
+        earlier=tuple(earlier),
+    )
 
 
-def _key_timeline(table: str, key: str, decisions: list[Decision], results: tuple[str, ...]) -> KeyTimeline:
+def _key_timeline(
+    table: str, key: str, decisions: list[Decision], results: tuple[str, ...]
+) -> KeyTimeline:
     lives = lifetimes(decisions)
     kept = tuple(d for life in lives for d in life.decisions)
-    return KeyTimeline(table, key, kept, lives[-1].verdict if lives else verdict(()), results, lives)
+    return KeyTimeline(
+        table, key, kept, lives[-1].verdict if lives else verdict(()), results, lives
+    )

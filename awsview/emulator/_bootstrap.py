@@ -45,7 +45,7 @@ def _error(exc, kind=None):
     root = os.getcwd()
     for frame in tb:  # code runs from /var/task on AWS; say so rather than leak the state dir
         if frame.filename.startswith(root):
-            frame.filename = "/var/task" + frame.filename[len(root):]
+            frame.filename = "/var/task" + frame.filename[len(root) :]
     return {
         "errorMessage": str(exc),
         "errorType": kind or type(exc).__name__,
@@ -56,7 +56,10 @@ def _error(exc, kind=None):
 def _load_handler(spec):
     module_name, _, function_name = spec.rpartition(".")
     if not module_name:
-        raise _InitError("Runtime.MalformedHandlerName", f"Bad handler '{spec}': not enough values to unpack (expected 2, got 1)")
+        raise _InitError(
+            "Runtime.MalformedHandlerName",
+            f"Bad handler '{spec}': not enough values to unpack (expected 2, got 1)",
+        )
     try:
         module = __import__(module_name.replace("/", "."), fromlist=["_"])
     except SyntaxError as exc:
@@ -73,7 +76,8 @@ def _load_handler(spec):
     handler = getattr(module, function_name, None)
     if handler is None:
         raise _InitError(
-            "Runtime.HandlerNotFound", f"Handler '{function_name}' missing on module '{module_name}'"
+            "Runtime.HandlerNotFound",
+            f"Handler '{function_name}' missing on module '{module_name}'",
         )
     return handler
 
@@ -106,8 +110,10 @@ def _die_with_the_emulator(parent):
     poller = select.poll()
     poller.register(0, 0)  # only hangups and errors are reported
     while True:
-        hung_up = any(mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL)
-                      for _, mask in poller.poll(1000))
+        hung_up = any(
+            mask & (select.POLLHUP | select.POLLERR | select.POLLNVAL)
+            for _, mask in poller.poll(1000)
+        )
         if hung_up or os.getppid() != parent:
             os._exit(1)
 
@@ -130,7 +136,11 @@ def main():
         init_error = _error(exc, exc.kind)
     finally:
         sys.stdout, sys.stderr = real_out, real_err
-    hello = {"ready": True, "init_ms": (time.monotonic() - started) * 1000, "log": capture.getvalue()}
+    hello = {
+        "ready": True,
+        "init_ms": (time.monotonic() - started) * 1000,
+        "log": capture.getvalue(),
+    }
     if init_error:
         hello["init_error"] = init_error
     proto.write(json.dumps(hello) + "\n")
@@ -152,11 +162,17 @@ def main():
                 try:
                     response["payload"] = json.dumps(result)
                 except (TypeError, ValueError) as exc:
-                    response["error"] = {"errorType": "Runtime.MarshalError", "errorMessage": f"Unable to marshal response: {exc}"}
+                    response["error"] = {
+                        "errorType": "Runtime.MarshalError",
+                        "errorMessage": f"Unable to marshal response: {exc}",
+                    }
         except Exception as exc:
             response["error"] = _error(exc)
         except SystemExit as exc:
-            response["error"] = {"errorType": "Runtime.ExitError", "errorMessage": f"RequestId: {ctx['request_id']} Error: Runtime exited with error: exit status {exc.code}"}
+            response["error"] = {
+                "errorType": "Runtime.ExitError",
+                "errorMessage": f"RequestId: {ctx['request_id']} Error: Runtime exited with error: exit status {exc.code}",
+            }
         finally:
             sys.stdout, sys.stderr = real_out, real_err
             CURRENT["header"] = None

@@ -28,13 +28,25 @@ from awsview.emulator.moto_patches import MAPPING_TRANSITION_S
 
 log = logging.getLogger(__name__)
 
-WRITES = re.compile(r"^(create|delete|update|put|send|receive|change|purge|attach|detach|start|stop|set|tag|"
-                    r"untag|batch_write|transact_write|publish|ensure|import|restore|execute|batch_execute|"
-                    r"add|remove|redrive|cancel|enable|disable)_")
+WRITES = re.compile(
+    r"^(create|delete|update|put|send|receive|change|purge|attach|detach|start|stop|set|tag|"
+    r"untag|batch_write|transact_write|publish|ensure|import|restore|execute|batch_execute|"
+    r"add|remove|redrive|cancel|enable|disable)_"
+)
 # Writes that are reads, or that no panel shows.
-NOT_CHANGES = {"start_query", "start_live_tail", "create_export_task", "cancel_export_task",
-               "send_sqs_batch", "send_sns_message", "send_dynamodb_items", "send_kinesis_message",
-               "send_log_event", "create_backup", "delete_backup"}
+NOT_CHANGES = {
+    "start_query",
+    "start_live_tail",
+    "create_export_task",
+    "cancel_export_task",
+    "send_sqs_batch",
+    "send_sns_message",
+    "send_dynamodb_items",
+    "send_kinesis_message",
+    "send_log_event",
+    "create_backup",
+    "delete_backup",
+}
 
 
 def install(feed: Any) -> None:
@@ -60,10 +72,15 @@ def install(feed: Any) -> None:
 Namer = Callable[[str, dict[str, Any], Any, Any, ChangeFeed], None]
 
 
-def _wrap(cls: type, feed: Any, namer: Namer, only: Callable[[str], bool] = lambda name: True) -> None:
+def _wrap(
+    cls: type, feed: Any, namer: Namer, only: Callable[[str], bool] = lambda name: True
+) -> None:
     for name, original in list(vars(cls).items()):
-        if not (inspect.isfunction(original) and WRITES.match(name) and only(name)) \
-                or name in NOT_CHANGES or name.endswith("cloudformation_json"):
+        if (
+            not (inspect.isfunction(original) and WRITES.match(name) and only(name))
+            or name in NOT_CHANGES
+            or name.endswith("cloudformation_json")
+        ):
             continue
         setattr(cls, name, _wrapped(original, name, feed, namer))
 
@@ -78,7 +95,9 @@ def _wrapped(original: Callable, method: str, feed: Any, namer: Namer) -> Callab
         if before is not None and not result and _sqs_count(self, args, kwargs) == before:
             return result  # an empty receive (the SQS poller asks every 0.1 s): nothing moved
         try:
-            namer(method, signature.bind_partial(self, *args, **kwargs).arguments, result, self, feed)
+            namer(
+                method, signature.bind_partial(self, *args, **kwargs).arguments, result, self, feed
+            )
         except Exception:  # the feed must never turn a write into a failure
             log.exception("change feed: %s", method)
         return result
@@ -97,10 +116,15 @@ def _first(bound: dict[str, Any], *names: str) -> str:
 
 # -- DynamoDB -------------------------------------------------------------------------------
 
+
 def _table(method: str, bound: dict[str, Any], result: Any, backend: Any, feed: ChangeFeed) -> None:
     if method == "transact_write_items":
-        names = {request.get("TableName", "") for entry in bound.get("transact_items") or []
-                 for request in entry.values() if isinstance(request, dict)}
+        names = {
+            request.get("TableName", "")
+            for entry in bound.get("transact_items") or []
+            for request in entry.values()
+            if isinstance(request, dict)
+        }
         for name in names or {""}:
             feed.emit("table", name)
         return
@@ -110,6 +134,7 @@ def _table(method: str, bound: dict[str, Any], result: Any, backend: Any, feed: 
 
 
 # -- SQS ------------------------------------------------------------------------------------
+
 
 def _sqs_count(backend: Any, args: tuple, kwargs: dict) -> int:
     """Messages in a queue: a receive that returns none may still have moved some to a DLQ."""
@@ -138,17 +163,22 @@ def _queue(method: str, bound: dict[str, Any], result: Any, backend: Any, feed: 
 
 # -- CloudWatch Logs ------------------------------------------------------------------------
 
-def _log_group(method: str, bound: dict[str, Any], result: Any, backend: Any, feed: ChangeFeed) -> None:
+
+def _log_group(
+    method: str, bound: dict[str, Any], result: Any, backend: Any, feed: ChangeFeed
+) -> None:
     feed.emit("log_group", _first(bound, "log_group_name", "logGroupName"))
 
 
 # -- IAM ------------------------------------------------------------------------------------
+
 
 def _role(method: str, bound: dict[str, Any], result: Any, backend: Any, feed: ChangeFeed) -> None:
     feed.emit("role", _first(bound, "role_name"))  # a managed policy's change: "" (every role)
 
 
 # -- Lambda ---------------------------------------------------------------------------------
+
 
 def _function_name(value: str) -> str:
     if value.startswith("arn:"):
@@ -157,7 +187,9 @@ def _function_name(value: str) -> str:
     return value.split(":", 1)[0]
 
 
-def _function(method: str, bound: dict[str, Any], result: Any, backend: Any, feed: ChangeFeed) -> None:
+def _function(
+    method: str, bound: dict[str, Any], result: Any, backend: Any, feed: ChangeFeed
+) -> None:
     if "event_source_mapping" in method:
         uuid = _first(bound, "uuid") or getattr(result, "uuid", "")
         feed.emit("mapping", uuid)
@@ -170,9 +202,14 @@ def _function(method: str, bound: dict[str, Any], result: Any, backend: Any, fee
 
 # -- Step Functions -------------------------------------------------------------------------
 
-def _state_machine(method: str, bound: dict[str, Any], result: Any, backend: Any, feed: ChangeFeed) -> None:
+
+def _state_machine(
+    method: str, bound: dict[str, Any], result: Any, backend: Any, feed: ChangeFeed
+) -> None:
     if method in ("start_execution", "stop_execution"):
-        arn = getattr(result, "execution_arn", None) or _first(bound, "execution_arn", "state_machine_arn")
+        arn = getattr(result, "execution_arn", None) or _first(
+            bound, "execution_arn", "state_machine_arn"
+        )
         feed.emit("execution", arn)
         return
     if "activity" in method or "map_run" in method or method.startswith("send_task"):

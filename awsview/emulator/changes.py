@@ -30,8 +30,18 @@ from typing import Any
 # What a change says it is about; the name is the resource's own (table, queue, log group or
 # function name; a role name; a state machine or execution ARN; a mapping UUID). "execution" is
 # an execution started or ended, "history" a new event in a running one's history.
-KINDS = ("table", "queue", "log_group", "function", "mapping", "role", "state_machine", "execution",
-         "history", "journal")
+KINDS = (
+    "table",
+    "queue",
+    "log_group",
+    "function",
+    "mapping",
+    "role",
+    "state_machine",
+    "execution",
+    "history",
+    "journal",
+)
 MAX_WAIT_S = 30.0
 MAX_ENTRIES = 50_000  # distinct resources remembered; a reader behind the oldest one is reset
 
@@ -60,7 +70,9 @@ class ChangeFeed:
         self._timers: list[tuple[float, str, str]] = []  # (due, kind, name), a heap
         self._pending: set[tuple[int, str, str]] = set()  # (due in ms, kind, name), not doubled
         self._closed = False
-        self._timer = threading.Thread(target=self._run_timers, name="change-feed-timers", daemon=True)
+        self._timer = threading.Thread(
+            target=self._run_timers, name="change-feed-timers", daemon=True
+        )
         self._timer.start()
 
     @property
@@ -95,8 +107,11 @@ class ChangeFeed:
         ``cursor`` is the one to pass next. ``feed``: the id the cursor came from."""
         deadline = time.monotonic() + max(0.0, min(wait, MAX_WAIT_S))
         with self._cond:
-            reset = (feed is not None and feed != self.id) or cursor > self._cursor \
+            reset = (
+                (feed is not None and feed != self.id)
+                or cursor > self._cursor
                 or (cursor < self._floor and self._floor > 0)
+            )
             if reset:
                 return self._answer([], reset=True)
             while self._cursor <= cursor and not self._closed:
@@ -112,8 +127,12 @@ class ChangeFeed:
             return self._answer(found[::-1], reset=False)
 
     def _answer(self, changes: list[Change], reset: bool) -> dict[str, Any]:
-        return {"feed": self.id, "cursor": self._cursor, "reset": reset,
-                "changes": [c.to_json() for c in changes]}
+        return {
+            "feed": self.id,
+            "cursor": self._cursor,
+            "reset": reset,
+            "changes": [c.to_json() for c in changes],
+        }
 
     def close(self) -> None:
         """Answers every waiting reader now and stops the timers."""

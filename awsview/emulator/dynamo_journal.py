@@ -16,7 +16,13 @@ from awsview.emulator.journal import ACCEPTED, Journal, WriteDecision, now
 from awsview.emulator.moto_patches import header_caller
 
 WRITE_LOCK = threading.RLock()
-WRITE_ACTIONS = ("put_item", "update_item", "delete_item", "batch_write_item", "transact_write_items")
+WRITE_ACTIONS = (
+    "put_item",
+    "update_item",
+    "delete_item",
+    "batch_write_item",
+    "transact_write_items",
+)
 
 
 @dataclass
@@ -63,11 +69,23 @@ def _targets(action: str, body: dict[str, Any], backend: Any) -> list[_Target]:
             for request in requests or []:
                 if "PutRequest" in request:
                     item = request["PutRequest"].get("Item") or {}
-                    targets.append(_Target(table, _key_of(backend, table, item),
-                                           "BatchWriteItem.Put", request["PutRequest"]))
+                    targets.append(
+                        _Target(
+                            table,
+                            _key_of(backend, table, item),
+                            "BatchWriteItem.Put",
+                            request["PutRequest"],
+                        )
+                    )
                 elif "DeleteRequest" in request:
-                    targets.append(_Target(table, request["DeleteRequest"].get("Key") or {},
-                                           "BatchWriteItem.Delete", request["DeleteRequest"]))
+                    targets.append(
+                        _Target(
+                            table,
+                            request["DeleteRequest"].get("Key") or {},
+                            "BatchWriteItem.Delete",
+                            request["DeleteRequest"],
+                        )
+                    )
         return targets
     targets = []
     for entry in body.get("TransactItems") or []:
@@ -98,8 +116,13 @@ def _cancellation_codes(exc: BaseException, count: int) -> list[str] | None:
     codes = []
     for reason in reasons:
         code = reason.get("Code") or "None"
-        codes.append("ConditionalCheckFailedException" if code == "ConditionalCheckFailed"
-                     else "TransactionCanceled" if code == "None" else code)
+        codes.append(
+            "ConditionalCheckFailedException"
+            if code == "ConditionalCheckFailed"
+            else "TransactionCanceled"
+            if code == "None"
+            else code
+        )
     return codes
 
 
@@ -124,11 +147,16 @@ def _journaled(original: Any, action: str, journal: Journal) -> Any:
                 result = original(self)
             except Exception as exc:
                 code = error_code(exc)
-                codes = (_cancellation_codes(exc, len(targets)) if action == "transact_write_items"
-                         else None) or [code] * len(targets)
+                codes = (
+                    _cancellation_codes(exc, len(targets))
+                    if action == "transact_write_items"
+                    else None
+                ) or [code] * len(targets)
                 message = getattr(exc, "message", None) or str(exc)
                 for target, outcome in zip(targets, codes):
-                    _record(journal, target, outcome, message, _read(backend, target), caller, started)
+                    _record(
+                        journal, target, outcome, message, _read(backend, target), caller, started
+                    )
                 raise
             for target in targets:
                 _record(journal, target, ACCEPTED, None, _read(backend, target), caller, started)
@@ -139,24 +167,33 @@ def _journaled(original: Any, action: str, journal: Journal) -> Any:
     return wrapper
 
 
-def _record(journal: Journal, target: _Target, outcome: str, message: str | None,
-            after: dict[str, Any] | None, caller: dict[str, Any], at: float) -> None:
+def _record(
+    journal: Journal,
+    target: _Target,
+    outcome: str,
+    message: str | None,
+    after: dict[str, Any] | None,
+    caller: dict[str, Any],
+    at: float,
+) -> None:
     request = target.request
-    journal.record_decision(WriteDecision(
-        time=at,
-        table_name=target.table_name,
-        key=target.key,
-        operation=target.operation,
-        condition=_condition(request),
-        expression={
-            "names": request.get("ExpressionAttributeNames") or {},
-            "values": request.get("ExpressionAttributeValues") or {},
-            "update": request.get("UpdateExpression"),
-        },
-        outcome=outcome,
-        message=message if outcome != ACCEPTED else None,
-        before=target.before,
-        after=after,
-        request={k: v for k, v in request.items() if k not in ("TableName",)},
-        caller=caller,
-    ))
+    journal.record_decision(
+        WriteDecision(
+            time=at,
+            table_name=target.table_name,
+            key=target.key,
+            operation=target.operation,
+            condition=_condition(request),
+            expression={
+                "names": request.get("ExpressionAttributeNames") or {},
+                "values": request.get("ExpressionAttributeValues") or {},
+                "update": request.get("UpdateExpression"),
+            },
+            outcome=outcome,
+            message=message if outcome != ACCEPTED else None,
+            before=target.before,
+            after=after,
+            request={k: v for k, v in request.items() if k not in ("TableName",)},
+            caller=caller,
+        )
+    )

@@ -64,7 +64,9 @@ def is_allowed(documents: Iterable[Any], action: str, resources: list[str]) -> b
         except ValueError:
             continue
         for statement in _as_list(policy.get("Statement")):
-            if not isinstance(statement, dict) or not _statement_applies(statement, action, resources):
+            if not isinstance(statement, dict) or not _statement_applies(
+                statement, action, resources
+            ):
                 continue
             if statement.get("Effect") == "Deny":
                 return False

@@ -130,8 +130,10 @@ class Journal:
         return self._insert("invocations", row)
 
     def _insert(self, table: str, row: dict[str, Any]) -> int:
-        values = {k: json.dumps(v, default=_bytes_as_base64) if k in _JSON_COLUMNS else v
-                  for k, v in row.items()}
+        values = {
+            k: json.dumps(v, default=_bytes_as_base64) if k in _JSON_COLUMNS else v
+            for k, v in row.items()
+        }
         columns = ", ".join(values)
         marks = ", ".join("?" for _ in values)
         with self._lock:
@@ -157,8 +159,10 @@ class Journal:
             names = [d[0] for d in cur.description]
             rows = cur.fetchall()
         return [
-            {n: json.loads(v) if n in _JSON_COLUMNS and v is not None else v
-             for n, v in zip(names, row)}
+            {
+                n: json.loads(v) if n in _JSON_COLUMNS and v is not None else v
+                for n, v in zip(names, row)
+            }
             for row in rows
         ]
 

@@ -79,8 +79,15 @@ class FunctionSpec:
 
     @property
     def pool_key(self) -> tuple:
-        return (self.arn, self.version, self.code_sha256, self.handler, self.environment,
-                self.memory_mb, self.runtime)
+        return (
+            self.arn,
+            self.version,
+            self.code_sha256,
+            self.handler,
+            self.environment,
+            self.memory_mb,
+            self.runtime,
+        )
 
 
 class _Worker:
@@ -93,24 +100,26 @@ class _Worker:
         )
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
         env.update(dict(spec.environment))
-        env.update({
-            "AWS_ENDPOINT_URL": endpoint_url,
-            "AWS_REGION": spec.region,
-            "AWS_DEFAULT_REGION": spec.region,
-            "AWS_ACCESS_KEY_ID": "ASIAAWSVIEWEMULATOR",
-            "AWS_SECRET_ACCESS_KEY": "emulator-session-secret",
-            "AWS_SESSION_TOKEN": "emulator-session-token",
-            "AWS_LAMBDA_FUNCTION_NAME": spec.name,
-            "AWS_LAMBDA_FUNCTION_VERSION": spec.version,
-            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
-            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",
-            "AWS_LAMBDA_LOG_STREAM_NAME": self.log_stream,
-            "AWS_EXECUTION_ENV": f"AWS_Lambda_{spec.runtime}",
-            "LAMBDA_TASK_ROOT": str(code_dir),
-            "_HANDLER": spec.handler,
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "PYTHONUNBUFFERED": "1",
-        })
+        env.update(
+            {
+                "AWS_ENDPOINT_URL": endpoint_url,
+                "AWS_REGION": spec.region,
+                "AWS_DEFAULT_REGION": spec.region,
+                "AWS_ACCESS_KEY_ID": "ASIAAWSVIEWEMULATOR",
+                "AWS_SECRET_ACCESS_KEY": "emulator-session-secret",
+                "AWS_SESSION_TOKEN": "emulator-session-token",
+                "AWS_LAMBDA_FUNCTION_NAME": spec.name,
+                "AWS_LAMBDA_FUNCTION_VERSION": spec.version,
+                "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),
+                "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{spec.name}",
+                "AWS_LAMBDA_LOG_STREAM_NAME": self.log_stream,
+                "AWS_EXECUTION_ENV": f"AWS_Lambda_{spec.runtime}",
+                "LAMBDA_TASK_ROOT": str(code_dir),
+                "_HANDLER": spec.handler,
+                "PYTHONDONTWRITEBYTECODE": "1",
+                "PYTHONUNBUFFERED": "1",
+            }
+        )
         self.proc = subprocess.Popen(
             [sys.executable, str(BOOTSTRAP)],
             cwd=code_dir,
@@ -148,7 +157,9 @@ class _Worker:
             self.hello = self._read_line(time.monotonic() + timeout)
         return self.hello
 
-    def invoke(self, payload: str, context: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    def invoke(
+        self, payload: str, context: dict[str, Any], timeout: float
+    ) -> dict[str, Any] | None:
         request = {"payload": payload, "context": context, "timeout_s": timeout}
         self.proc.stdin.write((json.dumps(request) + "\n").encode())
         return self._read_line(time.monotonic() + timeout)
@@ -253,8 +264,10 @@ class LambdaRuntime:
         started = time.time()
         text = payload.decode() if isinstance(payload, bytes) else (payload or "{}")
         if not spec.runtime.startswith("python"):
-            error = {"errorType": "Runtime.InvalidRuntime",
-                     "errorMessage": f"The emulator runs Python functions only, not {spec.runtime!r}"}
+            error = {
+                "errorType": "Runtime.InvalidRuntime",
+                "errorMessage": f"The emulator runs Python functions only, not {spec.runtime!r}",
+            }
             return self._finish(spec, request_id, started, caller, None, error, "", 0.0, None)
         worker = self._acquire(spec)
         init_ms = None
@@ -263,7 +276,9 @@ class LambdaRuntime:
             if hello is None:
                 worker.kill()
                 error = _timeout_error(request_id, spec.timeout)
-                return self._finish(spec, request_id, started, caller, worker, error, "", spec.timeout * 1000, None)
+                return self._finish(
+                    spec, request_id, started, caller, worker, error, "", spec.timeout * 1000, None
+                )
             if worker.cold:
                 init_ms = hello.get("init_ms")
                 worker.cold = False
@@ -280,63 +295,116 @@ class LambdaRuntime:
             try:
                 response = worker.invoke(text, context, spec.timeout)
             except (EOFError, BrokenPipeError, OSError):
-                response = {"error": {"errorType": "Runtime.ExitError",
-                                      "errorMessage": f"RequestId: {request_id} Error: Runtime exited unexpectedly"},
-                            "log": "", "duration_ms": (time.time() - started) * 1000}
+                response = {
+                    "error": {
+                        "errorType": "Runtime.ExitError",
+                        "errorMessage": f"RequestId: {request_id} Error: Runtime exited unexpectedly",
+                    },
+                    "log": "",
+                    "duration_ms": (time.time() - started) * 1000,
+                }
                 worker.kill()
             if response is None:
                 worker.kill()
                 error = _timeout_error(request_id, spec.timeout)
-                return self._finish(spec, request_id, started, caller, worker, error, init_log,
-                                    spec.timeout * 1000, init_ms)
-            return self._finish(spec, request_id, started, caller, worker, response.get("error"),
-                                init_log + response.get("log", ""), response["duration_ms"], init_ms,
-                                response.get("payload"))
+                return self._finish(
+                    spec,
+                    request_id,
+                    started,
+                    caller,
+                    worker,
+                    error,
+                    init_log,
+                    spec.timeout * 1000,
+                    init_ms,
+                )
+            return self._finish(
+                spec,
+                request_id,
+                started,
+                caller,
+                worker,
+                response.get("error"),
+                init_log + response.get("log", ""),
+                response["duration_ms"],
+                init_ms,
+                response.get("payload"),
+            )
         finally:
             self._release(spec.pool_key, worker)
 
-    def _finish(self, spec: FunctionSpec, request_id: str, started: float, caller: dict[str, Any],
-                worker: _Worker | None, error: dict[str, Any] | None, printed: str,
-                duration_ms: float, init_ms: float | None, payload: str | None = None) -> InvocationResult:
+    def _finish(
+        self,
+        spec: FunctionSpec,
+        request_id: str,
+        started: float,
+        caller: dict[str, Any],
+        worker: _Worker | None,
+        error: dict[str, Any] | None,
+        printed: str,
+        duration_ms: float,
+        init_ms: float | None,
+        payload: str | None = None,
+    ) -> InvocationResult:
         lines = [f"START RequestId: {request_id} Version: {spec.version}"]
         lines += printed.splitlines()
         if error:
             lines.append(_error_log_event(error))
         lines.append(f"END RequestId: {request_id}")
-        report = (f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
-                  f"Billed Duration: {int(duration_ms) + 1} ms\tMemory Size: {spec.memory_mb} MB\t"
-                  f"Max Memory Used: {_max_rss_mb(worker)} MB\t")
+        report = (
+            f"REPORT RequestId: {request_id}\tDuration: {duration_ms:.2f} ms\t"
+            f"Billed Duration: {int(duration_ms) + 1} ms\tMemory Size: {spec.memory_mb} MB\t"
+            f"Max Memory Used: {_max_rss_mb(worker)} MB\t"
+        )
         if init_ms is not None:
             report += f"Init Duration: {init_ms:.2f} ms\t"
         if error and error.get("errorType") == "Sandbox.Timedout":
             report += "Status: timeout"
         lines.append(report)
-        stream = worker.log_stream if worker else f"{datetime.now(timezone.utc):%Y/%m/%d}/[{spec.version}]{uuid.uuid4().hex}"
+        stream = (
+            worker.log_stream
+            if worker
+            else f"{datetime.now(timezone.utc):%Y/%m/%d}/[{spec.version}]{uuid.uuid4().hex}"
+        )
         try:
             self.log_sink(spec, stream, lines)
         except Exception:  # logging must never turn a finished invocation into a failure
             log.exception("could not write the log events of %s", request_id)
         if error:
-            body = json.dumps({**error, "requestId": request_id} if "stackTrace" in error else error)
+            body = json.dumps(
+                {**error, "requestId": request_id} if "stackTrace" in error else error
+            )
         else:
             body = payload if payload is not None else "null"
-        self.journal.record_invocation(Invocation(
-            time=started, request_id=request_id, function=spec.name, version=spec.version,
-            code_sha256=spec.code_sha256, caller=caller,
-            outcome="error" if error else "ok", error_type=error.get("errorType") if error else None,
-            duration_ms=round(duration_ms, 3),
-        ))
+        self.journal.record_invocation(
+            Invocation(
+                time=started,
+                request_id=request_id,
+                function=spec.name,
+                version=spec.version,
+                code_sha256=spec.code_sha256,
+                caller=caller,
+                outcome="error" if error else "ok",
+                error_type=error.get("errorType") if error else None,
+                duration_ms=round(duration_ms, 3),
+            )
+        )
         return InvocationResult(
-            request_id=request_id, payload=body.encode(),
+            request_id=request_id,
+            payload=body.encode(),
             function_error="Unhandled" if error else None,
             error_type=error.get("errorType") if error else None,
-            log_tail="\n".join(lines)[-4096:], duration_ms=duration_ms, init_ms=init_ms,
+            log_tail="\n".join(lines)[-4096:],
+            duration_ms=duration_ms,
+            init_ms=init_ms,
         )
 
 
 def _timeout_error(request_id: str, timeout: float) -> dict[str, Any]:
-    return {"errorType": "Sandbox.Timedout",
-            "errorMessage": f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds"}
+    return {
+        "errorType": "Sandbox.Timedout",
+        "errorMessage": f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds",
+    }
 
 
 def _error_log_event(error: dict[str, Any]) -> str:

@@ -44,6 +44,7 @@ def install(runtime: LambdaRuntime) -> None:
 
 # --- IAM authorization by resource -------------------------------------------------------
 
+
 def _patch_resource_authorization() -> None:
     """With moto's IAM authorization switched on (``INITIAL_NO_AUTH_ACTION_COUNT``), moto checks
     most calls against ``"Resource": "*"``: only IAM and SQS name their resource. A policy narrowed
@@ -62,7 +63,9 @@ def _patch_resource_authorization() -> None:
         if ActionAuthenticatorMixin.request_count < settings.INITIAL_NO_AUTH_ACTION_COUNT:
             return {}  # not authorized by moto yet: no need to know
         try:
-            body = json.loads(self.body or "{}") if isinstance(self.body, (str, bytes)) else self.body
+            body = (
+                json.loads(self.body or "{}") if isinstance(self.body, (str, bytes)) else self.body
+            )
         except ValueError:
             return {}
         return body if isinstance(body, dict) else {}
@@ -76,7 +79,9 @@ def _patch_resource_authorization() -> None:
 
     def stream(self: Any) -> str:
         given = params(self)
-        found = given.get("StreamArn") or given.get("ShardIterator")  # moto's iterator: "<stream arn>|…"
+        found = given.get("StreamArn") or given.get(
+            "ShardIterator"
+        )  # moto's iterator: "<stream arn>|…"
         return found.split("|", 1)[0] if isinstance(found, str) and found else "*"
 
     def state_machine(self: Any) -> str:
@@ -88,8 +93,12 @@ def _patch_resource_authorization() -> None:
         name = params(self).get("logGroupName")
         return arn(self, "logs", f"log-group:{name}:*") if isinstance(name, str) and name else "*"
 
-    for cls, determine in ((DynamoHandler, table), (DynamoDBStreamsHandler, stream),
-                           (StepFunctionResponse, state_machine), (LogsResponse, log_group)):
+    for cls, determine in (
+        (DynamoHandler, table),
+        (DynamoDBStreamsHandler, stream),
+        (StepFunctionResponse, state_machine),
+        (LogsResponse, log_group),
+    ):
         cls._determine_resource = determine
 
     from botocore.awsrequest import AWSRequest
@@ -99,9 +108,15 @@ def _patch_resource_authorization() -> None:
         """Replaces IAMRequestBase._create_aws_request, which re-signs a GET (every Lambda
         listing) over its parsed parameters instead of its empty body, so that no such call's
         signature ever matched. (A form POST's body was parsed away: its parameters are it.)"""
-        signed = self._get_string_between("SignedHeaders=", ",", self._headers["Authorization"]).split(";")
+        signed = self._get_string_between(
+            "SignedHeaders=", ",", self._headers["Authorization"]
+        ).split(";")
         headers = self._create_headers_for_aws_request(signed, self._headers)
-        body = b"" if self._method in ("GET", "HEAD", "DELETE") and not self._body else (self._body or self._data)
+        body = (
+            b""
+            if self._method in ("GET", "HEAD", "DELETE") and not self._body
+            else (self._body or self._data)
+        )
         request = AWSRequest(method=self._method, url=self._path, data=body, headers=headers)
         request.context["timestamp"] = headers["X-Amz-Date"]
         return request
@@ -139,7 +154,10 @@ def _patch_dynamodb_read_units() -> None:
             body = result.result
             capacity = body.get("ConsumedCapacity") if isinstance(body, dict) else None
             if capacity:
-                sizes = (sum(len(k.encode()) + size(v) for k, v in attrs.items()) for attrs in body.get("Items", ()))
+                sizes = (
+                    sum(len(k.encode()) + size(v) for k, v in attrs.items())
+                    for attrs in body.get("Items", ())
+                )
                 units = read_units(sizes, bool(self.body.get("ConsistentRead")))
                 capacity["CapacityUnits"] = units
                 if "Table" in capacity:
@@ -152,6 +170,7 @@ def _patch_dynamodb_read_units() -> None:
 
 # --- Lambda -------------------------------------------------------------------------------
 
+
 def _patch_lambda(runtime: LambdaRuntime) -> None:
     from moto.awslambda import models
 
@@ -159,17 +178,21 @@ def _patch_lambda(runtime: LambdaRuntime) -> None:
         """Replaces moto's LambdaFunction.invoke (Docker or echo) with the warm local runtime."""
         caller = header_caller(request_headers)
         payload = body if body else b"{}"
-        inv_type = (request_headers.get("X-Amz-Invocation-Type") or "RequestResponse")
+        inv_type = request_headers.get("X-Amz-Invocation-Type") or "RequestResponse"
         if inv_type == "DryRun":
             return b""
         if inv_type == "Event":
-            threading.Thread(target=runtime.invoke, args=(self, payload, caller), daemon=True).start()
+            threading.Thread(
+                target=runtime.invoke, args=(self, payload, caller), daemon=True
+            ).start()
             return b""
         result = runtime.invoke(self, payload, caller)
         if result.function_error:
             response_headers["x-amz-function-error"] = result.function_error
         response_headers["x-amz-executed-version"] = str(self.version)
-        tail = result.log_tail.encode("utf-8", errors="replace")  # a handler may print lone surrogates
+        tail = result.log_tail.encode(
+            "utf-8", errors="replace"
+        )  # a handler may print lone surrogates
         response_headers["x-amz-log-result"] = base64.b64encode(tail).decode()
         return result.payload
 
@@ -192,7 +215,9 @@ def _patch_lambda(runtime: LambdaRuntime) -> None:
         runtime.prewarm(FunctionSpec.of(fn))
         return result
 
-    def update_function_configuration(self: Any, function_name: str, qualifier: str, body: dict) -> Any:
+    def update_function_configuration(
+        self: Any, function_name: str, qualifier: str, body: dict
+    ) -> Any:
         result = original_update_config(self, function_name, qualifier, body)
         runtime.retire(self.get_function(function_name, qualifier).function_arn)
         return result
@@ -211,6 +236,7 @@ def _patch_lambda(runtime: LambdaRuntime) -> None:
 
 
 # --- Event source mappings ----------------------------------------------------------------
+
 
 def mapping_state(esm: Any) -> str:
     """The State AWS would report for a mapping right now."""
@@ -235,6 +261,7 @@ def _patch_event_source_mappings() -> None:
         esm = original_create(self, spec)
         # moto invokes SQS mappings synchronously inside SendMessage; our poller does it instead.
         from moto.sqs.models import sqs_backends
+
         for queue in sqs_backends[self.account_id][self.region_name].queues.values():
             if queue.lambda_event_source_mappings.get(esm.function_arn) is esm:
                 del queue.lambda_event_source_mappings[esm.function_arn]
@@ -270,6 +297,7 @@ def _patch_event_source_mappings() -> None:
 
 # --- Step Functions -> Lambda -------------------------------------------------------------
 
+
 def _access_denied(role_arn: str, execution_name: str, function_arn: str) -> ClientError:
     role_name = role_arn.rsplit("/", 1)[-1]
     account = role_arn.split(":")[4] if role_arn.count(":") >= 5 else "123456789012"
@@ -280,22 +308,30 @@ def _access_denied(role_arn: str, execution_name: str, function_arn: str) -> Cli
         f"policy allows the lambda:InvokeFunction action"
     )
     return ClientError(
-        {"Error": {"Code": "AccessDeniedException", "Message": message},
-         "ResponseMetadata": {"HTTPStatusCode": 403, "RequestId": _request_id()}},
+        {
+            "Error": {"Code": "AccessDeniedException", "Message": message},
+            "ResponseMetadata": {"HTTPStatusCode": 403, "RequestId": _request_id()},
+        },
         "Invoke",
     )
 
 
 def _not_found(function_name: str) -> ClientError:
     return ClientError(
-        {"Error": {"Code": "ResourceNotFoundException", "Message": f"Function not found: {function_name}"},
-         "ResponseMetadata": {"HTTPStatusCode": 404, "RequestId": _request_id()}},
+        {
+            "Error": {
+                "Code": "ResourceNotFoundException",
+                "Message": f"Function not found: {function_name}",
+            },
+            "ResponseMetadata": {"HTTPStatusCode": 404, "RequestId": _request_id()},
+        },
         "Invoke",
     )
 
 
 def _request_id() -> str:
     import uuid
+
     return str(uuid.uuid4())
 
 
@@ -311,8 +347,7 @@ def role_may_invoke(account_id: str, role_arn: str, function_arn: str) -> bool:
     except ValueError:
         return False
     trusted = any(
-        s.get("Effect") == "Allow"
-        and "states.amazonaws.com" in json.dumps(s.get("Principal", {}))
+        s.get("Effect") == "Allow" and "states.amazonaws.com" in json.dumps(s.get("Principal", {}))
         for s in iam_policy._as_list(trust.get("Statement"))
         if isinstance(s, dict)
     )

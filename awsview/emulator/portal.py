@@ -41,12 +41,24 @@ def keeping_the_token(handler: type) -> type:
 def answer(environ: dict, start_response: Callable) -> Iterable[bytes]:
     query = parse_qs(environ.get("QUERY_STRING", ""))
     token = environ.get(TOKEN_KEY, "")
-    if environ.get("REQUEST_METHOD") != "GET" or not query.get("role_name") or not query.get("account_id"):
-        return _json(start_response, "400 Bad Request", {"message": "role_name and account_id are required"},
-                     "InvalidRequestException")
+    if (
+        environ.get("REQUEST_METHOD") != "GET"
+        or not query.get("role_name")
+        or not query.get("account_id")
+    ):
+        return _json(
+            start_response,
+            "400 Bad Request",
+            {"message": "role_name and account_id are required"},
+            "InvalidRequestException",
+        )
     if not token or token.startswith(("EXPIRED", "INVALID")):
-        return _json(start_response, "401 Unauthorized", {"message": "Session token not found or invalid"},
-                     "UnauthorizedException")
+        return _json(
+            start_response,
+            "401 Unauthorized",
+            {"message": "Session token not found or invalid"},
+            "UnauthorizedException",
+        )
     credentials = {
         "accessKeyId": "ASIASSO" + secrets.token_hex(6).upper(),
         "secretAccessKey": secrets.token_urlsafe(30),
@@ -56,7 +68,9 @@ def answer(environ: dict, start_response: Callable) -> Iterable[bytes]:
     return _json(start_response, "200 OK", {"roleCredentials": credentials})
 
 
-def _json(start_response: Callable, status: str, body: dict, error: str | None = None) -> Iterable[bytes]:
+def _json(
+    start_response: Callable, status: str, body: dict, error: str | None = None
+) -> Iterable[bytes]:
     data = json.dumps(body).encode()
     headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
     if error:

@@ -29,7 +29,9 @@ class EmulatorError(Exception):
 
 
 def default_state_dir(port: int) -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
     return Path(base) / "awsview" / f"emulator-{port}"
 
 
@@ -116,8 +118,12 @@ _RUNTIME, _JOURNAL, _FEED = _Newest(), _Newest(), _Newest()
 _patched = False
 
 
-def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | None = None,
-          sqs_batches_in_flight: int | None = None) -> Emulator:
+def start(
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    state_dir: Path | None = None,
+    sqs_batches_in_flight: int | None = None,
+) -> Emulator:
     """Bind the port, patch moto and start the SQS poller. Call serve_forever() or start_in_thread().
 
     ``sqs_batches_in_flight``: per event source mapping (default five, as AWS starts with); 1
@@ -136,8 +142,9 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
                 f"Choose another with --port (0 picks a free one)."
             ) from None
         raise EmulatorError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    server = make_server(host, listener.getsockname()[1], _placeholder_app, threaded=True,
-                         fd=listener.fileno())
+    server = make_server(
+        host, listener.getsockname()[1], _placeholder_app, threaded=True, fd=listener.fileno()
+    )
     server._awsview_listener = listener  # keep the socket object alive with the server
     bound_port = listener.getsockname()[1]
     state_dir = Path(state_dir) if state_dir else default_state_dir(bound_port)
@@ -147,7 +154,11 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
     os.environ["MOTO_PORT"] = str(bound_port)
 
     from moto.core.config import default_user_config
-    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+    from moto.moto_server.werkzeug_app import (
+        DomainDispatcherApplication,
+        MotoRequestHandler,
+        create_backend_app,
+    )
 
     # Selects the executing Step Functions backend; must happen before anything is created.
     default_user_config["stepfunctions"]["execute_state_machine"] = True
@@ -160,9 +171,17 @@ def start(host: str = "127.0.0.1", port: int = DEFAULT_PORT, state_dir: Path | N
 
     emulator = Emulator(host=host, port=bound_port, state_dir=state_dir)
     emulator.feed = ChangeFeed()
-    emulator.journal = Journal(state_dir / "journal.sqlite3", on_record=lambda table: emulator.feed.emit("journal", table))
-    emulator._runtime = LambdaRuntime(state_dir, emulator.endpoint_url, emulator.journal, _write_logs)
-    _RUNTIME.target, _JOURNAL.target, _FEED.target = emulator._runtime, emulator.journal, emulator.feed
+    emulator.journal = Journal(
+        state_dir / "journal.sqlite3", on_record=lambda table: emulator.feed.emit("journal", table)
+    )
+    emulator._runtime = LambdaRuntime(
+        state_dir, emulator.endpoint_url, emulator.journal, _write_logs
+    )
+    _RUNTIME.target, _JOURNAL.target, _FEED.target = (
+        emulator._runtime,
+        emulator.journal,
+        emulator.feed,
+    )
     if _patched:
         from moto.moto_api._internal.models import moto_api_backend
 
@@ -276,7 +295,9 @@ class Faults:
         return self.config
 
 
-def _injected(faults: Faults, authorization: str, agent: str) -> tuple[str, list[tuple[str, str]], bytes] | None:
+def _injected(
+    faults: Faults, authorization: str, agent: str
+) -> tuple[str, list[tuple[str, str]], bytes] | None:
     import random
 
     config = faults.current()
@@ -293,14 +314,26 @@ def _injected(faults: Faults, authorization: str, agent: str) -> tuple[str, list
     if random.random() < float(config.get("throttle") or 0):
         service = authorization.split("Credential=", 1)[1].split(",", 1)[0].split("/")
         service = service[3] if len(service) > 3 else ""
-        body = json.dumps({"__type": "com.amazon.coral.availability#ThrottlingException",
-                           "message": "Rate exceeded"})
+        body = json.dumps(
+            {
+                "__type": "com.amazon.coral.availability#ThrottlingException",
+                "message": "Rate exceeded",
+            }
+        )
         if service in _XML_SERVICES:
-            body = ('<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code>'
-                    '<Message>Rate exceeded</Message></Error><RequestId>x</RequestId></ErrorResponse>')
+            body = (
+                "<ErrorResponse><Error><Type>Sender</Type><Code>Throttling</Code>"
+                "<Message>Rate exceeded</Message></Error><RequestId>x</RequestId></ErrorResponse>"
+            )
             return "400 Bad Request", [("Content-Type", "text/xml")], body.encode()
-        return "400 Bad Request", [("Content-Type", "application/x-amz-json-1.0"),
-                                   ("x-amzn-ErrorType", "ThrottlingException")], body.encode()
+        return (
+            "400 Bad Request",
+            [
+                ("Content-Type", "application/x-amz-json-1.0"),
+                ("x-amzn-ErrorType", "ThrottlingException"),
+            ],
+            body.encode(),
+        )
     return None
 
 
@@ -313,7 +346,8 @@ def _journal_api(app: Callable, emulator: Emulator) -> Callable:
         path = environ.get("PATH_INFO", "")
         authorization = environ.get("HTTP_AUTHORIZATION", "")
         rejected = credential_rejection(authorization) or _injected(
-            faults, authorization, environ.get("HTTP_USER_AGENT", ""))
+            faults, authorization, environ.get("HTTP_USER_AGENT", "")
+        )
         if rejected is not None:
             status, headers, body = rejected
             start_response(status, headers)
@@ -322,7 +356,7 @@ def _journal_api(app: Callable, emulator: Emulator) -> Callable:
             return portal.answer(environ, start_response)
         if not path.startswith(API_PREFIX):
             return app(environ, start_response)
-        route = path[len(API_PREFIX):]
+        route = path[len(API_PREFIX) :]
         status, body = _answer(route, environ, emulator)
         data = json.dumps(body).encode()
         headers = [("Content-Type", "application/json"), ("Content-Length", str(len(data)))]
@@ -358,10 +392,15 @@ def _json_access_denied(app: Callable) -> Callable:
         finally:
             getattr(answer, "close", lambda: None)()
         if b"<Code>AccessDenied</Code>" in body:
-            message = body.split(b"<Message>", 1)[1].split(b"</Message>", 1)[0].decode("utf-8", "replace")
+            message = (
+                body.split(b"<Message>", 1)[1].split(b"</Message>", 1)[0].decode("utf-8", "replace")
+            )
             body = json.dumps({"__type": "AccessDeniedException", "message": message}).encode()
-            held["headers"] = [("Content-Type", "application/x-amz-json-1.0"),
-                               ("x-amzn-ErrorType", "AccessDeniedException"), ("Content-Length", str(len(body)))]
+            held["headers"] = [
+                ("Content-Type", "application/x-amz-json-1.0"),
+                ("x-amzn-ErrorType", "AccessDeniedException"),
+                ("Content-Length", str(len(body))),
+            ]
         start_response(held["status"], held["headers"])
         return [body]
 
@@ -371,9 +410,16 @@ def _json_access_denied(app: Callable) -> Callable:
 _XML_SERVICES = ("sts", "iam")
 _REJECTIONS = {
     # access key id prefix: (query-protocol code, JSON-protocol code, message)
-    "EXPIRED": ("ExpiredToken", "ExpiredTokenException", "The security token included in the request is expired"),
-    "INVALID": ("InvalidClientTokenId", "UnrecognizedClientException",
-                "The security token included in the request is invalid."),
+    "EXPIRED": (
+        "ExpiredToken",
+        "ExpiredTokenException",
+        "The security token included in the request is expired",
+    ),
+    "INVALID": (
+        "InvalidClientTokenId",
+        "UnrecognizedClientException",
+        "The security token included in the request is invalid.",
+    ),
 }
 
 
@@ -391,13 +437,25 @@ def credential_rejection(authorization: str) -> tuple[str, list[tuple[str, str]]
     service = scope[3] if len(scope) > 3 else ""
     request_id = uuid.uuid4().hex
     if service in _XML_SERVICES:
-        body = (f'<ErrorResponse><Error><Type>Sender</Type><Code>{rule[0]}</Code>'
-                f'<Message>{rule[2]}</Message></Error><RequestId>{request_id}</RequestId></ErrorResponse>')
-        return "403 Forbidden", [("Content-Type", "text/xml"), ("x-amzn-RequestId", request_id)], body.encode()
+        body = (
+            f"<ErrorResponse><Error><Type>Sender</Type><Code>{rule[0]}</Code>"
+            f"<Message>{rule[2]}</Message></Error><RequestId>{request_id}</RequestId></ErrorResponse>"
+        )
+        return (
+            "403 Forbidden",
+            [("Content-Type", "text/xml"), ("x-amzn-RequestId", request_id)],
+            body.encode(),
+        )
     body = json.dumps({"__type": f"com.amazon.coral.service#{rule[1]}", "message": rule[2]})
-    return "400 Bad Request" if service != "lambda" else "403 Forbidden", [
-        ("Content-Type", "application/x-amz-json-1.0"), ("x-amzn-ErrorType", rule[1]),
-        ("x-amzn-RequestId", request_id)], body.encode()
+    return (
+        "400 Bad Request" if service != "lambda" else "403 Forbidden",
+        [
+            ("Content-Type", "application/x-amz-json-1.0"),
+            ("x-amzn-ErrorType", rule[1]),
+            ("x-amzn-RequestId", request_id),
+        ],
+        body.encode(),
+    )
 
 
 def _answer(route: str, environ: dict, emulator: Emulator) -> tuple[str, dict[str, Any]]:
@@ -413,8 +471,14 @@ def _answer(route: str, environ: dict, emulator: Emulator) -> tuple[str, dict[st
     except ValueError:
         return "400 Bad Request", {"error": "since, limit and wait must be numbers"}
     if route == "health":
-        return "200 OK", {"ok": True, "instance": emulator.instance, "started_at": emulator.started_at,
-                          "port": emulator.port, "journal": emulator.journal.id, "feed": emulator.feed.id}
+        return "200 OK", {
+            "ok": True,
+            "instance": emulator.instance,
+            "started_at": emulator.started_at,
+            "port": emulator.port,
+            "journal": emulator.journal.id,
+            "feed": emulator.feed.id,
+        }
     if route == "changes":
         if wait != wait or since < 0:  # NaN
             return "400 Bad Request", {"error": "since must be ≥ 0 and wait a number of seconds"}
@@ -427,6 +491,11 @@ def _answer(route: str, environ: dict, emulator: Emulator) -> tuple[str, dict[st
         return "404 Not Found", {"error": f"no such resource: {API_PREFIX}{route}"}
     cursor = rows[-1]["cursor"] if rows else since
     # The instance and its start tell a reader the emulator restarted: moto's resources are new.
-    return "200 OK", {"items": rows, "cursor": cursor, "more": len(rows) == limit,
-                      "journal": emulator.journal.id, "instance": emulator.instance,
-                      "started_at": emulator.started_at}
+    return "200 OK", {
+        "items": rows,
+        "cursor": cursor,
+        "more": len(rows) == limit,
+        "journal": emulator.journal.id,
+        "instance": emulator.instance,
+        "started_at": emulator.started_at,
+    }

@@ -76,8 +76,14 @@ class SqsPoller:
                 for esm in list(backend._event_source_mappings.values()):
                     if ":sqs:" not in esm.event_source_arn or mapping_state(esm) != "Enabled":
                         continue
-                    queue = next((q for q in list(sqs_backends[account_id][region].queues.values())
-                                  if q.queue_arn == esm.event_source_arn), None)
+                    queue = next(
+                        (
+                            q
+                            for q in list(sqs_backends[account_id][region].queues.values())
+                            if q.queue_arn == esm.event_source_arn
+                        ),
+                        None,
+                    )
                     if queue is not None:
                         self._poll_mapping(backend, esm, queue, region)
 
@@ -89,22 +95,29 @@ class SqsPoller:
                 if self._in_flight.get(esm.uuid, 0) >= self.batches_in_flight:
                     return
             sqs = sqs_backends[esm.account_id][region]
-            messages = sqs.receive_message(queue.name, esm.batch_size, 0,
-                                           int(queue.visibility_timeout))
+            messages = sqs.receive_message(
+                queue.name, esm.batch_size, 0, int(queue.visibility_timeout)
+            )
             if not messages:
                 return
             with self._lock:
                 self._in_flight[esm.uuid] = self._in_flight.get(esm.uuid, 0) + 1
             self._pool.submit(self._deliver, backend, esm, queue, region, messages)
 
-    def _deliver(self, backend: Any, esm: Any, queue: Any, region: str, messages: list[Any]) -> None:
+    def _deliver(
+        self, backend: Any, esm: Any, queue: Any, region: str, messages: list[Any]
+    ) -> None:
         from moto.sqs.models import sqs_backends
 
         try:
             fn = backend.get_function(esm.function_arn)
             event = {"Records": [sqs_event(m, queue, region) for m in messages]}
-            caller = {"kind": "sqs", "mapping": esm.uuid, "queue_arn": queue.queue_arn,
-                      "message_ids": [m.id for m in messages]}
+            caller = {
+                "kind": "sqs",
+                "mapping": esm.uuid,
+                "queue_arn": queue.queue_arn,
+                "message_ids": [m.id for m in messages],
+            }
             result = self.runtime.invoke(fn, json.dumps(event).encode(), caller)
             if result.function_error:
                 return  # the batch becomes visible again when its visibility timeout ends

@@ -26,8 +26,13 @@ class LabContext:
     """Clients for one target, resolved as the SDK resolves it (profile, region, endpoints), and
     lookups by name. ``endpoint_url`` is the endpoint the lab's data lives on, None for AWS."""
 
-    def __init__(self, endpoint_url: str | None, region: str | None, log: Callable[[str], None],
-                 profile: str | None = None):
+    def __init__(
+        self,
+        endpoint_url: str | None,
+        region: str | None,
+        log: Callable[[str], None],
+        profile: str | None = None,
+    ):
         from awsview.aws.session import EMULATOR_CREDENTIALS, Target, resolve
 
         self.resolved = resolve(Target(profile=profile, region=region, endpoint_url=endpoint_url))
@@ -39,8 +44,10 @@ class LabContext:
         botocore_session = self.resolved.session
         if not self.resolved.reaches_aws and botocore_session.get_credentials() is None:
             # An emulator wants some credentials; with none configured, any will do.
-            botocore_session.set_credentials(EMULATOR_CREDENTIALS["aws_access_key_id"],
-                                             EMULATOR_CREDENTIALS["aws_secret_access_key"])
+            botocore_session.set_credentials(
+                EMULATOR_CREDENTIALS["aws_access_key_id"],
+                EMULATOR_CREDENTIALS["aws_secret_access_key"],
+            )
         self._session = boto3.Session(botocore_session=botocore_session, region_name=self.region)
 
     def client(self, service: str):

@@ -53,7 +53,9 @@ class DemoDriver:
         try:
             for lab in self.labs:
                 self.app.switch_lab(lab.name)
-                player = LabPlayer(lab, endpoint_url=self.endpoint_url, region=self.region, log=self._log)
+                player = LabPlayer(
+                    lab, endpoint_url=self.endpoint_url, region=self.region, log=self._log
+                )
                 self._banner(f"{lab.name} · {lab.title} · setting up what the lab VM provides…")
                 await _in_daemon_thread(player.setup)
                 for number, step in enumerate(lab.steps, start=1):
@@ -73,7 +75,9 @@ class DemoDriver:
             if self.app is not None:
                 self.app.refresh_bindings()
         names = ", ".join(lab.name for lab in self.labs)
-        self._banner(f"Demo finished: every step of {names} played. The viewer stays live; q quits.", "done")
+        self._banner(
+            f"Demo finished: every step of {names} played. The viewer stays live; q quits.", "done"
+        )
 
     async def _countdown(self, text: str) -> None:
         self._skip = False
@@ -85,7 +89,9 @@ class DemoDriver:
                 self._banner(f"{text} · in {left:.0f} s (space pauses, n plays it now)")
             self._go.clear()
             try:
-                await asyncio.wait_for(self._go.wait(), timeout=None if self.paused else min(1.0, left))
+                await asyncio.wait_for(
+                    self._go.wait(), timeout=None if self.paused else min(1.0, left)
+                )
             except asyncio.TimeoutError:
                 left -= min(1.0, left)
 
@@ -121,5 +127,7 @@ async def _in_daemon_thread(fn: Callable[..., Any], *args: Any, **kwargs: Any) -
             if not loop.is_closed():
                 loop.call_soon_threadsafe(lambda: done.done() or done.set_result(result))
 
-    threading.Thread(target=run, name=f"demo-{getattr(fn, '__name__', 'step')}", daemon=True).start()
+    threading.Thread(
+        target=run, name=f"demo-{getattr(fn, '__name__', 'step')}", daemon=True
+    ).start()
     return await done

@@ -87,9 +87,9 @@ def ensure_role(ctx: LabContext, name: str, trust: dict, policies: dict[str, dic
     except ClientError as error:
         if error_code(error) != "NoSuchEntity":
             raise
-        arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))[
-            "Role"
-        ]["Arn"]
+        arn = iam.create_role(RoleName=name, AssumeRolePolicyDocument=json.dumps(trust))["Role"][
+            "Arn"
+        ]
         ctx.log(f"role {name} created")
     for policy, document in policies.items():
         iam.put_role_policy(RoleName=name, PolicyName=policy, PolicyDocument=json.dumps(document))

@@ -139,9 +139,7 @@ class OrderWorkflow:
         ctx.log(f"policy InvokeWorker put on {self.workflow_role}")
 
     def delete_invoke_policy(self, ctx: LabContext) -> None:
-        ctx.client("iam").delete_role_policy(
-            RoleName=self.workflow_role, PolicyName="InvokeWorker"
-        )
+        ctx.client("iam").delete_role_policy(RoleName=self.workflow_role, PolicyName="InvokeWorker")
         ctx.log(f"policy InvokeWorker deleted from {self.workflow_role}")
 
     def create_machine(self, ctx: LabContext) -> str:

@@ -18,8 +18,12 @@ MAX_NESTING = 32  # Parallel/Map depth; deeper input is treated as malformed, no
 _LAMBDA_ARN = re.compile(r"^arn:aws[\w-]*:lambda:[^:]*:[^:]*:function:.+$")
 
 _COMPARISON_SYMBOLS = {
-    "Equals": "==", "GreaterThan": ">", "GreaterThanEquals": ">=",
-    "LessThan": "<", "LessThanEquals": "<=", "Matches": "matches",
+    "Equals": "==",
+    "GreaterThan": ">",
+    "GreaterThanEquals": ">=",
+    "LessThan": "<",
+    "LessThanEquals": "<=",
+    "Matches": "matches",
 }
 _TYPE_TESTS = ("IsNull", "IsPresent", "IsNumeric", "IsString", "IsBoolean", "IsTimestamp")
 _COMPARISON_OPERATORS = frozenset(
@@ -66,8 +70,10 @@ class Retrier:
 
     def describe(self) -> str:
         """E.g. "Retry TransientOrderError every 1s ×2, max 2"."""
-        text = (f"Retry {', '.join(self.error_equals)} every {_number(self.interval_seconds)}s"
-                f" ×{_number(self.backoff_rate)}, max {self.max_attempts}")
+        text = (
+            f"Retry {', '.join(self.error_equals)} every {_number(self.interval_seconds)}s"
+            f" ×{_number(self.backoff_rate)}, max {self.max_attempts}"
+        )
         if self.max_delay_seconds is not None:
             text += f", cap {_number(self.max_delay_seconds)}s"
         if self.jitter_strategy and self.jitter_strategy != "NONE":
@@ -177,8 +183,9 @@ def parse_definition(text: str | bytes) -> Definition:
     return _machine(document, "definition", None, "JSONPath", 0)
 
 
-def _machine(document: Any, where: str, parent: str | None, language: str,
-             depth: int) -> Definition:
+def _machine(
+    document: Any, where: str, parent: str | None, language: str, depth: int
+) -> Definition:
     if depth > MAX_NESTING:
         raise DefinitionError(f"{where}: nested deeper than {MAX_NESTING} levels")
     _require(document, dict, where, "a JSON object")
@@ -187,14 +194,21 @@ def _machine(document: Any, where: str, parent: str | None, language: str,
     _require(start_at, str, f"{where}.StartAt", "a state name")
     states = document.get("States")
     _require(states, dict, f"{where}.States", "an object of states")
-    parsed = tuple(_state(name, body, f"{where}.States.{name}", parent, language, depth)
-                   for name, body in states.items())
-    return Definition(start_at=start_at, states=parsed,
-                      comment=_optional(document, "Comment", str, where), query_language=language)
+    parsed = tuple(
+        _state(name, body, f"{where}.States.{name}", parent, language, depth)
+        for name, body in states.items()
+    )
+    return Definition(
+        start_at=start_at,
+        states=parsed,
+        comment=_optional(document, "Comment", str, where),
+        query_language=language,
+    )
 
 
-def _state(name: str, body: Any, where: str, parent: str | None, language: str,
-           depth: int) -> State:
+def _state(
+    name: str, body: Any, where: str, parent: str | None, language: str, depth: int
+) -> State:
     _require(body, dict, where, "a JSON object")
     kind = body.get("Type")
     _require(kind, str, f"{where}.Type", "a string")
@@ -202,17 +216,24 @@ def _state(name: str, body: Any, where: str, parent: str | None, language: str,
     resource = _optional(body, "Resource", str, where)
     parameters = body.get("Parameters", body.get("Arguments"))
     return State(
-        name=name, type=kind, next=_optional(body, "Next", str, where),
+        name=name,
+        type=kind,
+        next=_optional(body, "Next", str, where),
         end=_optional(body, "End", bool, where) or False,
         comment=_optional(body, "Comment", str, where),
-        resource=resource, function=_function(resource, parameters),
+        resource=resource,
+        function=_function(resource, parameters),
         parameters=_compact(parameters),
-        retry=tuple(_retrier(r, f"{where}.Retry[{i}]")
-                    for i, r in enumerate(_list(body, "Retry", where))),
-        catch=tuple(_catcher(c, f"{where}.Catch[{i}]")
-                    for i, c in enumerate(_list(body, "Catch", where))),
-        choices=tuple(_choice(c, f"{where}.Choices[{i}]", top=True)
-                      for i, c in enumerate(_list(body, "Choices", where))),
+        retry=tuple(
+            _retrier(r, f"{where}.Retry[{i}]") for i, r in enumerate(_list(body, "Retry", where))
+        ),
+        catch=tuple(
+            _catcher(c, f"{where}.Catch[{i}]") for i, c in enumerate(_list(body, "Catch", where))
+        ),
+        choices=tuple(
+            _choice(c, f"{where}.Choices[{i}]", top=True)
+            for i, c in enumerate(_list(body, "Choices", where))
+        ),
         default=_optional(body, "Default", str, where),
         error=_text(body.get("Error", body.get("ErrorPath"))),
         cause=_text(body.get("Cause", body.get("CausePath"))),
@@ -230,8 +251,12 @@ def _state(name: str, body: Any, where: str, parent: str | None, language: str,
 
 def _wait(body: dict) -> str | None:
     """Seconds, SecondsPath, Timestamp or TimestampPath, as one line; JSONata as written."""
-    for key, text in (("Seconds", "{} s"), ("SecondsPath", "seconds from {}"),
-                      ("Timestamp", "until {}"), ("TimestampPath", "until {}")):
+    for key, text in (
+        ("Seconds", "{} s"),
+        ("SecondsPath", "seconds from {}"),
+        ("Timestamp", "until {}"),
+        ("TimestampPath", "until {}"),
+    ):
         value = body.get(key)
         if value is None or isinstance(value, bool):
             continue
@@ -241,8 +266,9 @@ def _wait(body: dict) -> str | None:
     return None
 
 
-def _branches(name: str, body: dict, where: str, language: str,
-              depth: int) -> tuple[Definition, ...]:
+def _branches(
+    name: str, body: dict, where: str, language: str, depth: int
+) -> tuple[Definition, ...]:
     found = []
     for i, branch in enumerate(_list(body, "Branches", where)):
         found.append(_machine(branch, f"{where}.Branches[{i}]", name, language, depth + 1))
@@ -264,6 +290,7 @@ def _function(resource: str | None, parameters: Any) -> str | None:
 
 def _retrier(body: Any, where: str) -> Retrier:
     _require(body, dict, where, "a JSON object")
+
     def given(key: str, kind: type | tuple[type, ...], default: Any) -> Any:
         value = _optional(body, key, kind, where)
         return default if value is None else value
@@ -280,8 +307,11 @@ def _retrier(body: Any, where: str) -> Retrier:
 
 def _catcher(body: Any, where: str) -> Catcher:
     _require(body, dict, where, "a JSON object")
-    return Catcher(error_equals=_errors(body, where), next=_optional(body, "Next", str, where),
-                   result_path=_text(body.get("ResultPath")))
+    return Catcher(
+        error_equals=_errors(body, where),
+        next=_optional(body, "Next", str, where),
+        result_path=_text(body.get("ResultPath")),
+    )
 
 
 def _errors(body: dict, where: str) -> tuple[str, ...]:

@@ -30,9 +30,16 @@ import msgpack
 FORMAT = 1  # bump when an encoding below changes meaning; readers refuse newer formats
 # Where snapshot data lives. Every dataclass defined in these modules can be written and read.
 MODULES = (
-    "awsview.model.snapshot", "awsview.model.resources", "awsview.model.asl",
-    "awsview.model.history", "awsview.model.loglines", "awsview.model.items",
-    "awsview.polling.journal", "awsview.core.timeline", "awsview.core.checkpoints", "awsview.profiles",
+    "awsview.model.snapshot",
+    "awsview.model.resources",
+    "awsview.model.asl",
+    "awsview.model.history",
+    "awsview.model.loglines",
+    "awsview.model.items",
+    "awsview.polling.journal",
+    "awsview.core.timeline",
+    "awsview.core.checkpoints",
+    "awsview.profiles",
     "awsview.core.runs",
 )
 OPAQUE_REPR = 2000  # characters of repr kept for an object of no known type
@@ -41,7 +48,9 @@ OPAQUE_REPR = 2000  # characters of repr kept for an object of no known type
 # mark (an empty extension value of one of these codes): [mark, ...]. Marked arrays are rebuilt
 # by the unpacker's list hook, in C's loop, with no nested unpacking (a nested payload per
 # value made reading 100,000 log lines take 3.7 s, marks 1.0 s).
-_TUPLE, _DATACLASS, _DECIMAL, _FROZENSET, _SET, _DATETIME, _BIGINT, _ENUM, _PROXY, _OPAQUE = range(1, 11)
+_TUPLE, _DATACLASS, _DECIMAL, _FROZENSET, _SET, _DATETIME, _BIGINT, _ENUM, _PROXY, _OPAQUE = range(
+    1, 11
+)
 _MARKS = {code: msgpack.ExtType(code, b"") for code in range(1, 11)}
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)
@@ -78,8 +87,11 @@ def known_types() -> list[type]:
     for name in MODULES:
         module = importlib.import_module(name)
         for value in vars(module).values():
-            if isinstance(value, type) and value.__module__ == name and \
-                    (dataclasses.is_dataclass(value) or issubclass(value, enum.Enum)):
+            if (
+                isinstance(value, type)
+                and value.__module__ == name
+                and (dataclasses.is_dataclass(value) or issubclass(value, enum.Enum))
+            ):
                 found[_type_name(value)] = value
     return [found[k] for k in sorted(found)]
 
@@ -95,8 +107,10 @@ def _written_fields(cls: type) -> tuple[str, ...]:
 def current_schema() -> list[list[Any]]:
     """The schema of the running code, as a recording's header keeps it: [name, fields] per
     dataclass, [name, None] per enum."""
-    return [[_type_name(cls), list(_written_fields(cls)) if dataclasses.is_dataclass(cls) else None]
-            for cls in known_types()]
+    return [
+        [_type_name(cls), list(_written_fields(cls)) if dataclasses.is_dataclass(cls) else None]
+        for cls in known_types()
+    ]
 
 
 class Codec:
@@ -116,8 +130,12 @@ class Codec:
                 if fields is not None:
                     self._fields[cls] = tuple(fields)
             self._builders.append(_builder(name, cls, fields))
-        self._packer = msgpack.Packer(default=self._default, strict_types=True, use_bin_type=True,
-                                      unicode_errors="surrogatepass")
+        self._packer = msgpack.Packer(
+            default=self._default,
+            strict_types=True,
+            use_bin_type=True,
+            unicode_errors="surrogatepass",
+        )
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -163,8 +181,14 @@ class Codec:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            return msgpack.unpackb(data, ext_hook=_read_mark, list_hook=self._rebuild, raw=False,
-                                   strict_map_key=False, unicode_errors="surrogatepass")
+            return msgpack.unpackb(
+                data,
+                ext_hook=_read_mark,
+                list_hook=self._rebuild,
+                raw=False,
+                strict_map_key=False,
+                unicode_errors="surrogatepass",
+            )
         except CodecError:
             raise
         except Exception as exc:  # damaged bytes: one clear reason, never a traceback
@@ -226,10 +250,12 @@ def _builder(name: str, cls: type | None, fields: list[str] | None) -> Callable[
     # Added since, or never written (compare=False): the default, else None.
     absent = [f for f in current.values() if f.name not in fields]
     if hasattr(cls, "__post_init__") or hasattr(cls, "__slots__"):
+
         def construct(values: list[Any]) -> Any:
             kwargs = {n: values[i] for n, i in zip(names, kept) if current[n].init}
             kwargs.update({f.name: _default(f) for f in absent if f.init})
             return cls(**kwargs)
+
         return construct
     whole = len(kept) == len(fields)
     new = object.__new__
@@ -240,7 +266,9 @@ def _builder(name: str, cls: type | None, fields: list[str] | None) -> Callable[
         # dataclasses have no __post_init__ (checked above), so nothing is skipped.
         obj: Any = new(cls)
         state = obj.__dict__
-        state.update(zip(fields, values) if whole else ((n, values[i]) for n, i in zip(names, kept)))
+        state.update(
+            zip(fields, values) if whole else ((n, values[i]) for n, i in zip(names, kept))
+        )
         for f in absent:
             state[f.name] = _default(f)
         return obj

@@ -19,19 +19,30 @@ from typing import Any, Iterable, Mapping
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
-TERMINAL_STATUS = MappingProxyType({
-    "ExecutionSucceeded": "SUCCEEDED",
-    "ExecutionFailed": "FAILED",
-    "ExecutionAborted": "ABORTED",
-    "ExecutionTimedOut": "TIMED_OUT",
-})
+TERMINAL_STATUS = MappingProxyType(
+    {
+        "ExecutionSucceeded": "SUCCEEDED",
+        "ExecutionFailed": "FAILED",
+        "ExecutionAborted": "ABORTED",
+        "ExecutionTimedOut": "TIMED_OUT",
+    }
+)
 SCHEDULED_TYPES = frozenset({"TaskScheduled", "LambdaFunctionScheduled", "ActivityScheduled"})
-TASK_FAILURE_TYPES = frozenset({
-    "TaskFailed", "TaskTimedOut", "TaskStartFailed", "TaskSubmitFailed",
-    "LambdaFunctionFailed", "LambdaFunctionTimedOut", "LambdaFunctionStartFailed",
-    "LambdaFunctionScheduleFailed",
-    "ActivityFailed", "ActivityTimedOut", "ActivityScheduleFailed",
-})
+TASK_FAILURE_TYPES = frozenset(
+    {
+        "TaskFailed",
+        "TaskTimedOut",
+        "TaskStartFailed",
+        "TaskSubmitFailed",
+        "LambdaFunctionFailed",
+        "LambdaFunctionTimedOut",
+        "LambdaFunctionStartFailed",
+        "LambdaFunctionScheduleFailed",
+        "ActivityFailed",
+        "ActivityTimedOut",
+        "ActivityScheduleFailed",
+    }
+)
 _TASK_PREFIXES = ("Task", "LambdaFunction", "Activity")
 _DENIED_MARKERS = ("is not authorized to perform", "AccessDenied")
 
@@ -103,8 +114,9 @@ class _Tracking:
     entry_attempts: Mapping[int, int]  # StateEntered id → attempts within that entry
 
 
-def parse_history(events: Iterable[Mapping[str, Any]],
-                  previous: ExecutionHistory | None = None) -> ExecutionHistory:
+def parse_history(
+    events: Iterable[Mapping[str, Any]], previous: ExecutionHistory | None = None
+) -> ExecutionHistory:
     """Typed history from botocore event dicts, continuing from `previous` when given."""
     previous = previous or ExecutionHistory()
     track = previous._track or _Tracking(_EMPTY, _EMPTY, _EMPTY)
@@ -170,13 +182,21 @@ def parse_history(events: Iterable[Mapping[str, Any]],
         task_failures=tuple(failures),
         is_finished=status in TERMINAL_STATUS.values(),
         status=status,
-        _track=_Tracking(MappingProxyType(state_of), MappingProxyType(entry_of),
-                         MappingProxyType(entry_attempts)),
+        _track=_Tracking(
+            MappingProxyType(state_of), MappingProxyType(entry_of), MappingProxyType(entry_attempts)
+        ),
     )
 
 
-def _event(raw: Mapping[str, Any], event_id: int, previous_id: int | None, kind: str,
-           details: Mapping[str, Any], state: str | None, attempt: int | None) -> HistoryEvent:
+def _event(
+    raw: Mapping[str, Any],
+    event_id: int,
+    previous_id: int | None,
+    kind: str,
+    details: Mapping[str, Any],
+    state: str | None,
+    attempt: int | None,
+) -> HistoryEvent:
     output = decode_json(details.get("output"))
     if kind == "LambdaFunctionSucceeded":
         payload = output
@@ -186,11 +206,19 @@ def _event(raw: Mapping[str, Any], event_id: int, previous_id: int | None, kind:
         payload = None
     raw_input = details.get("input", details.get("parameters"))
     return HistoryEvent(
-        id=event_id, previous_id=previous_id, timestamp=_timestamp(raw.get("timestamp")),
-        type=kind, state=state, attempt=attempt,
-        error=_str(details.get("error")), cause=_str(details.get("cause")),
-        output=output, payload=payload, input=decode_json(raw_input),
-        resource=_str(details.get("resource")), resource_type=_str(details.get("resourceType")),
+        id=event_id,
+        previous_id=previous_id,
+        timestamp=_timestamp(raw.get("timestamp")),
+        type=kind,
+        state=state,
+        attempt=attempt,
+        error=_str(details.get("error")),
+        cause=_str(details.get("cause")),
+        output=output,
+        payload=payload,
+        input=decode_json(raw_input),
+        resource=_str(details.get("resource")),
+        resource_type=_str(details.get("resourceType")),
         details=MappingProxyType(dict(details)),
     )
 

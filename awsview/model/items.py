@@ -37,7 +37,7 @@ def to_plain(value: Any) -> Any:
     """One attribute value from wire format to a plain value."""
     if not isinstance(value, Mapping) or len(value) != 1:
         return dict(value) if isinstance(value, Mapping) else value
-    (tag, raw), = value.items()
+    ((tag, raw),) = value.items()
     try:
         if tag == "S":
             return _text(raw)
@@ -114,8 +114,11 @@ def diff_items(before: Mapping[str, Any] | None, after: Mapping[str, Any] | None
     before, after = before or {}, after or {}
     added = tuple(sorted(n for n in after if n not in before))
     removed = tuple(sorted(n for n in before if n not in after))
-    changed = tuple((n, before[n], after[n]) for n in sorted(n for n in before if n in after)
-                    if _canonical(before[n]) != _canonical(after[n]))
+    changed = tuple(
+        (n, before[n], after[n])
+        for n in sorted(n for n in before if n in after)
+        if _canonical(before[n]) != _canonical(after[n])
+    )
     return ItemDiff(added, removed, changed)
 
 
@@ -161,8 +164,7 @@ def _format(value: Any) -> str:
     if isinstance(value, str):
         return _one_line(value)
     if kind is dict or isinstance(value, Mapping):
-        return "{" + ", ".join(f"{_one_line(str(k))}: {_format(v)}"
-                               for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{_one_line(str(k))}: {_format(v)}" for k, v in value.items()) + "}"
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(_format(v) for v in value) + "]"
     if isinstance(value, (set, frozenset)):

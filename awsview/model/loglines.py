@@ -35,16 +35,27 @@ _SEP = r"""(["']?\s*[:=>]\s*["']?)"""  # between a key and its value: `": "`, `=
 _SECRET_VALUE = r"""([^\s"',;}\]<]+)"""
 _KEYED_SECRETS = re.compile(
     r"(?i)\b(receipt_?handle|(?:aws_)?secret_?access_?key|(?:aws_)?session_?token"
-    r"|x-amz-security-token|x-amz-signature)" + _SEP + _SECRET_VALUE)
+    r"|x-amz-security-token|x-amz-signature)" + _SEP + _SECRET_VALUE
+)
 _AUTHORIZATION = re.compile(
-    r"(?i)\b(authorization" + _SEP[1:-1] + r")(AWS4-HMAC-SHA256)\s[^\"'\r\n]*")
+    r"(?i)\b(authorization" + _SEP[1:-1] + r")(AWS4-HMAC-SHA256)\s[^\"'\r\n]*"
+)
 _SIGNATURE = re.compile(r"(?i)\b(signature=)[0-9a-f]{16,}")
 _ACCESS_KEY_ID = re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")
 
-_SECRET_KEYS = frozenset({
-    "receipthandle", "secretaccesskey", "awssecretaccesskey", "sessiontoken", "awssessiontoken",
-    "securitytoken", "xamzsecuritytoken", "xamzsignature", "authorization",
-})
+_SECRET_KEYS = frozenset(
+    {
+        "receipthandle",
+        "secretaccesskey",
+        "awssecretaccesskey",
+        "sessiontoken",
+        "awssessiontoken",
+        "securitytoken",
+        "xamzsecuritytoken",
+        "xamzsignature",
+        "authorization",
+    }
+)
 
 _REQUEST_ID = re.compile(r"RequestId:\s*(\S+)")
 _START_VERSION = re.compile(r"Version:\s*(\S+)")
@@ -87,8 +98,10 @@ def redact(text: str) -> str:
 def redact_data(value: Any) -> Any:
     """A decoded JSON value with secret-named keys masked and every string cleaned and redacted."""
     if isinstance(value, dict):
-        return {clean_text(str(k)): REDACTED if _is_secret_key(k) else redact_data(v)
-                for k, v in value.items()}
+        return {
+            clean_text(str(k)): REDACTED if _is_secret_key(k) else redact_data(v)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [redact_data(v) for v in value]
     if isinstance(value, str):
@@ -146,7 +159,7 @@ def _runtime_fields(tag: str, text: str) -> dict[str, Any]:
 
 
 def _measure(value: str) -> Any:
-    """"12.34 ms" → 12.34, "128 MB" → 128; anything else stays text."""
+    """ "12.34 ms" → 12.34, "128 MB" → 128; anything else stays text."""
     match = _MEASURE.match(value.strip())
     if not match:
         return value.strip()

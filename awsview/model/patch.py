@@ -69,10 +69,13 @@ def _sequence(old: Any, new: Any) -> tuple:
     tail = 0
     while tail < limit - head and same(base[n_old - 1 - tail], new[n_new - 1 - tail]):
         tail += 1
-    gone = base[head:n_old - tail]
-    came = new[head:n_new - tail]
-    if gone and len(gone) == len(came) and all(
-            dataclasses.is_dataclass(a) and type(a) is type(b) for a, b in zip(gone, came)):
+    gone = base[head : n_old - tail]
+    came = new[head : n_new - tail]
+    if (
+        gone
+        and len(gone) == len(came)
+        and all(dataclasses.is_dataclass(a) and type(a) is type(b) for a, b in zip(gone, came))
+    ):
         return (EACH, drop, head, tail, tuple(diff(a, b) for a, b in zip(gone, came)))
     return (SPLICE, drop, head, tail, tuple(came))
 
@@ -84,14 +87,20 @@ def patch(old: Any, op: Any) -> Any:
         return op[1]
     if code == FIELDS:
         changes = {name: patch(getattr(old, name), inner) for name, inner in op[1]}
-        return dataclasses.replace(old, **changes) if _replaceable(old, changes) else _rebuilt(old, changes)
+        return (
+            dataclasses.replace(old, **changes)
+            if _replaceable(old, changes)
+            else _rebuilt(old, changes)
+        )
     if code == SPLICE or code == EACH:
         _, drop, head, tail, body = op
         base = old[drop:] if drop else old
         end = len(base) - tail
         if code == EACH:
-            body = [base[head + i] if inner is None else patch(base[head + i], inner)
-                    for i, inner in enumerate(body)]
+            body = [
+                base[head + i] if inner is None else patch(base[head + i], inner)
+                for i, inner in enumerate(body)
+            ]
         middle = tuple(body) if type(old) is tuple else list(body)
         return base[:head] + middle + base[end:]
     raise ValueError(f"unknown operation {code!r}")

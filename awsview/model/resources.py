@@ -63,7 +63,9 @@ class Table:
     created: float | None = None  # CreationDateTime: a table created again is a new lab run
     item_count: int | None = None  # DescribeTable's ItemCount (AWS updates it every ~6 hours)
     paged: bool = False  # too big to read in one poll: read page by page, a pass over several polls
-    truncated: bool = False  # a pass stops at the poller's item limit: only the first items are shown
+    truncated: bool = (
+        False  # a pass stops at the poller's item limit: only the first items are shown
+    )
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ T = TypeVar("T")
 
 class Health(str, Enum):
     OK = "ok"
-    STALE = "stale"   # an error now, last good data kept
-    ERROR = "error"   # never succeeded yet
+    STALE = "stale"  # an error now, last good data kept
+    ERROR = "error"  # never succeeded yet
     ABSENT = "absent"  # a successful call says it does not exist
 
 
@@ -35,7 +35,9 @@ class Snapshot(Generic[T]):
     error: str | None = None
     error_since: float | None = None
     note: str | None = None  # e.g. "absent" reason, or why data is partial
-    live: bool = False  # read while a change feed was followed: current until the feed says otherwise
+    live: bool = (
+        False  # read while a change feed was followed: current until the feed says otherwise
+    )
 
     @property
     def usable(self) -> bool:
@@ -50,14 +52,21 @@ class Snapshot(Generic[T]):
         if self.health is Health.ABSENT:
             return f"absent — {self.note}" if self.note else "absent"
         if self.health is Health.STALE:
-            return f"stale {_age(now - (self.fetched_at or self.error_since or now))} — {self.error}"
+            return (
+                f"stale {_age(now - (self.fetched_at or self.error_since or now))} — {self.error}"
+            )
         return f"error — {self.error}"
 
     def to_json(self, now: float | None = None) -> dict[str, Any]:
         return {
-            "kind": self.kind, "key": self.key, "health": self.health.value,
-            "fetched_at": self.fetched_at, "error": self.error, "error_since": self.error_since,
-            "note": self.note, "freshness": self.freshness(now),
+            "kind": self.kind,
+            "key": self.key,
+            "health": self.health.value,
+            "fetched_at": self.fetched_at,
+            "error": self.error,
+            "error_since": self.error_since,
+            "note": self.note,
+            "freshness": self.freshness(now),
         }
 
 
@@ -70,26 +79,47 @@ def _age(seconds: float) -> str:
     return f"{seconds / 60:.0f} min"
 
 
-def succeeded(previous: Snapshot[T] | None, kind: str, key: str, data: T,
-              note: str | None = None, at: float | None = None) -> Snapshot[T]:
+def succeeded(
+    previous: Snapshot[T] | None,
+    kind: str,
+    key: str,
+    data: T,
+    note: str | None = None,
+    at: float | None = None,
+) -> Snapshot[T]:
     at = time.time() if at is None else at
     return Snapshot(kind, key, Health.OK, data, fetched_at=at, attempted_at=at, note=note)
 
 
-def absent(previous: Snapshot[Any] | None, kind: str, key: str, note: str | None = None,
-           at: float | None = None) -> Snapshot[Any]:
+def absent(
+    previous: Snapshot[Any] | None,
+    kind: str,
+    key: str,
+    note: str | None = None,
+    at: float | None = None,
+) -> Snapshot[Any]:
     at = time.time() if at is None else at
     return Snapshot(kind, key, Health.ABSENT, None, fetched_at=at, attempted_at=at, note=note)
 
 
-def failed(previous: Snapshot[T] | None, kind: str, key: str, error: str,
-           at: float | None = None) -> Snapshot[T]:
+def failed(
+    previous: Snapshot[T] | None, kind: str, key: str, error: str, at: float | None = None
+) -> Snapshot[T]:
     """The snapshot after a failed poll: STALE keeps what was known, ERROR if nothing was."""
     at = time.time() if at is None else at
     if previous is None or previous.health is Health.ERROR:
         since = previous.error_since if previous is not None else at
-        return Snapshot(kind, key, Health.ERROR, None, attempted_at=at, error=error, error_since=since)
+        return Snapshot(
+            kind, key, Health.ERROR, None, attempted_at=at, error=error, error_since=since
+        )
     since = previous.error_since if previous.health is Health.STALE else at
     note = "was absent" if previous.health is Health.ABSENT else previous.note
-    return replace(previous, health=Health.STALE, attempted_at=at, error=error, error_since=since,
-                   note=note, live=False)
+    return replace(
+        previous,
+        health=Health.STALE,
+        attempted_at=at,
+        error=error,
+        error_since=since,
+        note=note,
+        live=False,
+    )

@@ -12,7 +12,6 @@ from awsview.model.state import LabModel
 from awsview.profiles import LabProfile
 
 
-
 class Absent(Exception):
     """Raised inside a fetch when a successful answer says the resource does not exist."""
 
@@ -50,12 +49,15 @@ class Poller:
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         raise NotImplementedError
 
-    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+    async def refresh(
+        self, conn: Connection, model: LabModel, names: frozenset[str]
+    ) -> list[Snapshot[Any]]:
         """Read only the resources the change feed named (by default: everything)."""
         return await self.poll(conn, model)
 
-    async def fetch(self, model: LabModel, key: str, fn: Callable[[], Awaitable[Any]],
-                    note: str | None = None) -> Snapshot[Any]:
+    async def fetch(
+        self, model: LabModel, key: str, fn: Callable[[], Awaitable[Any]], note: str | None = None
+    ) -> Snapshot[Any]:
         """Run one fetch; a success, a proven absence or a failure each make the right snapshot."""
         previous = model.get(key)
         try:

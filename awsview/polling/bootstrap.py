@@ -25,7 +25,9 @@ async def preflight(conn: Connection) -> str:
         identity = await conn.call("sts", "get_caller_identity")
     except Exception as exc:
         failure = classify(exc)
-        raise PreflightError(f"cannot use {conn.describe()}: {failure.text}", failure.kind, failure.text) from None
+        raise PreflightError(
+            f"cannot use {conn.describe()}: {failure.text}", failure.kind, failure.text
+        ) from None
     return identity.get("Account", "?")
 
 
@@ -35,9 +37,11 @@ class NeedsPrefix(PreflightError):
 
     def __init__(self, where: str, found: list[tuple[str, int]]):
         names = ", ".join(f"{p} ({n})" for p, n in found[:6])
-        text = (f"no known lab on {where} and no --prefix: on an account AWS View watches only "
-                f"resources named PREFIX*, never a whole region — "
-                + (f"names found start with {names}" if names else "no shared name prefix found"))
+        text = (
+            f"no known lab on {where} and no --prefix: on an account AWS View watches only "
+            f"resources named PREFIX*, never a whole region — "
+            + (f"names found start with {names}" if names else "no shared name prefix found")
+        )
         super().__init__(text, "usage")
         self.found = found
 
@@ -50,7 +54,13 @@ async def detect_profile(conn: Connection, prefix: str = "") -> profiles.LabProf
     names: list[str] = []
     for service, method, key, token_in, token_out in (
         ("lambda", "list_functions", "Functions", "Marker", "NextMarker"),
-        ("dynamodb", "list_tables", "TableNames", "ExclusiveStartTableName", "LastEvaluatedTableName"),
+        (
+            "dynamodb",
+            "list_tables",
+            "TableNames",
+            "ExclusiveStartTableName",
+            "LastEvaluatedTableName",
+        ),
     ):
         try:
             found = await conn.pages(service, method, key, token_in=token_in, token_out=token_out)

@@ -36,8 +36,13 @@ class ChangeFeedFollower:
     """``on_changes(changes, reset)``: reset means read everything (a new feed, or a gap);
     ``on_state(up)``: the feed started or stopped being followed."""
 
-    def __init__(self, endpoint_url: str, on_changes: Callable[[list[FeedChange], bool], None],
-                 on_state: Callable[[bool], None], wait: float = WAIT_S):
+    def __init__(
+        self,
+        endpoint_url: str,
+        on_changes: Callable[[list[FeedChange], bool], None],
+        on_state: Callable[[bool], None],
+        wait: float = WAIT_S,
+    ):
         self.url = endpoint_url.rstrip("/") + "/_awsview/changes"
         self.on_changes = on_changes
         self.on_state = on_state
@@ -66,8 +71,11 @@ class ChangeFeedFollower:
             if response.status != 200 or response.content_type != "application/json":
                 raise NoFeed(f"HTTP {response.status}")
             page = await response.json()
-        if not isinstance(page, dict) or not isinstance(page.get("feed"), str) \
-                or not isinstance(page.get("cursor"), int):
+        if (
+            not isinstance(page, dict)
+            or not isinstance(page.get("feed"), str)
+            or not isinstance(page.get("cursor"), int)
+        ):
             raise NoFeed("not a change feed")
         self.answers += 1
         return page
@@ -76,8 +84,11 @@ class ChangeFeedFollower:
         """The changes of one answer, and whether everything must be read again."""
         reset = page["feed"] != self.feed or bool(page.get("reset"))
         self.feed, self.cursor = page["feed"], page["cursor"]
-        changes = [FeedChange(str(c.get("kind", "")), str(c.get("name", "")))
-                   for c in page.get("changes") or [] if isinstance(c, dict)]
+        changes = [
+            FeedChange(str(c.get("kind", "")), str(c.get("name", "")))
+            for c in page.get("changes") or []
+            if isinstance(c, dict)
+        ]
         return changes, reset
 
     async def run(self) -> None:

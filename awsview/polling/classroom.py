@@ -49,7 +49,9 @@ class Learner:
 class LearnerStatus:
     learner: Learner
     lab: str | None = None
-    step: str | None = None  # the step reached: the last step done (awsview.core.checkpoints progress)
+    step: str | None = (
+        None  # the step reached: the last step done (awsview.core.checkpoints progress)
+    )
     checkpoints: tuple[CheckResult, ...] = ()
     error: str | None = None
     updated_at: float | None = None
@@ -77,8 +79,12 @@ def load_roster(path: Path) -> tuple[Learner, ...]:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             raise RosterError(f"{path}: learner {number} needs a name")
         url = entry.get("endpoint_url")
-        if url is not None and not (isinstance(url, str) and url.startswith(("http://", "https://"))):
-            raise RosterError(f"{path}: learner {entry['name']!r}: endpoint_url must be an http(s) URL")
+        if url is not None and not (
+            isinstance(url, str) and url.startswith(("http://", "https://"))
+        ):
+            raise RosterError(
+                f"{path}: learner {entry['name']!r}: endpoint_url must be an http(s) URL"
+            )
         if entry["name"] in seen:
             raise RosterError(f"{path}: learner {entry['name']!r} is listed twice")
         lab = entry.get("lab")
@@ -178,13 +184,21 @@ class ClassMonitor:
             return follow.status or LearnerStatus(learner)
         try:
             if follow.scheduler is None:
-                follow.conn = await Connection(Target(profile=learner.profile, region=learner.region,
-                                                      endpoint_url=learner.endpoint_url),
-                                               connect_timeout=1.0, read_timeout=5.0,
-                                               session=self._session(learner.profile)).__aenter__()
+                follow.conn = await Connection(
+                    Target(
+                        profile=learner.profile,
+                        region=learner.region,
+                        endpoint_url=learner.endpoint_url,
+                    ),
+                    connect_timeout=1.0,
+                    read_timeout=5.0,
+                    session=self._session(learner.profile),
+                ).__aenter__()
                 from awsview.polling.bootstrap import detect_profile
 
-                profile = profiles.load(learner.lab) if learner.lab else await detect_profile(follow.conn)
+                profile = (
+                    profiles.load(learner.lab) if learner.lab else await detect_profile(follow.conn)
+                )
                 follow.scheduler = Scheduler(follow.conn, profile)
                 if self.on_model is not None:
                     self.on_model(learner, profile, follow.scheduler.model)
@@ -192,22 +206,34 @@ class ClassMonitor:
 
             if await follow.scheduler.catch_up():
                 model = follow.scheduler.model  # the feed answered: the endpoint is alive
-                account = follow.account or await preflight(follow.conn)  # asked once, not each round
+                account = follow.account or await preflight(
+                    follow.conn
+                )  # asked once, not each round
             else:
-                account = await preflight(follow.conn)  # one quick call tells a dead endpoint from a live one
+                account = await preflight(
+                    follow.conn
+                )  # one quick call tells a dead endpoint from a live one
                 model = await follow.scheduler.run_once()
             follow.account = account
             results = model.data(keys.CHECKPOINTS, ())
             step = current_step(results)
             follow.failures = 0
-            status = LearnerStatus(learner, follow.scheduler.profile.name, step, tuple(results),
-                                   error=_worst_error(model), updated_at=time.time(), account=account)
+            status = LearnerStatus(
+                learner,
+                follow.scheduler.profile.name,
+                step,
+                tuple(results),
+                error=_worst_error(model),
+                updated_at=time.time(),
+                account=account,
+            )
         except Exception as exc:  # one learner's trouble is shown on its card, never raised
             previous = follow.status or LearnerStatus(learner)
-            status = replace(previous, error=getattr(exc, "reason", None) or classify(exc).text,
-                             stale=True)
+            status = replace(
+                previous, error=getattr(exc, "reason", None) or classify(exc).text, stale=True
+            )
             follow.failures += 1
-            follow.retry_at = time.monotonic() + min(30.0, 2.0 ** follow.failures)
+            follow.retry_at = time.monotonic() + min(30.0, 2.0**follow.failures)
         status = replace(status, round_seconds=time.monotonic() - started)
         follow.status = status
         if self.on_update is not None:
@@ -222,5 +248,7 @@ def current_step(results: tuple[CheckResult, ...]) -> str | None:
 
 
 def _worst_error(model: Any) -> str | None:
-    errors = [s for s in model.snapshots.values() if s.error and s.health.value in ("stale", "error")]
+    errors = [
+        s for s in model.snapshots.values() if s.error and s.health.value in ("stale", "error")
+    ]
     return errors[0].freshness() if errors else None

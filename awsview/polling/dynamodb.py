@@ -87,19 +87,27 @@ class TablePoller(Poller):
         self._keys: dict[str, tuple[str, ...]] = {}
         self._streams: dict[str, tuple[str | None, str | None]] = {}
         self._passes: dict[str, _Pass] = {}
-        self._created: dict[str, tuple[float, float | None]] = {}  # name -> (described at, CreationDateTime)
+        self._created: dict[
+            str, tuple[float, float | None]
+        ] = {}  # name -> (described at, CreationDateTime)
         self.max_items = MAX_ITEMS
         self.poll_items = POLL_ITEMS
-        self._items: dict[str, dict[tuple, dict[str, Any]]] = {}  # table → key → the item last shown
+        self._items: dict[
+            str, dict[tuple, dict[str, Any]]
+        ] = {}  # table → key → the item last shown
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         return await self._poll(conn, model, None)
 
-    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+    async def refresh(
+        self, conn: Connection, model: LabModel, names: frozenset[str]
+    ) -> list[Snapshot[Any]]:
         """Scans only the tables the change feed named (a generic view lists them first)."""
         return await self._poll(conn, model, names)
 
-    async def _poll(self, conn: Connection, model: LabModel, only: frozenset[str] | None) -> list[Snapshot[Any]]:
+    async def _poll(
+        self, conn: Connection, model: LabModel, only: frozenset[str] | None
+    ) -> list[Snapshot[Any]]:
         names = list(self.profile.tables())
         snapshots = []
         if self.profile.generic:
@@ -121,9 +129,14 @@ class TablePoller(Poller):
                 self.deferred[name] = at
         # The tables are read at the same time: an item write shows after one scan, not after
         # every table's scan in turn.
-        snapshots += await asyncio.gather(*(
-            self.fetch(model, f"{TABLE}:{name}", lambda n=name: self._table(conn, n, n in reference))
-            for name in due))
+        snapshots += await asyncio.gather(
+            *(
+                self.fetch(
+                    model, f"{TABLE}:{name}", lambda n=name: self._table(conn, n, n in reference)
+                )
+                for name in due
+            )
+        )
         return snapshots
 
     def wait(self, name: str, conn: Connection) -> float:
@@ -133,31 +146,50 @@ class TablePoller(Poller):
         return state.units / (READ_UNITS_PER_S * conn.limiter.scale) if state is not None else 0.0
 
     def _forget(self, name: str) -> None:
-        for known in (self._baselines, self._keys, self._streams, self._passes, self._created, self._items):
+        for known in (
+            self._baselines,
+            self._keys,
+            self._streams,
+            self._passes,
+            self._created,
+            self._items,
+        ):
             known.pop(name, None)
 
     async def _list(self, conn: Connection) -> tuple[str, ...]:
-        names = await conn.pages("dynamodb", "list_tables", "TableNames",
-                                 token_in="ExclusiveStartTableName", token_out="LastEvaluatedTableName")
+        names = await conn.pages(
+            "dynamodb",
+            "list_tables",
+            "TableNames",
+            token_in="ExclusiveStartTableName",
+            token_out="LastEvaluatedTableName",
+        )
         return tuple(n for n in names if self.prefix_match(n))
 
     async def _table(self, conn: Connection, name: str, is_reference: bool) -> Table:
         state = self._passes.setdefault(name, _Pass())
-        if name not in self._keys or time.monotonic() - self._created.get(name, (0.0, None))[0] > REDESCRIBE_S:
+        if (
+            name not in self._keys
+            or time.monotonic() - self._created.get(name, (0.0, None))[0] > REDESCRIBE_S
+        ):
             described = (await conn.call("dynamodb", "describe_table", TableName=name))["Table"]
             self._created[name] = (time.monotonic(), _timestamp(described.get("CreationDateTime")))
             schema = sorted(described.get("KeySchema", []), key=lambda k: k["KeyType"] != "HASH")
             self._keys[name] = tuple(k["AttributeName"] for k in schema)
             stream = described.get("StreamSpecification") or {}
             enabled = stream.get("StreamEnabled")
-            self._streams[name] = (stream.get("StreamViewType") if enabled else None,
-                                   described.get("LatestStreamArn") if enabled else None)
+            self._streams[name] = (
+                stream.get("StreamViewType") if enabled else None,
+                described.get("LatestStreamArn") if enabled else None,
+            )
             state.count = described.get("ItemCount")
         keys = self._keys[name]
         try:
             units = await self._read(conn, name, keys, state)
         except Exception:
-            self._keys.pop(name, None)  # describe again next time: the table may have been recreated
+            self._keys.pop(
+                name, None
+            )  # describe again next time: the table may have been recreated
             self._passes.pop(name, None)
             raise
         state.read_at, state.units = time.monotonic(), units  # paid back before the next read
@@ -166,22 +198,40 @@ class TablePoller(Poller):
         # An item equal to the one shown last time is that very object: whatever was drawn from
         # it (its row, its marks) is recognised as unchanged without being compared again.
         before = self._items.get(name, {})
-        items = tuple(previous if (previous := before.get(k)) == shown[k] else shown[k] for k in sorted(shown))
+        items = tuple(
+            previous if (previous := before.get(k)) == shown[k] else shown[k] for k in sorted(shown)
+        )
         self._items[name] = dict(zip(sorted(shown), items))
-        baseline = self._compare(name, items, keys) if is_reference and state.done is not None else None
+        baseline = (
+            self._compare(name, items, keys) if is_reference and state.done is not None else None
+        )
         view, arn = self._streams.get(name, (None, None))
-        return Table(name=name, status="ACTIVE", key_names=keys, items=items,
-                     stream=view, stream_arn=arn, baseline=baseline, item_count=state.count,
-                     paged=state.pass_polls > 1 or state.start_key is not None, truncated=state.truncated,
-                     created=self._created.get(name, (0, None))[1])
+        return Table(
+            name=name,
+            status="ACTIVE",
+            key_names=keys,
+            items=items,
+            stream=view,
+            stream_arn=arn,
+            baseline=baseline,
+            item_count=state.count,
+            paged=state.pass_polls > 1 or state.start_key is not None,
+            truncated=state.truncated,
+            created=self._created.get(name, (0, None))[1],
+        )
 
-    async def _read(self, conn: Connection, name: str, keys: tuple[str, ...], state: _Pass) -> float:
+    async def _read(
+        self, conn: Connection, name: str, keys: tuple[str, ...], state: _Pass
+    ) -> float:
         """One poll's pages of the table (up to ``poll_items`` items); returns the read units."""
         read, units = 0, 0.0
         state.polls += 1
         while True:
-            params: dict[str, Any] = {"TableName": name, "ReturnConsumedCapacity": "TOTAL",
-                                      "Limit": min(self.poll_items, self.max_items - len(state.current))}
+            params: dict[str, Any] = {
+                "TableName": name,
+                "ReturnConsumedCapacity": "TOTAL",
+                "Limit": min(self.poll_items, self.max_items - len(state.current)),
+            }
             if state.start_key is not None:
                 params["ExclusiveStartKey"] = state.start_key
             page = await conn.call("dynamodb", "scan", **params)
@@ -203,7 +253,9 @@ class TablePoller(Poller):
 
     def _compare(self, name: str, items: tuple[dict[str, Any], ...], keys: tuple[str, ...]) -> str:
         if name not in self._baselines:
-            self._baselines[name] = items  # the first sighting is the baseline: unchanged by definition
+            self._baselines[name] = (
+                items  # the first sighting is the baseline: unchanged by definition
+            )
             return "unchanged"
         before = {_sort_key(i, keys): i for i in self._baselines[name]}
         after = {_sort_key(i, keys): i for i in items}

@@ -27,28 +27,51 @@ class FunctionPoller(Poller):
         return [await self.fetch(model, FUNCTIONS, lambda: self._functions(conn))]
 
     async def _functions(self, conn: Connection) -> tuple[Function, ...]:
-        listed = await conn.pages("lambda", "list_functions", "Functions", token_in="Marker",
-                                  token_out="NextMarker")
-        mappings = await conn.pages("lambda", "list_event_source_mappings", "EventSourceMappings",
-                                    token_in="Marker", token_out="NextMarker")
+        listed = await conn.pages(
+            "lambda", "list_functions", "Functions", token_in="Marker", token_out="NextMarker"
+        )
+        mappings = await conn.pages(
+            "lambda",
+            "list_event_source_mappings",
+            "EventSourceMappings",
+            token_in="Marker",
+            token_out="NextMarker",
+        )
         by_function: dict[str, list[Mapping]] = {}
         for m in mappings:
             arn = m.get("FunctionArn", "")
-            by_function.setdefault(arn.split(":version")[0], []).append(Mapping(
-                uuid=m["UUID"], source_arn=m.get("EventSourceArn", ""), function_arn=arn,
-                batch_size=m.get("BatchSize"), state=m.get("State", "Unknown"),
-                enabled_by=m.get("StateTransitionReason"), last_result=m.get("LastProcessingResult"),
-            ))
+            by_function.setdefault(arn.split(":version")[0], []).append(
+                Mapping(
+                    uuid=m["UUID"],
+                    source_arn=m.get("EventSourceArn", ""),
+                    function_arn=arn,
+                    batch_size=m.get("BatchSize"),
+                    state=m.get("State", "Unknown"),
+                    enabled_by=m.get("StateTransitionReason"),
+                    last_result=m.get("LastProcessingResult"),
+                )
+            )
         functions = []
         for f in listed:
             if not self.prefix_match(f["FunctionName"]):
                 continue
-            functions.append(Function(
-                name=f["FunctionName"], arn=f["FunctionArn"], runtime=f.get("Runtime"),
-                handler=f.get("Handler"), role=f.get("Role"), timeout=f.get("Timeout"),
-                code_sha256=f.get("CodeSha256"), last_modified=f.get("LastModified"),
-                state=f.get("State"),
-                environment_names=tuple(sorted((f.get("Environment") or {}).get("Variables", {}))),
-                mappings=tuple(sorted(by_function.get(f["FunctionArn"], []), key=lambda m: m.source_arn)),
-            ))
+            functions.append(
+                Function(
+                    name=f["FunctionName"],
+                    arn=f["FunctionArn"],
+                    runtime=f.get("Runtime"),
+                    handler=f.get("Handler"),
+                    role=f.get("Role"),
+                    timeout=f.get("Timeout"),
+                    code_sha256=f.get("CodeSha256"),
+                    last_modified=f.get("LastModified"),
+                    state=f.get("State"),
+                    environment_names=tuple(
+                        sorted((f.get("Environment") or {}).get("Variables", {}))
+                    ),
+                    mappings=tuple(
+                        sorted(by_function.get(f["FunctionArn"], []), key=lambda m: m.source_arn)
+                    ),
+                )
+            )
         return tuple(sorted(functions, key=lambda f: f.name))

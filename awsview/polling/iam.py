@@ -50,11 +50,19 @@ def grants(policy: str, document: dict[str, Any]) -> list[PolicyGrant]:
     for statement in _as_list(document.get("Statement")):
         if not isinstance(statement, dict):
             continue
-        actions = _as_list(statement.get("Action")) or [f"not {a}" for a in _as_list(statement.get("NotAction"))]
-        resources = _as_list(statement.get("Resource")) or [f"not {r}" for r in _as_list(statement.get("NotResource"))]
+        actions = _as_list(statement.get("Action")) or [
+            f"not {a}" for a in _as_list(statement.get("NotAction"))
+        ]
+        resources = _as_list(statement.get("Resource")) or [
+            f"not {r}" for r in _as_list(statement.get("NotResource"))
+        ]
         for action in actions:
             for resource in resources:
-                result.append(PolicyGrant(policy, str(statement.get("Effect", "")), str(action), str(resource)))
+                result.append(
+                    PolicyGrant(
+                        policy, str(statement.get("Effect", "")), str(action), str(resource)
+                    )
+                )
     return result
 
 
@@ -67,11 +75,15 @@ class RolePoller(Poller):
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         return [await self.fetch(model, ROLES, lambda: self._roles(conn))]
 
-    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+    async def refresh(
+        self, conn: Connection, model: LabModel, names: frozenset[str]
+    ) -> list[Snapshot[Any]]:
         """Reads again only the roles the change feed named (GetRole, then their policies); a
         role not known yet means listing them all."""
         known = model.get(ROLES)
-        shown = {r.name: r for r in known.data} if healthy(known) and known.data is not None else None
+        shown = (
+            {r.name: r for r in known.data} if healthy(known) and known.data is not None else None
+        )
         names = frozenset(n for n in names if self.prefix_match(n))
         if not names:
             return []  # another lab's role
@@ -93,7 +105,9 @@ class RolePoller(Poller):
         return [await self.fetch(model, ROLES, read)]
 
     async def _roles(self, conn: Connection) -> tuple[Role, ...]:
-        listed = await conn.pages("iam", "list_roles", "Roles", token_in="Marker", token_out="Marker")
+        listed = await conn.pages(
+            "iam", "list_roles", "Roles", token_in="Marker", token_out="Marker"
+        )
         roles = []
         for entry in listed:
             if not self.prefix_match(entry["RoleName"]):
@@ -109,8 +123,14 @@ class RolePoller(Poller):
     async def _role(self, conn: Connection, entry: dict[str, Any]) -> Role:
         name = entry["RoleName"]
         found: list[PolicyGrant] = []
-        inline = await conn.pages("iam", "list_role_policies", "PolicyNames", token_in="Marker",
-                                  token_out="Marker", RoleName=name)
+        inline = await conn.pages(
+            "iam",
+            "list_role_policies",
+            "PolicyNames",
+            token_in="Marker",
+            token_out="Marker",
+            RoleName=name,
+        )
         for policy in inline:
             try:
                 got = await conn.call("iam", "get_role_policy", RoleName=name, PolicyName=policy)
@@ -119,11 +139,26 @@ class RolePoller(Poller):
                     continue  # the policy was deleted while we looked; the role is still there
                 raise
             found += grants(policy, _document(got.get("PolicyDocument")))
-        attached = await conn.pages("iam", "list_attached_role_policies", "AttachedPolicies",
-                                    token_in="Marker", token_out="Marker", RoleName=name)
+        attached = await conn.pages(
+            "iam",
+            "list_attached_role_policies",
+            "AttachedPolicies",
+            token_in="Marker",
+            token_out="Marker",
+            RoleName=name,
+        )
         for policy in attached:
-            found.append(PolicyGrant(policy["PolicyArn"], "Attached", "(managed policy)", policy["PolicyName"]))
+            found.append(
+                PolicyGrant(
+                    policy["PolicyArn"], "Attached", "(managed policy)", policy["PolicyName"]
+                )
+            )
         trust = _document(entry.get("AssumeRolePolicyDocument"))
         created = entry.get("CreateDate")
-        return Role(name=name, arn=entry["Arn"], trust_principals=principals(trust), grants=tuple(found),
-                    created=created.timestamp() if isinstance(created, datetime) else None)
+        return Role(
+            name=name,
+            arn=entry["Arn"],
+            trust_principals=principals(trust),
+            grants=tuple(found),
+            created=created.timestamp() if isinstance(created, datetime) else None,
+        )

@@ -51,7 +51,9 @@ class JournalPoller(Poller):
         return [await self.fetch(model, JOURNAL, lambda: self._read(endpoint))]
 
     async def _no_journal(self) -> JournalData:
-        raise Absent("no write-decision journal on real AWS (it is a feature of the embedded emulator)")
+        raise Absent(
+            "no write-decision journal on real AWS (it is a feature of the embedded emulator)"
+        )
 
     async def _read(self, endpoint: str) -> JournalData:
         import aiohttp
@@ -63,7 +65,9 @@ class JournalPoller(Poller):
                 url = f"{endpoint.rstrip('/')}/_awsview/{route}?since={self._cursors[route]}&limit=2000"
                 async with self._session.get(url) as response:
                     if response.status == 404:
-                        raise Absent("this endpoint has no write-decision journal (not the AWS View emulator)")
+                        raise Absent(
+                            "this endpoint has no write-decision journal (not the AWS View emulator)"
+                        )
                     response.raise_for_status()
                     page = await response.json()
                 if page.get(keys.JOURNAL) != self._journal_id:
@@ -81,5 +85,9 @@ class JournalPoller(Poller):
                 self._cursors[route] = page.get("cursor", self._cursors[route])
                 if not page.get("more"):
                     break
-        return JournalData(tuple(self._records["journal"]), tuple(self._records["invocations"]),
-                           self._journal_id, self._started)
+        return JournalData(
+            tuple(self._records["journal"]),
+            tuple(self._records["invocations"]),
+            self._journal_id,
+            self._started,
+        )

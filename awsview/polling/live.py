@@ -24,10 +24,17 @@ class LivePolling:
     """Runs until cancelled. ``on_profile`` gets each new (profile, model); ``on_status`` a level
     ("ok", "error") and one line about the connection."""
 
-    def __init__(self, target: Target, lab: str | None, prefix: str,
-                 on_profile: Callable[[profiles.LabProfile, LabModel], None],
-                 on_status: Callable[[str, str], None], speed: float = 1.0,
-                 on_choose: Callable[[list[tuple[str, int]]], None] | None = None, feed: bool = True):
+    def __init__(
+        self,
+        target: Target,
+        lab: str | None,
+        prefix: str,
+        on_profile: Callable[[profiles.LabProfile, LabModel], None],
+        on_status: Callable[[str, str], None],
+        speed: float = 1.0,
+        on_choose: Callable[[list[tuple[str, int]]], None] | None = None,
+        feed: bool = True,
+    ):
         self.target = target
         self.lab = lab
         self.prefix = prefix
@@ -37,7 +44,9 @@ class LivePolling:
         self.feed = feed  # follow the emulator's change feed when it has one
         self.account: str | None = None
         self.region: str | None = None  # as the connection resolved it
-        self.conn: Connection | None = None  # while running: its limiter counts calls and read units
+        self.conn: Connection | None = (
+            None  # while running: its limiter counts calls and read units
+        )
         self._switch: asyncio.Queue[tuple[str, str]] = asyncio.Queue()
         self.on_choose = on_choose  # given the prefixes found when one must be chosen
         self._asked = False
@@ -88,7 +97,9 @@ class LivePolling:
             return profiles.load(self.lab)
         if self.account is None:
             if self.prefix or conn.is_local:
-                return profiles.generic_profile(self.prefix)  # panels show the errors until it works
+                return profiles.generic_profile(
+                    self.prefix
+                )  # panels show the errors until it works
             return None  # on an account: never the whole region, even once the credentials work
         try:
             return await detect_profile(conn, self.prefix)
@@ -99,8 +110,9 @@ class LivePolling:
                 self.on_choose(exc.found)
             return None
 
-    async def _next_profile(self, conn: Connection,
-                            current: profiles.LabProfile | None) -> profiles.LabProfile | None:
+    async def _next_profile(
+        self, conn: Connection, current: profiles.LabProfile | None
+    ) -> profiles.LabProfile | None:
         """Waits for a lab switch or a chosen prefix, or for a failed preflight to succeed (or a
         lab to appear while none is shown) and detects the lab again."""
         while True:

@@ -32,7 +32,10 @@ class _Follow:
         self.dropped = 0
 
     def add(self, event: dict[str, Any]) -> bool:
-        event_id = event.get("eventId") or f"{event.get('logStreamName')}:{event.get('timestamp')}:{event.get('message')}"
+        event_id = (
+            event.get("eventId")
+            or f"{event.get('logStreamName')}:{event.get('timestamp')}:{event.get('message')}"
+        )
         if event_id in self.seen:
             return False
         self.seen[event_id] = None
@@ -44,7 +47,9 @@ class _Follow:
         for text in split_event(event.get("message") or ""):
             if len(self.lines) == MAX_LINES:
                 self.dropped += 1
-            self.lines.append(LogEntry(stamp, event.get("logStreamName", ""), event_id, classify(text)))
+            self.lines.append(
+                LogEntry(stamp, event.get("logStreamName", ""), event_id, classify(text))
+            )
         return True
 
 
@@ -61,11 +66,15 @@ class LogPoller(Poller):
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         return await self._poll(conn, model, None)
 
-    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+    async def refresh(
+        self, conn: Connection, model: LabModel, names: frozenset[str]
+    ) -> list[Snapshot[Any]]:
         """Follows only the groups the change feed named."""
         return await self._poll(conn, model, names)
 
-    async def _poll(self, conn: Connection, model: LabModel, only: frozenset[str] | None) -> list[Snapshot[Any]]:
+    async def _poll(
+        self, conn: Connection, model: LabModel, only: frozenset[str] | None
+    ) -> list[Snapshot[Any]]:
         groups = list(self.profile.log_groups)
         snapshots = []
         if self.profile.generic:
@@ -76,12 +85,19 @@ class LogPoller(Poller):
                 self._follows.pop(group, None)
         if only is not None:
             groups = [g for g in groups if g in only]
-        return snapshots + [await self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
-                            for group in groups]
+        return snapshots + [
+            await self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
+            for group in groups
+        ]
 
     async def _groups(self, conn: Connection) -> tuple[str, ...]:
-        described = await conn.pages("logs", "describe_log_groups", "logGroups", limit=50,
-                                     logGroupNamePrefix=f"/aws/lambda/{self.profile.prefix}")
+        described = await conn.pages(
+            "logs",
+            "describe_log_groups",
+            "logGroups",
+            limit=50,
+            logGroupNamePrefix=f"/aws/lambda/{self.profile.prefix}",
+        )
         return tuple(g["logGroupName"] for g in described)
 
     async def _tail(self, conn: Connection, group: str) -> LogFeed:
@@ -92,7 +108,10 @@ class LogPoller(Poller):
         try:
             while True:
                 page = await conn.call("logs", "filter_log_events", **params)
-                for event in sorted(page.get("events") or [], key=lambda e: (e.get("timestamp", 0), e.get("ingestionTime", 0))):
+                for event in sorted(
+                    page.get("events") or [],
+                    key=lambda e: (e.get("timestamp", 0), e.get("ingestionTime", 0)),
+                ):
                     follow.add(event)
                 token = page.get("nextToken")
                 if not token:
@@ -100,9 +119,14 @@ class LogPoller(Poller):
                 params["nextToken"] = token
         except Exception as exc:
             from awsview.aws.errors import classify as classify_error
+
             if classify_error(exc).is_not_found:
                 self._follows.pop(group, None)  # a new group of that name starts from scratch
                 raise Absent(f"log group {group} does not exist") from None
             raise
-        return LogFeed(group=group, lines=tuple(follow.lines), events_seen=follow.events,
-                       truncated=follow.dropped)
+        return LogFeed(
+            group=group,
+            lines=tuple(follow.lines),
+            events_seen=follow.events,
+            truncated=follow.dropped,
+        )

@@ -17,8 +17,15 @@ from awsview.polling.base import Poller, healthy
 
 QUEUES = keys.QUEUES
 DEPTH_S = 300.0  # how far back each queue's depth is kept (the panel's sparkline spans it)
-ATTRIBUTES = ["QueueArn", "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
-              "ApproximateNumberOfMessagesDelayed", "VisibilityTimeout", "RedrivePolicy", "CreatedTimestamp"]
+ATTRIBUTES = [
+    "QueueArn",
+    "ApproximateNumberOfMessages",
+    "ApproximateNumberOfMessagesNotVisible",
+    "ApproximateNumberOfMessagesDelayed",
+    "VisibilityTimeout",
+    "RedrivePolicy",
+    "CreatedTimestamp",
+]
 
 
 def _int(value: Any) -> int:
@@ -50,11 +57,15 @@ class QueuePoller(Poller):
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         return [await self.fetch(model, QUEUES, lambda: self._queues(conn))]
 
-    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+    async def refresh(
+        self, conn: Connection, model: LabModel, names: frozenset[str]
+    ) -> list[Snapshot[Any]]:
         """Reads the counts of the queues the change feed named; a queue not known yet (or one
         gone) means listing them all again."""
         known = model.get(QUEUES)
-        shown = {q.name: q for q in known.data} if healthy(known) and known.data is not None else None
+        shown = (
+            {q.name: q for q in known.data} if healthy(known) and known.data is not None else None
+        )
         names = frozenset(n for n in names if self.prefix_match(n))
         if not names:
             return []  # another lab's queue
@@ -65,14 +76,17 @@ class QueuePoller(Poller):
             fresh = await self._read(conn, [shown[n].url for n in names])
             if len(fresh) != len(names):
                 return await self._queues(conn)  # one was deleted meanwhile: list them again
-            return tuple(sorted({**shown, **{q.name: q for q in fresh}}.values(), key=lambda q: q.name))
+            return tuple(
+                sorted({**shown, **{q.name: q for q in fresh}}.values(), key=lambda q: q.name)
+            )
 
         return [await self.fetch(model, QUEUES, read)]
 
     async def _queues(self, conn: Connection) -> tuple[Queue, ...]:
         params = {"QueueNamePrefix": self.profile.prefix} if self.profile.prefix else {}
-        urls = await conn.pages("sqs", "list_queues", "QueueUrls", token_in="NextToken",
-                                token_out="NextToken", **params)
+        urls = await conn.pages(
+            "sqs", "list_queues", "QueueUrls", token_in="NextToken", token_out="NextToken", **params
+        )
         # Only a full listing forgets a queue's depth: the feed's reads name just a few.
         self._depth = {url: points for url, points in self._depth.items() if url in urls}
         return tuple(sorted(await self._read(conn, urls), key=lambda q: q.name))
@@ -82,8 +96,11 @@ class QueuePoller(Poller):
         now = time.time()
         for url in urls:
             try:
-                attributes = (await conn.call("sqs", "get_queue_attributes", QueueUrl=url,
-                                              AttributeNames=ATTRIBUTES))["Attributes"]
+                attributes = (
+                    await conn.call(
+                        "sqs", "get_queue_attributes", QueueUrl=url, AttributeNames=ATTRIBUTES
+                    )
+                )["Attributes"]
             except Exception as exc:
                 if classify(exc).is_not_found:
                     continue  # deleted between the listing and this call
@@ -96,19 +113,30 @@ class QueuePoller(Poller):
                     redrive = {}
             visible = _int(attributes.get("ApproximateNumberOfMessages"))
             in_flight = _int(attributes.get("ApproximateNumberOfMessagesNotVisible"))
-            queues.append(Queue(
-                name=url.rstrip("/").rsplit("/", 1)[-1], url=url, arn=attributes.get("QueueArn", ""),
-                visible=visible, in_flight=in_flight,
-                delayed=_int(attributes.get("ApproximateNumberOfMessagesDelayed")),
-                visibility_timeout=_int(attributes.get("VisibilityTimeout")) if "VisibilityTimeout" in attributes else None,
-                dlq_arn=redrive.get("deadLetterTargetArn"),
-                max_receive_count=_int(redrive["maxReceiveCount"]) if "maxReceiveCount" in redrive else None,
-                depth=self._follow_depth(url, now, visible, in_flight),
-                created=_float(attributes.get("CreatedTimestamp")),
-            ))
+            queues.append(
+                Queue(
+                    name=url.rstrip("/").rsplit("/", 1)[-1],
+                    url=url,
+                    arn=attributes.get("QueueArn", ""),
+                    visible=visible,
+                    in_flight=in_flight,
+                    delayed=_int(attributes.get("ApproximateNumberOfMessagesDelayed")),
+                    visibility_timeout=_int(attributes.get("VisibilityTimeout"))
+                    if "VisibilityTimeout" in attributes
+                    else None,
+                    dlq_arn=redrive.get("deadLetterTargetArn"),
+                    max_receive_count=_int(redrive["maxReceiveCount"])
+                    if "maxReceiveCount" in redrive
+                    else None,
+                    depth=self._follow_depth(url, now, visible, in_flight),
+                    created=_float(attributes.get("CreatedTimestamp")),
+                )
+            )
         return queues
 
-    def _follow_depth(self, url: str, now: float, visible: int, in_flight: int) -> tuple[tuple[float, int, int], ...]:
+    def _follow_depth(
+        self, url: str, now: float, visible: int, in_flight: int
+    ) -> tuple[tuple[float, int, int], ...]:
         """The queue's change points, a new one only when a count changed: an idle queue's data
         stays the same object's equal, so it is not a change for the model (or a recording)."""
         points = self._depth.setdefault(url, [])

@@ -44,7 +44,11 @@ def parse_moment(text: str | None, first: float, last: float) -> float:
         return first + seconds if offset.group(1) == "+" else last - seconds
     clock = _CLOCK.match(text)
     if clock:
-        hours, minutes, seconds = int(clock.group(1)), int(clock.group(2)), float(clock.group(3) or 0)
+        hours, minutes, seconds = (
+            int(clock.group(1)),
+            int(clock.group(2)),
+            float(clock.group(3) or 0),
+        )
         if hours > 23 or minutes > 59 or seconds >= 60:
             raise MomentError(f"{text!r} is not a clock time")
         day = datetime.fromtimestamp(first).replace(hour=0, minute=0, second=0, microsecond=0)
@@ -55,14 +59,19 @@ def parse_moment(text: str | None, first: float, last: float) -> float:
     try:
         return datetime.fromisoformat(text).timestamp()
     except ValueError:
-        raise MomentError(f"--at {text!r}: use end, start, HH:MM:SS, +SECONDS, +MM:SS, -MM:SS "
-                          "or an ISO date and time") from None
+        raise MomentError(
+            f"--at {text!r}: use end, start, HH:MM:SS, +SECONDS, +MM:SS, -MM:SS "
+            "or an ISO date and time"
+        ) from None
 
 
 def target_of(info: dict[str, Any]) -> Target:
     """The target a channel was recorded from, described as the live viewer described it."""
-    return Target(profile=info.get("profile"), region=info.get("target_region"),
-                  endpoint_url=info.get("endpoint_url"))
+    return Target(
+        profile=info.get("profile"),
+        region=info.get("target_region"),
+        endpoint_url=info.get("endpoint_url"),
+    )
 
 
 def describe(recording: Recording, player: ChannelPlayer) -> str:
@@ -74,9 +83,11 @@ def describe(recording: Recording, player: ChannelPlayer) -> str:
     where = info.get("endpoint_url") or "AWS"
     who = f" · learner {info['name']}" if info.get("name") else ""
     span = marks[player.last].time - marks[0].time
-    line = (f"recording {recording.path.name}{who} · {where} · account {account} · region {region} · "
-            f"{datetime.fromtimestamp(marks[0].time):%Y-%m-%d %H:%M:%S} for {span:.0f} s, "
-            f"{player.last + 1} frames")
+    line = (
+        f"recording {recording.path.name}{who} · {where} · account {account} · region {region} · "
+        f"{datetime.fromtimestamp(marks[0].time):%Y-%m-%d %H:%M:%S} for {span:.0f} s, "
+        f"{player.last + 1} frames"
+    )
     if recording.damage:
         line += f" · read up to the last complete frame ({recording.damage})"
     return line

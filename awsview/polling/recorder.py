@@ -18,7 +18,14 @@ from typing import Any, Callable
 
 from awsview.aws.session import Target
 from awsview.model.patch import diff
-from awsview.polling.recording import CHECKPOINTS, DECISION, PROFILE, STATUS, ChannelWriter, RecordingWriter
+from awsview.polling.recording import (
+    CHECKPOINTS,
+    DECISION,
+    PROFILE,
+    STATUS,
+    ChannelWriter,
+    RecordingWriter,
+)
 
 TICK_S = 1.0
 # A new keyframe once the frames since the last one outweigh it (and at least this much): any
@@ -31,8 +38,10 @@ def target_info(target: Target, region: str | None = None) -> dict[str, Any]:
     """What a channel says about where it looked: never a credential (a profile is a name)."""
     return {
         "backend": "AWS" if not target.endpoint_url else "endpoint",
-        "endpoint_url": target.endpoint_url, "profile": target.profile,
-        "region": region or target.region, "target_region": target.region,
+        "endpoint_url": target.endpoint_url,
+        "profile": target.profile,
+        "region": region or target.region,
+        "target_region": target.region,
         "target": target.describe(),
     }
 
@@ -40,8 +49,12 @@ def target_info(target: Target, region: str | None = None) -> dict[str, Any]:
 class Recorder:
     """One followed model → one channel. ``attach`` again when the viewer switches lab."""
 
-    def __init__(self, channel: ChannelWriter, clock: Callable[[], float] = time.time,
-                 on_stop: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        channel: ChannelWriter,
+        clock: Callable[[], float] = time.time,
+        on_stop: Callable[[str], None] | None = None,
+    ):
         self.channel = channel
         self.clock = clock
         self.on_stop = on_stop
@@ -124,8 +137,10 @@ class Recorder:
             return
         try:
             channel = self.channel
-            if channel.plain_since_keyframe > max(KEYFRAME_AFTER_BYTES, 2 * channel.keyframe_bytes) or \
-                    channel.frames_since_keyframe >= KEYFRAME_AFTER_FRAMES:
+            if (
+                channel.plain_since_keyframe > max(KEYFRAME_AFTER_BYTES, 2 * channel.keyframe_bytes)
+                or channel.frames_since_keyframe >= KEYFRAME_AFTER_FRAMES
+            ):
                 # The frame's changes are in the model already: the keyframe holds them.
                 self._last = dict(self.model.snapshots)
                 self._keyframe(flags)
@@ -137,9 +152,16 @@ class Recorder:
 
     def _keyframe(self, flags: int = 0) -> None:
         try:
-            self.channel.keyframe(self.clock(), {
-                "profile": self.profile, "snapshots": dict(self._last), "status": list(self._status),
-                "meta": dict(self._meta)}, flags)
+            self.channel.keyframe(
+                self.clock(),
+                {
+                    "profile": self.profile,
+                    "snapshots": dict(self._last),
+                    "status": list(self._status),
+                    "meta": dict(self._meta),
+                },
+                flags,
+            )
             self.frames += 1
         except Exception as exc:
             self._stop(exc)
@@ -171,11 +193,18 @@ class Recorder:
 
 def _flags(key: str, before: Any, after: Any) -> int:
     if key == "checkpoints":
-        marks = [tuple(r.passed for r in (s.data or ())) if s is not None else () for s in (before, after)]
+        marks = [
+            tuple(r.passed for r in (s.data or ())) if s is not None else ()
+            for s in (before, after)
+        ]
         return CHECKPOINTS if marks[0] != marks[1] else 0
     if key == "timeline":
-        counts = [sum(len(k.decisions) for k in s.data.keys) if s is not None and s.data is not None else 0
-                  for s in (before, after)]
+        counts = [
+            sum(len(k.decisions) for k in s.data.keys)
+            if s is not None and s.data is not None
+            else 0
+            for s in (before, after)
+        ]
         return DECISION if counts[1] > counts[0] else 0
     return 0
 
@@ -192,7 +221,9 @@ class ClassRecorder:
     def model(self, learner: Any, profile: Any, model: Any) -> None:
         recorder = self.recorders.get(learner.name)
         if recorder is None:
-            target = Target(profile=learner.profile, region=learner.region, endpoint_url=learner.endpoint_url)
+            target = Target(
+                profile=learner.profile, region=learner.region, endpoint_url=learner.endpoint_url
+            )
             try:
                 channel = self.writer.channel(learner.name, target_info(target), time.time())
             except Exception as exc:
@@ -219,7 +250,9 @@ class ClassRecorder:
         self.writer.close()
 
 
-async def record_headless(target: Target, lab: str | None, prefix: str, writer: RecordingWriter) -> None:
+async def record_headless(
+    target: Target, lab: str | None, prefix: str, writer: RecordingWriter
+) -> None:
     """Follow one target into ``writer`` with no screen (``serve --record``), until cancelled."""
     from awsview.polling.live import LivePolling
 

@@ -80,10 +80,22 @@ class RecordingWriter:
         self.channels = 0
         self.bytes = 0
         os.write(self._fd, MAGIC)
-        self._record(HEADER, 0, 0, started, msgpack.packb({
-            "format": "awsview recording", "version": VERSION, "codec": FORMAT,
-            "schema": current_schema(), "started": started, "command": command,
-        }))
+        self._record(
+            HEADER,
+            0,
+            0,
+            started,
+            msgpack.packb(
+                {
+                    "format": "awsview recording",
+                    "version": VERSION,
+                    "codec": FORMAT,
+                    "schema": current_schema(),
+                    "started": started,
+                    "command": command,
+                }
+            ),
+        )
 
     def channel(self, name: str, info: dict[str, Any], at: float) -> ChannelWriter:
         number = self.channels
@@ -119,7 +131,11 @@ class ChannelWriter:
     def keyframe(self, at: float, state: dict[str, Any], flags: int = 0) -> None:
         plain = self.writer.codec.pack(state)
         self._compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL).compressobj()
-        self.keyframe_bytes, self.plain_since_keyframe, self.frames_since_keyframe = len(plain), 0, 0
+        self.keyframe_bytes, self.plain_since_keyframe, self.frames_since_keyframe = (
+            len(plain),
+            0,
+            0,
+        )
         self.writer._record(KEYFRAME, flags, self.number, at, self._squeeze(plain))
 
     def frame(self, at: float, ops: list[tuple], flags: int = 0) -> None:
@@ -129,7 +145,9 @@ class ChannelWriter:
         self.writer._record(FRAME, flags, self.number, at, self._squeeze(plain))
 
     def _squeeze(self, plain: bytes) -> bytes:
-        return self._compressor.compress(plain) + self._compressor.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+        return self._compressor.compress(plain) + self._compressor.flush(
+            zstandard.COMPRESSOBJ_FLUSH_BLOCK
+        )
 
 
 # -- reading -------------------------------------------------------------------------------
@@ -177,13 +195,19 @@ class Recording:
         if not self.header:
             raise RecordingError(f"{self.path} has no header (stopped before it was written?)")
         if self.header.get("version", 0) > VERSION or self.header.get("codec", 0) > FORMAT:
-            raise RecordingError(f"{self.path} was written by a newer AWS View (format "
-                                 f"{self.header.get('version')}); this one reads format {VERSION}")
+            raise RecordingError(
+                f"{self.path} was written by a newer AWS View (format "
+                f"{self.header.get('version')}); this one reads format {VERSION}"
+            )
         self.codec = Codec(self.header.get("schema") or [])
 
     def _index(self) -> None:
         data, at = self._data, len(MAGIC)
-        view, crc32, size = memoryview(data), zlib.crc32, len(data)  # locals: ~40,000 frames an hour
+        view, crc32, size = (
+            memoryview(data),
+            zlib.crc32,
+            len(data),
+        )  # locals: ~40,000 frames an hour
         while at < size:
             if len(data) - at < PREFIX.size + BODY.size:
                 self.damage = f"the last {len(data) - at} bytes are an incomplete frame"
@@ -193,12 +217,12 @@ class Recording:
             if length < BODY.size or length > MAX_RECORD or start + length > len(data):
                 self.damage = f"the last {len(data) - at} bytes are an incomplete frame"
                 return
-            body = view[start:start + length]
+            body = view[start : start + length]
             if crc32(body) != crc:
                 self.damage = f"damaged frame at byte {at}; {len(data) - at} bytes left unread"
                 return
             kind, flags, channel, when = BODY.unpack_from(body)
-            payload = bytes(body[BODY.size:]) if kind in (HEADER, CHANNEL) else None
+            payload = bytes(body[BODY.size :]) if kind in (HEADER, CHANNEL) else None
             try:
                 if kind == HEADER and not self.header:
                     self.header = _read_plain(payload)
@@ -209,7 +233,9 @@ class Recording:
                     marks = self.marks[channel]
                     if kind == FRAME and not marks:
                         raise ValueError("a frame before its channel's first keyframe")
-                    marks.append(Mark(len(marks), kind, flags, when, start + BODY.size, length - BODY.size))
+                    marks.append(
+                        Mark(len(marks), kind, flags, when, start + BODY.size, length - BODY.size)
+                    )
             except (ValueError, TypeError, msgpack.ExtraData) as exc:
                 self.damage = f"unreadable frame at byte {at} ({exc})"
                 return
@@ -221,7 +247,9 @@ class Recording:
 
     def player(self, channel: int = 0) -> ChannelPlayer:
         if channel not in self.channels or not self.marks.get(channel):
-            raise RecordingError(f"{self.path} has no frames" + (f" for channel {channel}" if channel else ""))
+            raise RecordingError(
+                f"{self.path} has no frames" + (f" for channel {channel}" if channel else "")
+            )
         return ChannelPlayer(self, channel)
 
     def channel_named(self, name: str | None) -> int:
@@ -284,7 +312,7 @@ class ChannelPlayer:
         return found
 
     def _payload(self, mark: Mark) -> bytes:
-        raw = self.recording._data[mark.offset:mark.offset + mark.size]
+        raw = self.recording._data[mark.offset : mark.offset + mark.size]
         try:
             return self._decompressor.decompress(raw)
         except zstandard.ZstdError as exc:
@@ -294,8 +322,13 @@ class ChannelPlayer:
         self._decompressor = zstandard.ZstdDecompressor().decompressobj()
         mark = self.marks[keyframe]
         whole = self.recording.codec.unpack(self._payload(mark))
-        self._state = ChannelState(mark.time, whole.get("profile"), dict(whole.get("snapshots") or {}),
-                                   tuple(whole.get("status") or ("ok", "")), dict(whole.get("meta") or {}))
+        self._state = ChannelState(
+            mark.time,
+            whole.get("profile"),
+            dict(whole.get("snapshots") or {}),
+            tuple(whole.get("status") or ("ok", "")),
+            dict(whole.get("meta") or {}),
+        )
         self._at = keyframe
 
     def _advance(self) -> bool:
@@ -322,7 +355,9 @@ class ChannelPlayer:
                     meta = {**meta, **op[1]}
         except (CodecError, KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
             self.last = self._at  # the recording is readable up to here
-            self.recording.damage = f"frame {mark.index} does not decode ({exc}); shown up to the one before"
+            self.recording.damage = (
+                f"frame {mark.index} does not decode ({exc}); shown up to the one before"
+            )
             return False
         self._state = ChannelState(mark.time, state.profile, snapshots, status, meta)
         self._at += 1
@@ -330,4 +365,6 @@ class ChannelPlayer:
 
     def _snapshot(self) -> ChannelState:
         state = self._state
-        return ChannelState(state.time, state.profile, dict(state.snapshots), state.status, dict(state.meta))
+        return ChannelState(
+            state.time, state.profile, dict(state.snapshots), state.status, dict(state.meta)
+        )

@@ -52,7 +52,9 @@ def sightings(profile: LabProfile, model: LabModel) -> tuple[list[Sighting], boo
             elif snapshot.data is not None:
                 seen("table", name, snapshot.data.created, provided)
         elif resource.kind in ("queue", "state_machine", "role"):
-            key = {"queue": "queues", "state_machine": "state_machines", "role": "roles"}[resource.kind]
+            key = {"queue": "queues", "state_machine": "state_machines", "role": "roles"}[
+                resource.kind
+            ]
             match = next((r for r in listed(key) if r.name == name), None)
             if match is not None:
                 seen(resource.kind, name, match.created, provided)
@@ -79,7 +81,9 @@ class RunKeeper:
                 self._store, self._book = None, RunBook()
         return self._book
 
-    def runs(self, conn: Connection, model: LabModel, writes: Callable[[], Iterable[float]]) -> tuple[Run, ...]:
+    def runs(
+        self, conn: Connection, model: LabModel, writes: Callable[[], Iterable[float]]
+    ) -> tuple[Run, ...]:
         """The runs after this round's sightings; ``writes`` gives every write decision's time."""
         if self.profile.generic:
             return ()  # no lab, no resources that tell its runs apart

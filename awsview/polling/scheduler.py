@@ -34,12 +34,15 @@ MAX_BACKOFF_S = 60.0
 SAFETY_S = 120.0  # pushed: everything is read this often even when the feed says nothing changed
 PUSHED_GAP_S = 0.1  # pushed: at most one poll per kind this often, so a burst of writes is one read
 
+
 # Every kind's pollers, in the registry's order. Order matters for a single round: executions need
 # machines, histories need executions; the timeline (and the lab's runs) every resource's creation
 # time and every decision, the checkpoints the timeline.
 def make_pollers(profile: LabProfile, store: DecisionStore | None = None) -> list[Poller]:
     """One poller per kind; ``store`` (default: the user's state directory) for those that remember."""
-    return [cls(profile, store) if cls.remembers else cls(profile) for cls in kinds.poller_classes()]
+    return [
+        cls(profile, store) if cls.remembers else cls(profile) for cls in kinds.poller_classes()
+    ]
 
 
 class _Pending:
@@ -77,9 +80,17 @@ def _feed_endpoint(conn: Connection | None) -> str | None:
 
 
 class Scheduler:
-    def __init__(self, conn: Connection, profile: LabProfile, model: LabModel | None = None,
-                 pollers: list[Poller] | None = None, speed: float = 1.0, store: DecisionStore | None = None,
-                 feed: bool = True, safety: float = SAFETY_S):
+    def __init__(
+        self,
+        conn: Connection,
+        profile: LabProfile,
+        model: LabModel | None = None,
+        pollers: list[Poller] | None = None,
+        speed: float = 1.0,
+        store: DecisionStore | None = None,
+        feed: bool = True,
+        safety: float = SAFETY_S,
+    ):
         self.conn = conn
         self.profile = profile
         self.model = model or LabModel()
@@ -95,8 +106,9 @@ class Scheduler:
         self._read_all_at = 0.0  # catch_up: when everything was last read
         self._no_feed = False
         endpoint = _feed_endpoint(conn) if feed else None
-        self.follower = ChangeFeedFollower(endpoint, self._on_feed, self._on_feed_state) \
-            if endpoint else None
+        self.follower = (
+            ChangeFeedFollower(endpoint, self._on_feed, self._on_feed_state) if endpoint else None
+        )
         self.model.listeners.append(self._on_change)
 
     @property
@@ -110,8 +122,9 @@ class Scheduler:
         if self.pushed:
             # Derived kinds read their inputs from the model: wake those whose inputs changed.
             for poller in self.pollers:
-                if poller.after and any(s.kind != poller.kind and s.key.startswith(poller.after)
-                                        for s in changed):
+                if poller.after and any(
+                    s.kind != poller.kind and s.key.startswith(poller.after) for s in changed
+                ):
                     self._pending[poller.kind].mark(None)
         elif self.model.recently_changed(window=1.0):
             # A change anywhere (say the journal saw a write) wakes the idle loops at once.
@@ -160,7 +173,9 @@ class Scheduler:
         left for later again."""
         due, poller.deferred = poller.deferred, {}
         delay = max(0.0, min(due.values()) - time.monotonic())
-        asyncio.get_running_loop().call_later(delay, self._pending[poller.kind].mark, frozenset(due))
+        asyncio.get_running_loop().call_later(
+            delay, self._pending[poller.kind].mark, frozenset(due)
+        )
 
     async def run_once(self) -> LabModel:
         """One round of every poller, in dependency order."""
@@ -192,7 +207,9 @@ class Scheduler:
             await self.run_once()
             return True
         self._on_feed(changes, False)
-        for poller in self.pollers:  # in dependency order: derived kinds are marked by the reads before them
+        for (
+            poller
+        ) in self.pollers:  # in dependency order: derived kinds are marked by the reads before them
             if self._pending[poller.kind].event.is_set():
                 self._asked[poller.kind] = self._pending[poller.kind].take()
                 await self.poll(poller)
@@ -209,8 +226,12 @@ class Scheduler:
             previous = self._backoff.get(poller.kind, base / 2)
             self._backoff[poller.kind] = min(MAX_BACKOFF_S, max(base, previous * 2))
             reason = poller.last_failure.text if poller.last_failure is not None else "failed"
-            polls.info("poll %s: retry in %.1f s after %s", poller.kind, self._backoff[poller.kind] * self.speed,
-                       reason)
+            polls.info(
+                "poll %s: retry in %.1f s after %s",
+                poller.kind,
+                self._backoff[poller.kind] * self.speed,
+                reason,
+            )
             return self._backoff[poller.kind] * self.speed
         if self._backoff.pop(poller.kind, None) is not None:
             polls.info("poll %s: recovered", poller.kind)
@@ -240,7 +261,9 @@ class Scheduler:
         pending = self._pending[poller.kind]
         timeout = self.safety * self.speed if self.pushed else wait
         try:
-            await asyncio.wait_for(pending.event.wait(), timeout=max(0.05, timeout - (time.monotonic() - started)))
+            await asyncio.wait_for(
+                pending.event.wait(), timeout=max(0.05, timeout - (time.monotonic() - started))
+            )
         except asyncio.TimeoutError:
             pending.take()
             return None
@@ -249,7 +272,9 @@ class Scheduler:
         if self.pushed:
             await asyncio.sleep(max(0.0, PUSHED_GAP_S - (time.monotonic() - started)))
         else:
-            await asyncio.sleep(max(0.05, poller.fast_interval * self.speed - (time.monotonic() - started)))
+            await asyncio.sleep(
+                max(0.05, poller.fast_interval * self.speed - (time.monotonic() - started))
+            )
         names = pending.take()
         return names if self.pushed else None
 
@@ -278,7 +303,9 @@ class Scheduler:
         await asyncio.sleep(max(0.0, min(gap, left)))
 
     def start(self) -> None:
-        self._tasks = [asyncio.create_task(self._loop(p), name=f"poll-{p.kind}") for p in self.pollers]
+        self._tasks = [
+            asyncio.create_task(self._loop(p), name=f"poll-{p.kind}") for p in self.pollers
+        ]
         if self.follower is not None:
             self._tasks.append(asyncio.create_task(self.follower.run(), name="change-feed"))
 

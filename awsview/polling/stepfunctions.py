@@ -24,8 +24,8 @@ MACHINES = keys.STATE_MACHINES
 EXECUTIONS = keys.EXECUTIONS  # key: executions:<machine name>
 HISTORY = keys.HISTORY  # key: history:<execution arn>
 REDESCRIBE_S = 30.0
-MAX_EXECUTIONS = 100       # newest first, per machine
-MAX_HISTORIES = 25         # newest executions whose histories are followed
+MAX_EXECUTIONS = 100  # newest first, per machine
+MAX_HISTORIES = 25  # newest executions whose histories are followed
 
 
 def _json(text: str | None) -> Any:
@@ -66,7 +66,9 @@ class StateMachinePoller(Poller):
         super().__init__(profile)
         self._described: dict[str, tuple[float, StateMachine]] = {}
 
-    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+    async def refresh(
+        self, conn: Connection, model: LabModel, names: frozenset[str]
+    ) -> list[Snapshot[Any]]:
         """Lists the machines and describes again those the change feed named."""
         names = frozenset(n for n in names if self.prefix_match(machine_name(n)))
         if not names:
@@ -97,18 +99,25 @@ class StateMachinePoller(Poller):
         return [await self.fetch(model, MACHINES, fetch)]
 
     async def _describe(self, conn: Connection, entry: dict[str, Any]) -> StateMachine:
-        detail = await conn.call("stepfunctions", "describe_state_machine",
-                                 stateMachineArn=entry["stateMachineArn"])
+        detail = await conn.call(
+            "stepfunctions", "describe_state_machine", stateMachineArn=entry["stateMachineArn"]
+        )
         text = detail.get("definition")
         definition, error = None, None
         try:
             definition = parse_definition(text or "")
         except DefinitionError as exc:
             error = str(exc)
-        return StateMachine(name=entry["name"], arn=entry["stateMachineArn"],
-                            type=entry.get("type", detail.get("type", "STANDARD")),
-                            created=entry.get("creationDate"), role_arn=detail.get("roleArn"),
-                            definition=definition, definition_text=text, definition_error=error)
+        return StateMachine(
+            name=entry["name"],
+            arn=entry["stateMachineArn"],
+            type=entry.get("type", detail.get("type", "STANDARD")),
+            created=entry.get("creationDate"),
+            role_arn=detail.get("roleArn"),
+            definition=definition,
+            definition_text=text,
+            definition_error=error,
+        )
 
 
 class ExecutionPoller(Poller):
@@ -129,26 +138,40 @@ class ExecutionPoller(Poller):
         machines = model.data(MACHINES, ())
         snapshots = []
         for machine in machines:
-            snapshots.append(await self.fetch(model, f"{EXECUTIONS}:{machine.name}",
-                                              lambda m=machine: self._executions(conn, m, model)))
+            snapshots.append(
+                await self.fetch(
+                    model,
+                    f"{EXECUTIONS}:{machine.name}",
+                    lambda m=machine: self._executions(conn, m, model),
+                )
+            )
         live = {f"{EXECUTIONS}:{m.name}" for m in machines}
         gone = [s.key for s in model.with_prefix(f"{EXECUTIONS}:") if s.key not in live]
         if model.get(MACHINES) is not None and model.get(MACHINES).data is not None:
             model.drop(gone)  # machines were listed successfully and these are no longer there
         return snapshots
 
-    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+    async def refresh(
+        self, conn: Connection, model: LabModel, names: frozenset[str]
+    ) -> list[Snapshot[Any]]:
         """The executions the change feed named (started or ended): an execution already shown
         is described alone; a new one means listing its machine's executions."""
         wanted: dict[str, set[str]] = {}
         for name in names:
             wanted.setdefault(machine_name(name), set()).add(name)
-        return [await self.fetch(model, f"{EXECUTIONS}:{machine.name}",
-                                 lambda m=machine: self._changed(conn, m, wanted[m.name], model))
-                for machine in model.data(MACHINES, ()) if machine.name in wanted]
+        return [
+            await self.fetch(
+                model,
+                f"{EXECUTIONS}:{machine.name}",
+                lambda m=machine: self._changed(conn, m, wanted[m.name], model),
+            )
+            for machine in model.data(MACHINES, ())
+            if machine.name in wanted
+        ]
 
-    async def _changed(self, conn: Connection, machine: StateMachine, arns: set[str],
-                       model: LabModel) -> tuple[Execution, ...]:
+    async def _changed(
+        self, conn: Connection, machine: StateMachine, arns: set[str], model: LabModel
+    ) -> tuple[Execution, ...]:
         known = model.data(f"{EXECUTIONS}:{machine.name}")
         shown = {e.arn: e for e in known or ()}
         if known is None or not arns <= set(shown):
@@ -163,17 +186,30 @@ class ExecutionPoller(Poller):
                 raise
             if described.get("startDate") != shown[arn].started:
                 return await self._executions(conn, machine, model)  # the same name ran again
-            fresh[arn] = self._execution(machine, {"executionArn": arn, "name": shown[arn].name}, described)
+            fresh[arn] = self._execution(
+                machine, {"executionArn": arn, "name": shown[arn].name}, described
+            )
         return tuple(fresh.get(e.arn, e) for e in known)
 
-    async def _executions(self, conn: Connection, machine: StateMachine, model: LabModel) -> tuple[Execution, ...]:
-        listed = await conn.pages("stepfunctions", "list_executions", "executions",
-                                  limit=MAX_EXECUTIONS, stateMachineArn=machine.arn)
+    async def _executions(
+        self, conn: Connection, machine: StateMachine, model: LabModel
+    ) -> tuple[Execution, ...]:
+        listed = await conn.pages(
+            "stepfunctions",
+            "list_executions",
+            "executions",
+            limit=MAX_EXECUTIONS,
+            stateMachineArn=machine.arn,
+        )
         # A running execution is described once; after that only when the listing shows another
         # status (its input is fixed; its output and error come with the end). The lab's retries
         # keep executions RUNNING for seconds, and on stock moto they never end: describing each
         # of them on every read was most of the reads' calls.
-        running = {(e.arn, e.started): e for e in model.data(f"{EXECUTIONS}:{machine.name}", ()) if e.running}
+        running = {
+            (e.arn, e.started): e
+            for e in model.data(f"{EXECUTIONS}:{machine.name}", ())
+            if e.running
+        }
         executions = []
         for entry in listed:
             arn = entry["executionArn"]
@@ -184,22 +220,30 @@ class ExecutionPoller(Poller):
             if cached is not None:
                 executions.append(cached)
                 continue
-            described = await _unless_deleted(conn.call("stepfunctions", "describe_execution",
-                                                         executionArn=arn))
+            described = await _unless_deleted(
+                conn.call("stepfunctions", "describe_execution", executionArn=arn)
+            )
             if described is None:
                 continue  # its machine was deleted between the listing and the describe
             executions.append(self._execution(machine, entry, described))
         return tuple(sorted(executions, key=lambda e: (e.started is None, e.started), reverse=True))
 
-    def _execution(self, machine: StateMachine, entry: dict[str, Any], described: dict[str, Any]) -> Execution:
+    def _execution(
+        self, machine: StateMachine, entry: dict[str, Any], described: dict[str, Any]
+    ) -> Execution:
         arn = entry["executionArn"]
         execution = Execution(
-            name=entry.get("name") or arn.rsplit(":", 1)[-1], arn=arn, machine_arn=machine.arn,
+            name=entry.get("name") or arn.rsplit(":", 1)[-1],
+            arn=arn,
+            machine_arn=machine.arn,
             status=described.get("status", entry.get("status", "UNKNOWN")),
             started=described.get("startDate", entry.get("startDate")),
             stopped=described.get("stopDate", entry.get("stopDate")),
-            input=_json(described.get("input")), output=_json(described.get("output")),
-            error=described.get("error"), cause=described.get("cause"), described=True,
+            input=_json(described.get("input")),
+            output=_json(described.get("output")),
+            error=described.get("error"),
+            cause=described.get("cause"),
+            described=True,
         )
         if not execution.running:
             self._finished[(arn, entry.get("startDate", execution.started))] = execution
@@ -221,11 +265,15 @@ class HistoryPoller(Poller):
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         return await self._poll(conn, model, None)
 
-    async def refresh(self, conn: Connection, model: LabModel, names: frozenset[str]) -> list[Snapshot[Any]]:
+    async def refresh(
+        self, conn: Connection, model: LabModel, names: frozenset[str]
+    ) -> list[Snapshot[Any]]:
         """Reads on only the histories of the executions the change feed named."""
         return await self._poll(conn, model, names)
 
-    async def _poll(self, conn: Connection, model: LabModel, only: frozenset[str] | None) -> list[Snapshot[Any]]:
+    async def _poll(
+        self, conn: Connection, model: LabModel, only: frozenset[str] | None
+    ) -> list[Snapshot[Any]]:
         executions = [e for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ())]
         executions.sort(key=lambda e: (e.started is None, e.started), reverse=True)
         machines = model.get(MACHINES)
@@ -234,26 +282,45 @@ class HistoryPoller(Poller):
             # Executions are known to be gone only after every listing succeeded: then their
             # histories go too, so a rerun under the same names never shows the earlier run.
             live = {e.arn for e in executions}
-            model.drop([s.key for s in model.with_prefix(f"{HISTORY}:") if s.key.split(":", 1)[1] not in live])
+            model.drop(
+                [
+                    s.key
+                    for s in model.with_prefix(f"{HISTORY}:")
+                    if s.key.split(":", 1)[1] not in live
+                ]
+            )
         snapshots = []
         for execution in executions[:MAX_HISTORIES]:
             if only is not None and execution.arn not in only:
                 continue
             key = f"{HISTORY}:{execution.arn}"
             previous = model.get(key)
-            if previous is not None and previous.data is not None and previous.data.started != execution.started:
+            if (
+                previous is not None
+                and previous.data is not None
+                and previous.data.started != execution.started
+            ):
                 previous = None  # the same ARN ran again: a new history
             if previous is not None and previous.data is not None and previous.data.complete:
                 continue  # finished and fully fetched: never asked again
-            snapshots.append(await self.fetch(
-                model, key, lambda e=execution, p=previous: self._history(conn, e, p)))
+            snapshots.append(
+                await self.fetch(
+                    model, key, lambda e=execution, p=previous: self._history(conn, e, p)
+                )
+            )
         return snapshots
 
     async def _history(self, conn: Connection, execution: Execution, previous: Any) -> History:
-        known = previous.data.history if previous is not None and previous.data is not None else None
+        known = (
+            previous.data.history if previous is not None and previous.data is not None else None
+        )
         last_id = known.events[-1].id if known is not None and known.events else 0
         fresh: list[dict[str, Any]] = []
-        params: dict[str, Any] = {"executionArn": execution.arn, "reverseOrder": True, "maxResults": 100}
+        params: dict[str, Any] = {
+            "executionArn": execution.arn,
+            "reverseOrder": True,
+            "maxResults": 100,
+        }
         while True:
             page = await conn.call("stepfunctions", "get_execution_history", **params)
             events = page.get("events") or []
@@ -263,8 +330,14 @@ class HistoryPoller(Poller):
             if reached_known or not token:
                 break
             params["nextToken"] = token
-        fresh.sort(key=lambda e: e["id"])  # some servers ignore reverseOrder; order by id either way
+        fresh.sort(
+            key=lambda e: e["id"]
+        )  # some servers ignore reverseOrder; order by id either way
         history = parse_history(fresh, previous=known) if fresh or known is None else known
-        return History(execution_arn=execution.arn, execution_name=execution.name,
-                       history=history, complete=not execution.running and history.is_finished,
-                       started=execution.started)
+        return History(
+            execution_arn=execution.arn,
+            execution_name=execution.name,
+            history=history,
+            complete=not execution.running and history.is_finished,
+            started=execution.started,
+        )

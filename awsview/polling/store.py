@@ -51,7 +51,9 @@ CREATE TABLE IF NOT EXISTS sightings (
 
 
 def default_path() -> Path:
-    base = os.environ.get("XDG_STATE_HOME") or os.path.join(os.path.expanduser("~"), ".local", "state")
+    base = os.environ.get("XDG_STATE_HOME") or os.path.join(
+        os.path.expanduser("~"), ".local", "state"
+    )
     return Path(base) / "awsview" / "viewer.sqlite3"
 
 
@@ -84,37 +86,54 @@ class DecisionStore:
         """The first value ever seen under this name (stored now if this is the first)."""
         with self._lock:
             self._db.execute("INSERT OR IGNORE INTO firsts VALUES (?, ?, ?)", (scope, name, value))
-            return self._db.execute("SELECT value FROM firsts WHERE scope = ? AND name = ?",
-                                    (scope, name)).fetchone()[0]
+            return self._db.execute(
+                "SELECT value FROM firsts WHERE scope = ? AND name = ?", (scope, name)
+            ).fetchone()[0]
 
     def recall(self, scope: str, prefix: str) -> dict[str, str]:
         """Every first sighting stored under a name starting with ``prefix``."""
         with self._lock:
-            rows = self._db.execute("SELECT name, value FROM firsts WHERE scope = ? AND substr(name, 1, ?) = ?",
-                                    (scope, len(prefix), prefix)).fetchall()
+            rows = self._db.execute(
+                "SELECT name, value FROM firsts WHERE scope = ? AND substr(name, 1, ?) = ?",
+                (scope, len(prefix), prefix),
+            ).fetchall()
         return dict(rows)
 
     def run_book(self, scope: str, lab: str) -> RunBook:
         with self._lock:
-            runs = self._db.execute("SELECT number, start, reason FROM runs WHERE scope = ? AND lab = ? "
-                                    "ORDER BY number", (scope, lab)).fetchall()
-            seen = self._db.execute("SELECT resource, created, run FROM sightings WHERE scope = ? AND lab = ?",
-                                    (scope, lab)).fetchall()
-        return RunBook([Run(n, start, reason) for n, start, reason in runs],
-                       {resource: (created, run) for resource, created, run in seen})
+            runs = self._db.execute(
+                "SELECT number, start, reason FROM runs WHERE scope = ? AND lab = ? "
+                "ORDER BY number",
+                (scope, lab),
+            ).fetchall()
+            seen = self._db.execute(
+                "SELECT resource, created, run FROM sightings WHERE scope = ? AND lab = ?",
+                (scope, lab),
+            ).fetchall()
+        return RunBook(
+            [Run(n, start, reason) for n, start, reason in runs],
+            {resource: (created, run) for resource, created, run in seen},
+        )
 
-    def keep_runs(self, scope: str, lab: str, began: list[Run], seen: dict[str, tuple[float, int]]) -> None:
+    def keep_runs(
+        self, scope: str, lab: str, began: list[Run], seen: dict[str, tuple[float, int]]
+    ) -> None:
         with self._lock, self._db:
             self._db.execute("BEGIN")
-            self._db.executemany("INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?)",
-                                 [(scope, lab, r.number, r.start, r.reason) for r in began])
-            self._db.executemany("INSERT OR REPLACE INTO sightings VALUES (?, ?, ?, ?, ?)",
-                                 [(scope, lab, name, created, run) for name, (created, run) in seen.items()])
+            self._db.executemany(
+                "INSERT OR REPLACE INTO runs VALUES (?, ?, ?, ?, ?)",
+                [(scope, lab, r.number, r.start, r.reason) for r in began],
+            )
+            self._db.executemany(
+                "INSERT OR REPLACE INTO sightings VALUES (?, ?, ?, ?, ?)",
+                [(scope, lab, name, created, run) for name, (created, run) in seen.items()],
+            )
 
     def load(self, scope: str) -> list[Decision]:
         with self._lock:
-            rows = self._db.execute("SELECT body FROM decisions WHERE scope = ? ORDER BY time, ident",
-                                    (scope,)).fetchall()
+            rows = self._db.execute(
+                "SELECT body FROM decisions WHERE scope = ? ORDER BY time, ident", (scope,)
+            ).fetchall()
         decisions = []
         for (body,) in rows:
             try:

@@ -38,30 +38,47 @@ class StreamPoller(Poller):
             table = model.data(keys.table(name))
             if table is None or not table.stream_arn:
                 continue
-            snapshots.append(await self.fetch(model, f"{STREAM}:{name}",
-                                              lambda t=table: self._read(conn, t.name, t.stream_arn)))
+            snapshots.append(
+                await self.fetch(
+                    model,
+                    f"{STREAM}:{name}",
+                    lambda t=table: self._read(conn, t.name, t.stream_arn),
+                )
+            )
         return snapshots
 
-    async def _read(self, conn: Connection, table: str, stream_arn: str) -> tuple[StreamRecord, ...]:
+    async def _read(
+        self, conn: Connection, table: str, stream_arn: str
+    ) -> tuple[StreamRecord, ...]:
         records = self._records.setdefault(stream_arn, [])
-        description = (await conn.call("dynamodbstreams", "describe_stream", StreamArn=stream_arn))["StreamDescription"]
+        description = (await conn.call("dynamodbstreams", "describe_stream", StreamArn=stream_arn))[
+            "StreamDescription"
+        ]
         for shard in description.get("Shards", []):
             key = (stream_arn, shard["ShardId"])
             iterator = self._iterators.get(key)
             if key not in self._iterators:
                 params: dict[str, Any] = {"StreamArn": stream_arn, "ShardId": shard["ShardId"]}
                 if key in self._last_seq:
-                    params.update(ShardIteratorType="AFTER_SEQUENCE_NUMBER", SequenceNumber=self._last_seq[key])
+                    params.update(
+                        ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                        SequenceNumber=self._last_seq[key],
+                    )
                 else:
                     params["ShardIteratorType"] = "TRIM_HORIZON"
-                iterator = (await conn.call("dynamodbstreams", "get_shard_iterator", **params))["ShardIterator"]
+                iterator = (await conn.call("dynamodbstreams", "get_shard_iterator", **params))[
+                    "ShardIterator"
+                ]
             for _ in range(PAGES_PER_SHARD):
                 if not iterator:
                     break
                 try:
                     page = await conn.call("dynamodbstreams", "get_records", ShardIterator=iterator)
                 except Exception as exc:
-                    if error_code(exc) in ("ExpiredIteratorException", "TrimmedDataAccessException"):
+                    if error_code(exc) in (
+                        "ExpiredIteratorException",
+                        "TrimmedDataAccessException",
+                    ):
                         iterator = None  # asked again next poll, after the last sequence seen
                         self._iterators.pop(key, None)
                         break
@@ -82,8 +99,10 @@ def _record(raw: dict[str, Any]) -> StreamRecord:
     body = raw.get("dynamodb", {})
     stamp = body.get("ApproximateCreationDateTime")
     return StreamRecord(
-        event_id=raw.get("eventID", ""), event_name=raw.get("eventName", ""),
-        time=stamp if hasattr(stamp, "isoformat") else None, sequence=body.get("SequenceNumber", ""),
+        event_id=raw.get("eventID", ""),
+        event_name=raw.get("eventName", ""),
+        time=stamp if hasattr(stamp, "isoformat") else None,
+        sequence=body.get("SequenceNumber", ""),
         keys=item_to_plain(body.get("Keys") or {}) or {},
         old_image=item_to_plain(body["OldImage"]) if "OldImage" in body else None,
         new_image=item_to_plain(body["NewImage"]) if "NewImage" in body else None,

@@ -28,13 +28,15 @@ GONE_AFTER_S = 5.0
 MAX_SCANNED = 20000  # TablePoller.max_items: a scan this long may have been cut short
 
 
-def log_evidence(model: LabModel) -> tuple[list[tuple[str | None, Any]], list[tuple[str | None, str]]]:
+def log_evidence(
+    model: LabModel,
+) -> tuple[list[tuple[str | None, Any]], list[tuple[str | None, str]]]:
     """RESULT data (with when it was printed) and [ERROR] lines, each with the request id of the
     invocation that printed it."""
     results, errors = [], []
     for snapshot in model.with_prefix(keys.LOGS_PREFIX):
         current: dict[str, str | None] = {}
-        for entry in (snapshot.data.lines if snapshot.data is not None else ()):
+        for entry in snapshot.data.lines if snapshot.data is not None else ():
             line = entry.line
             if line.kind == "START":
                 current[entry.stream] = line.request_id
@@ -53,7 +55,13 @@ class TimelinePoller(Poller):
     fast_interval = 0.25
     slow_interval = 1.0
     # what its evidence comes from
-    after = (keys.JOURNAL, keys.TABLE_PREFIX, keys.STREAM_PREFIX, keys.LOGS_PREFIX, keys.HISTORY_PREFIX)
+    after = (
+        keys.JOURNAL,
+        keys.TABLE_PREFIX,
+        keys.STREAM_PREFIX,
+        keys.LOGS_PREFIX,
+        keys.HISTORY_PREFIX,
+    )
 
     def __init__(self, profile, store: DecisionStore | None = None):
         super().__init__(profile)
@@ -82,10 +90,14 @@ class TimelinePoller(Poller):
             return built
 
         made = await self.fetch(model, TIMELINE, build)
-        ran = await self.fetch(model, RUNS, lambda: _ready(runs[0] if runs else model.data(RUNS, ())))
+        ran = await self.fetch(
+            model, RUNS, lambda: _ready(runs[0] if runs else model.data(RUNS, ()))
+        )
         return [ran, made]  # the runs first: a listener sees them with the timeline they made
 
-    def _build(self, conn: Connection, model: LabModel) -> tuple[timeline.Timeline, tuple[Any, ...]]:
+    def _build(
+        self, conn: Connection, model: LabModel
+    ) -> tuple[timeline.Timeline, tuple[Any, ...]]:
         memory = self._memory(conn)
         journal = model.get(keys.JOURNAL)
         data = journal.data if journal is not None else None
@@ -105,13 +117,21 @@ class TimelinePoller(Poller):
             decisions=data.decisions if data is not None else (),
             invocations=data.invocations if data is not None else (),
             journal_note=note,
-            streams={s.key.split(":", 1)[1]: s.data for s in model.with_prefix(keys.STREAM_PREFIX) if s.data},
+            streams={
+                s.key.split(":", 1)[1]: s.data
+                for s in model.with_prefix(keys.STREAM_PREFIX)
+                if s.data
+            },
             stream_tables=tuple(t.name for t in tables if t is not None and t.stream_arn),
-            results=tuple(results), errors=tuple(errors),
-            histories=tuple(s.data for s in model.with_prefix(keys.HISTORY_PREFIX) if s.data is not None),
+            results=tuple(results),
+            errors=tuple(errors),
+            histories=tuple(
+                s.data for s in model.with_prefix(keys.HISTORY_PREFIX) if s.data is not None
+            ),
             stored=tuple(memory.values()),
         )
         decisions, sources, missing = timeline.collect(evidence)
+
         def writes():  # asked only when a learner's resource appears: no sort per round
             return (d.time for d in decisions.values() if d.kind != "gone")
 
@@ -120,7 +140,13 @@ class TimelinePoller(Poller):
         gone = self._seen_gone(built, model)
         if gone:
             built = timeline.build(replace(evidence, stored=evidence.stored + tuple(gone)))
-        fresh = [d for _, keys in built.by_run for k in keys for d in k.decisions if d.ident not in memory]
+        fresh = [
+            d
+            for _, keys in built.by_run
+            for k in keys
+            for d in k.decisions
+            if d.ident not in memory
+        ]
         if fresh and self._store is not None:
             try:
                 self._store.save(self._scope, fresh)
@@ -131,15 +157,22 @@ class TimelinePoller(Poller):
         return built, evidence.runs
 
     def _seen_gone(self, built: timeline.Timeline, model: LabModel) -> list[timeline.Decision]:
-        """"Seen gone" marks for items of open lifetimes that a scan showed and the next does not."""
+        """ "Seen gone" marks for items of open lifetimes that a scan showed and the next does not."""
         marks = []
         for name in self.profile.tables("business"):
             snapshot = model.get(keys.table(name))
-            if snapshot is None or snapshot.health is not Health.OK or snapshot.data is None \
-                    or snapshot.fetched_at is None or len(snapshot.data.items) >= MAX_SCANNED:
+            if (
+                snapshot is None
+                or snapshot.health is not Health.OK
+                or snapshot.data is None
+                or snapshot.fetched_at is None
+                or len(snapshot.data.items) >= MAX_SCANNED
+            ):
                 continue  # not read, failed, or possibly cut short: absence proves nothing
             table = snapshot.data
-            present = {timeline.key_text({k: i.get(k) for k in table.key_names}) for i in table.items}
+            present = {
+                timeline.key_text({k: i.get(k) for k in table.key_names}) for i in table.items
+            }
             for key in (k for k in built.keys if k.table == name):
                 here = key.key in present
                 was = self._present.get((name, key.key))
@@ -181,14 +214,23 @@ class CheckpointPoller(Poller):
                 store = self._store or DecisionStore()
                 self._memory = Memory(
                     first=lambda name, value: store.first(scope, name, value),
-                    recall=lambda run: {int(name.rsplit(":", 1)[1]): float(value) for name, value in
-                                        store.recall(scope, f"held:{lab}:{run}:").items()},
-                    keep=lambda run, index, moment: store.first(scope, f"held:{lab}:{run}:{index}", str(moment)))
+                    recall=lambda run: {
+                        int(name.rsplit(":", 1)[1]): float(value)
+                        for name, value in store.recall(scope, f"held:{lab}:{run}:").items()
+                    },
+                    keep=lambda run, index, moment: store.first(
+                        scope, f"held:{lab}:{run}:{index}", str(moment)
+                    ),
+                )
             except Exception:  # no usable state dir: remember for this session only
                 self._memory = Memory()
         runs = model.data(RUNS, ())
         self._memory.enter_run(runs[-1].number if runs else 0)
-        return [await self.fetch(model, "checkpoints", lambda: _evaluate(evaluate, self.profile, model, self._memory))]
+        return [
+            await self.fetch(
+                model, "checkpoints", lambda: _evaluate(evaluate, self.profile, model, self._memory)
+            )
+        ]
 
 
 async def _evaluate(evaluate, profile, model, memory):

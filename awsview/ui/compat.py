@@ -18,8 +18,11 @@ def alive(widget: object) -> bool:
     """Mounted and not being torn down. Widget.mount itself checks ``_closing`` and ``_pruning``
     (no public flag says it); is_attached alone stays true while the app closes, and an update
     then would meet half-removed children."""
-    return bool(getattr(widget, "is_attached", False) and not getattr(widget, "_closing", False)
-                and not getattr(widget, "_pruning", False))
+    return bool(
+        getattr(widget, "is_attached", False)
+        and not getattr(widget, "_closing", False)
+        and not getattr(widget, "_pruning", False)
+    )
 
 
 def action_name(app: Any, action: Any, default_namespace: Any, namespaces: Any) -> str:
@@ -27,8 +30,9 @@ def action_name(app: Any, action: Any, default_namespace: Any, namespaces: Any) 
     (``"app.quit"``, ``"focus('x')"``) only in its private ``_parse_action``, and a presenter screen
     must refuse before the action runs, whichever key, click or footer link sent it
     (tests/ui/test_ui_presenter.py)."""
-    _, name, _ = app._parse_action(action, app if default_namespace is None else default_namespace,
-                                   namespaces)
+    _, name, _ = app._parse_action(
+        action, app if default_namespace is None else default_namespace, namespaces
+    )
     return str(name)
 
 

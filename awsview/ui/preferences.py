@@ -36,8 +36,11 @@ def load() -> tuple[dict[str, Any], str | None]:
         return {}, f"{file}: {exc} (ignored)"
     kept = {k: v for k, v in data.items() if k in KEYS and isinstance(v, KEYS[k])}
     wrong = sorted(set(data) - set(kept))
-    return kept, (f"{file}: ignored {', '.join(wrong)} (known: theme = \"…\", usage = true|false)"
-                  if wrong else None)
+    return kept, (
+        f'{file}: ignored {", ".join(wrong)} (known: theme = "…", usage = true|false)'
+        if wrong
+        else None
+    )
 
 
 def save(**changes: Any) -> str | None:
@@ -46,7 +49,9 @@ def save(**changes: Any) -> str | None:
     current.update({k: v for k, v in changes.items() if k in KEYS and isinstance(v, KEYS[k])})
     file = path()
     lines = ["# AWS View preferences, written by the viewer (see the README, Files)"]
-    lines += [f"{k} = {json.dumps(v)}" for k, v in sorted(current.items())]  # JSON strings are TOML strings
+    lines += [
+        f"{k} = {json.dumps(v)}" for k, v in sorted(current.items())
+    ]  # JSON strings are TOML strings
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         scratch = file.with_suffix(".toml.tmp")

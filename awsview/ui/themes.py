@@ -10,9 +10,24 @@ from textual.app import App
 from textual.theme import Theme
 
 DEFAULT_THEME = "awsview-dark"
-_FIELDS = ("name", "primary", "secondary", "warning", "error", "success", "accent", "foreground",
-           "background", "surface", "panel", "boost", "dark", "luminosity_spread", "text_alpha",
-           "variables")
+_FIELDS = (
+    "name",
+    "primary",
+    "secondary",
+    "warning",
+    "error",
+    "success",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+    "dark",
+    "luminosity_spread",
+    "text_alpha",
+    "variables",
+)
 
 
 class ThemeError(ValueError):

@@ -36,8 +36,13 @@ def write_config(home: Path, text: str) -> None:
 
 
 def awsview(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "awsview", *args], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "awsview", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def one_line(result: subprocess.CompletedProcess) -> str:
@@ -49,13 +54,17 @@ def one_line(result: subprocess.CompletedProcess) -> str:
 
 # -- region and endpoints, in the SDK's order ------------------------------------------------
 
+
 def test_region_order(home, monkeypatch):
-    write_config(home, """
+    write_config(
+        home,
+        """
         [default]
         region = eu-north-1
         [profile lab]
         region = ap-south-1
-        """)
+        """,
+    )
     assert resolve(Target()).region == "eu-north-1"
     assert resolve(Target(profile="lab")).region == "ap-south-1"
     monkeypatch.setenv("AWS_PROFILE", "lab")
@@ -69,7 +78,9 @@ def test_region_order(home, monkeypatch):
 
 
 def test_endpoint_order(home, monkeypatch):
-    write_config(home, """
+    write_config(
+        home,
+        """
         [default]
         region = us-east-1
         endpoint_url = http://127.0.0.1:1111
@@ -77,7 +88,8 @@ def test_endpoint_order(home, monkeypatch):
         [services local]
         dynamodb =
           endpoint_url = http://127.0.0.1:2222
-        """)
+        """,
+    )
     resolved = resolve(Target())
     assert resolved.endpoint("sqs") == "http://127.0.0.1:1111"  # the profile's endpoint_url
     assert resolved.endpoint("dynamodb") == "http://127.0.0.1:2222"  # its services section
@@ -87,7 +99,10 @@ def test_endpoint_order(home, monkeypatch):
     assert resolved.endpoint("sqs") == resolved.endpoint("dynamodb") == "http://127.0.0.1:3333"
     monkeypatch.setenv("AWS_ENDPOINT_URL_SQS", "http://127.0.0.1:4444")
     resolved = resolve(Target())
-    assert (resolved.endpoint("sqs"), resolved.endpoint("logs")) == ("http://127.0.0.1:4444", "http://127.0.0.1:3333")
+    assert (resolved.endpoint("sqs"), resolved.endpoint("logs")) == (
+        "http://127.0.0.1:4444",
+        "http://127.0.0.1:3333",
+    )
     assert resolved.describe() == "http://127.0.0.1:3333 · us-east-1 (sqs → http://127.0.0.1:4444)"
     resolved = resolve(Target(endpoint_url="http://127.0.0.1:5555"))
     assert {url for _, url in resolved.endpoints} == {"http://127.0.0.1:5555"}
@@ -102,18 +117,23 @@ def test_aws_itself_is_described_as_aws(home):
 
 
 def test_a_profiles_endpoint_and_aws_region_reach_the_emulator(emulator, home):
-    write_config(home, f"""
+    write_config(
+        home,
+        f"""
         [profile lab]
         region = us-east-1
         endpoint_url = {emulator.endpoint_url}
         aws_access_key_id = testing
         aws_secret_access_key = testing
-        """)
+        """,
+    )
     result = awsview("dump", "--json", env={"AWS_PROFILE": "lab", "AWS_REGION": "eu-west-3"})
     assert result.returncode == 0, result.stderr
     dumped = json.loads(result.stdout)
     assert dumped["target"] == f"{emulator.endpoint_url} · eu-west-3 · profile lab"
-    assert dumped["snapshots"]["journal"]["health"] == "ok"  # the emulator's journal, found by the profile
+    assert (
+        dumped["snapshots"]["journal"]["health"] == "ok"
+    )  # the emulator's journal, found by the profile
 
 
 async def test_the_viewer_header_names_what_is_really_used(emulator, home, monkeypatch):
@@ -130,8 +150,11 @@ async def test_the_viewer_header_names_what_is_really_used(emulator, home, monke
 
 # -- profiles that fetch their credentials ---------------------------------------------------
 
+
 def test_assume_role_profile_through_the_emulators_sts(emulator, home):
-    write_config(home, f"""
+    write_config(
+        home,
+        f"""
         [profile base]
         aws_access_key_id = testing
         aws_secret_access_key = testing
@@ -140,7 +163,8 @@ def test_assume_role_profile_through_the_emulators_sts(emulator, home):
         source_profile = base
         region = us-east-1
         endpoint_url = {emulator.endpoint_url}
-        """)
+        """,
+    )
     assert check_credentials(resolve(Target(profile="viewer"))) == "assume-role"
     result = awsview("--profile", "viewer", "dump", "--json")
     assert result.returncode == 0, result.stderr
@@ -150,11 +174,17 @@ def test_assume_role_profile_through_the_emulators_sts(emulator, home):
 def test_credential_process_profile(emulator, home):
     marker = home / "process-ran"
     script = home / "creds.py"
-    script.write_text(f"import json, pathlib\npathlib.Path({str(marker)!r}).write_text('yes')\n"
-                      "print(json.dumps({'Version': 1, 'AccessKeyId': 'PROCESSKEY', 'SecretAccessKey': 'x'}))\n")
+    script.write_text(
+        f"import json, pathlib\npathlib.Path({str(marker)!r}).write_text('yes')\n"
+        "print(json.dumps({'Version': 1, 'AccessKeyId': 'PROCESSKEY', 'SecretAccessKey': 'x'}))\n"
+    )
     failing = home / "fail.py"
-    failing.write_text("import sys\nsys.stderr.write('token device not plugged in\\n')\nsys.exit(3)\n")
-    write_config(home, f"""
+    failing.write_text(
+        "import sys\nsys.stderr.write('token device not plugged in\\n')\nsys.exit(3)\n"
+    )
+    write_config(
+        home,
+        f"""
         [profile proc]
         credential_process = {sys.executable} {script}
         region = us-east-1
@@ -162,7 +192,8 @@ def test_credential_process_profile(emulator, home):
         [profile broken]
         credential_process = {sys.executable} {failing}
         region = us-east-1
-        """)
+        """,
+    )
     assert check_credentials(resolve(Target(profile="proc"))) == "custom-process"
     result = awsview("dump", "--profile", "proc")
     assert result.returncode == 0, result.stderr
@@ -175,7 +206,9 @@ def test_credential_process_profile(emulator, home):
 
 def sso_config(home: Path, endpoint: str, expires: str, token: str = "sso-token") -> None:
     start_url = "https://lab.awsapps.com/start"
-    write_config(home, f"""
+    write_config(
+        home,
+        f"""
         [profile sso-lab]
         sso_start_url = {start_url}
         sso_region = us-east-1
@@ -183,33 +216,61 @@ def sso_config(home: Path, endpoint: str, expires: str, token: str = "sso-token"
         sso_role_name = LabViewer
         region = us-east-1
         endpoint_url = {endpoint}
-        """)
+        """,
+    )
     cache = home / ".aws" / "sso" / "cache"
     cache.mkdir(parents=True, exist_ok=True)
-    (cache / f"{hashlib.sha1(start_url.encode()).hexdigest()}.json").write_text(json.dumps({
-        "startUrl": start_url, "region": "us-east-1", "accessToken": token, "expiresAt": expires}))
+    (cache / f"{hashlib.sha1(start_url.encode()).hexdigest()}.json").write_text(
+        json.dumps(
+            {
+                "startUrl": start_url,
+                "region": "us-east-1",
+                "accessToken": token,
+                "expiresAt": expires,
+            }
+        )
+    )
 
 
 def test_sso_profile_with_a_cached_token(emulator, home):
     sso_config(home, emulator.endpoint_url, "2099-01-01T00:00:00Z")
     # In a process of its own: botocore fixes the SSO cache directory from HOME when imported.
-    method = subprocess.run([sys.executable, "-c", "from awsview.aws.session import *; "
-                             "print(check_credentials(resolve(Target(profile='sso-lab'))))"],
-                            capture_output=True, text=True, timeout=60, env=dict(os.environ))
+    method = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from awsview.aws.session import *; "
+            "print(check_credentials(resolve(Target(profile='sso-lab'))))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ),
+    )
     assert method.stdout.strip() == "sso", method.stderr
     result = awsview("dump", "--profile", "sso-lab")
     assert result.returncode == 0, result.stderr
 
 
-@pytest.mark.parametrize("expires,token", [("2020-01-01T00:00:00Z", "sso-token"),  # expired in the cache
-                                           ("2099-01-01T00:00:00Z", "EXPIRED-token"),  # refused by the portal
-                                           (None, "")])  # never logged in
+@pytest.mark.parametrize(
+    "expires,token",
+    [
+        ("2020-01-01T00:00:00Z", "sso-token"),  # expired in the cache
+        ("2099-01-01T00:00:00Z", "EXPIRED-token"),  # refused by the portal
+        (None, ""),
+    ],
+)  # never logged in
 def test_expired_sso_session_says_run_aws_sso_login(emulator, home, expires, token):
     sso_config(home, emulator.endpoint_url, expires or "2099-01-01T00:00:00Z", token)
     if expires is None:
         for cached in (home / ".aws" / "sso" / "cache").iterdir():
             cached.unlink()
-    for argv in (["dump"], ["lab", "setup", "q05"], ["watch"], ["screenshot", "-o", str(home / "x.svg")]):
+    for argv in (
+        ["dump"],
+        ["lab", "setup", "q05"],
+        ["watch"],
+        ["screenshot", "-o", str(home / "x.svg")],
+    ):
         result = awsview("--profile", "sso-lab", *argv)
         assert result.returncode == 2, (argv, result.stderr)
         assert one_line(result).endswith("run: aws sso login --profile sso-lab"), argv
@@ -225,7 +286,10 @@ def test_unknown_profile_with_no_region(home, argv):
     write_config(home, "[profile real]\nregion = eu-west-1\n")
     result = awsview("--profile", "nope", *argv)
     assert result.returncode == 2
-    assert one_line(result) == f"awsview: unknown AWS profile 'nope' in {home / 'config'} (profiles there: real)"
+    assert (
+        one_line(result)
+        == f"awsview: unknown AWS profile 'nope' in {home / 'config'} (profiles there: real)"
+    )
 
 
 @pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: a[0])
@@ -233,11 +297,18 @@ def test_no_credentials_and_no_endpoint_suggests_the_demo(home, argv):
     result = awsview(*argv)
     assert result.returncode == 2
     line = one_line(result)
-    assert "no AWS credentials found" in line and line.endswith("to try AWS View without an account: awsview demo")
+    assert "no AWS credentials found" in line and line.endswith(
+        "to try AWS View without an account: awsview demo"
+    )
 
 
-@pytest.mark.parametrize("region,says", [("eu-wst-1", "unknown AWS region 'eu-wst-1' — did you mean eu-west-1?"),
-                                         ("us east 1", "'us east 1' doesn't match a supported format")])
+@pytest.mark.parametrize(
+    "region,says",
+    [
+        ("eu-wst-1", "unknown AWS region 'eu-wst-1' — did you mean eu-west-1?"),
+        ("us east 1", "'us east 1' doesn't match a supported format"),
+    ],
+)
 def test_wrong_region_name(home, region, says):
     env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     for argv in (["dump"], ["lab", "setup", "q05"]):
@@ -247,9 +318,13 @@ def test_wrong_region_name(home, region, says):
 
 
 def test_no_region_for_aws(home):
-    result = awsview("dump", env={"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"})
+    result = awsview(
+        "dump", env={"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
+    )
     assert result.returncode == 2
-    assert one_line(result).startswith("awsview: no AWS region configured: pass --region, set AWS_REGION")
+    assert one_line(result).startswith(
+        "awsview: no AWS region configured: pass --region, set AWS_REGION"
+    )
 
 
 def test_a_local_endpoint_needs_neither_region_nor_credentials(emulator, home):
@@ -259,13 +334,18 @@ def test_a_local_endpoint_needs_neither_region_nor_credentials(emulator, home):
 
 
 def test_resolve_raises_config_error_not_botocore_errors(home):
-    write_config(home, "[profile loop]\nsource_profile = loop\nrole_arn = arn:aws:iam::1:role/x\nregion = us-east-1\n")
+    write_config(
+        home,
+        "[profile loop]\nsource_profile = loop\nrole_arn = arn:aws:iam::1:role/x\nregion = us-east-1\n",
+    )
     with pytest.raises(ConfigError, match="profile 'loop'"):
         check_credentials(resolve(Target(profile="loop")))
 
 
 def test_expired_sso_session_in_the_sso_session_format(emulator, home):
-    write_config(home, f"""
+    write_config(
+        home,
+        f"""
         [profile sso-new]
         sso_session = lab
         sso_account_id = 123456789012
@@ -276,12 +356,20 @@ def test_expired_sso_session_in_the_sso_session_format(emulator, home):
         sso_start_url = https://lab.awsapps.com/start
         sso_region = us-east-1
         sso_registration_scopes = sso:account:access
-        """)
+        """,
+    )
     cache = home / ".aws" / "sso" / "cache"
     cache.mkdir(parents=True)
-    (cache / f"{hashlib.sha1(b'lab').hexdigest()}.json").write_text(json.dumps({
-        "startUrl": "https://lab.awsapps.com/start", "region": "us-east-1", "accessToken": "t",
-        "expiresAt": "2020-01-01T00:00:00Z"}))
+    (cache / f"{hashlib.sha1(b'lab').hexdigest()}.json").write_text(
+        json.dumps(
+            {
+                "startUrl": "https://lab.awsapps.com/start",
+                "region": "us-east-1",
+                "accessToken": "t",
+                "expiresAt": "2020-01-01T00:00:00Z",
+            }
+        )
+    )
     result = awsview("dump", "--profile", "sso-new")
     assert result.returncode == 2
     assert one_line(result).endswith("run: aws sso login --profile sso-new")

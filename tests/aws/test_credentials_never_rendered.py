@@ -64,14 +64,23 @@ def secret_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
     """The secret in the environment, a credentials file and a config profile."""
     tmp_path = tmp_path_factory.mktemp("secret")
     credentials = tmp_path / "credentials"
-    credentials.write_text(f"[default]\naws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\n"
-                           f"aws_session_token = {TOKEN}\n")
+    credentials.write_text(
+        f"[default]\naws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\n"
+        f"aws_session_token = {TOKEN}\n"
+    )
     config = tmp_path / "config"
-    config.write_text(f"[default]\nregion = us-east-1\n[profile lab]\nregion = us-east-1\n"
-                      f"aws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\naws_session_token = {TOKEN}\n")
-    env = {"AWS_ACCESS_KEY_ID": KEY_ID, "AWS_SECRET_ACCESS_KEY": SECRET, "AWS_SESSION_TOKEN": TOKEN,
-           "AWS_SHARED_CREDENTIALS_FILE": str(credentials), "AWS_CONFIG_FILE": str(config),
-           "AWS_DEFAULT_REGION": "us-east-1"}
+    config.write_text(
+        f"[default]\nregion = us-east-1\n[profile lab]\nregion = us-east-1\n"
+        f"aws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\naws_session_token = {TOKEN}\n"
+    )
+    env = {
+        "AWS_ACCESS_KEY_ID": KEY_ID,
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_SESSION_TOKEN": TOKEN,
+        "AWS_SHARED_CREDENTIALS_FILE": str(credentials),
+        "AWS_CONFIG_FILE": str(config),
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
     with pytest.MonkeyPatch.context() as patch:
         for name, value in env.items():
             patch.setenv(name, value)
@@ -80,7 +89,9 @@ def secret_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
 
 
 @pytest.fixture(scope="module")
-def leaky_lab(secret_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningEmulator]:
+def leaky_lab(
+    secret_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[RunningEmulator]:
     """q05 played with the secret in the environment, then its worker prints credentials."""
     running = RunningEmulator(state_dir=tmp_path_factory.mktemp("emulator")).start()
     try:
@@ -88,13 +99,30 @@ def leaky_lab(secret_env: dict[str, str], tmp_path_factory: pytest.TempPathFacto
         player.setup()
         player.play(until="repeats")
         lam = player.context.client("lambda")
-        lam.update_function_code(FunctionName="labex-q05-worker", ZipFile=zip_code(LEAKY_WORKER, "worker.py"))
-        wait_for(lambda: lam.get_function_configuration(FunctionName="labex-q05-worker")
-                 .get("LastUpdateStatus") in (None, "Successful"))
-        lam.update_function_configuration(FunctionName="labex-q05-worker", Handler="worker.handler",
-                                          Environment={"Variables": {"WORKER_MODE": "leaky", "TABLE_NAME": "x"}})
-        wait_for(lambda: lam.get_function_configuration(FunctionName="labex-q05-worker")
-                 .get("LastUpdateStatus") in (None, "Successful"))
+        lam.update_function_code(
+            FunctionName="labex-q05-worker", ZipFile=zip_code(LEAKY_WORKER, "worker.py")
+        )
+        wait_for(
+            lambda: (
+                lam.get_function_configuration(FunctionName="labex-q05-worker").get(
+                    "LastUpdateStatus"
+                )
+                in (None, "Successful")
+            )
+        )
+        lam.update_function_configuration(
+            FunctionName="labex-q05-worker",
+            Handler="worker.handler",
+            Environment={"Variables": {"WORKER_MODE": "leaky", "TABLE_NAME": "x"}},
+        )
+        wait_for(
+            lambda: (
+                lam.get_function_configuration(FunctionName="labex-q05-worker").get(
+                    "LastUpdateStatus"
+                )
+                in (None, "Successful")
+            )
+        )
         answer = lam.invoke(FunctionName="labex-q05-worker", Payload=b"{}")
         assert answer.get("FunctionError") == "Unhandled"
         yield running
@@ -103,8 +131,13 @@ def leaky_lab(secret_env: dict[str, str], tmp_path_factory: pytest.TempPathFacto
 
 
 def _dump(running: RunningEmulator, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "awsview", "dump", *args], capture_output=True, text=True,
-                          env={**running.env, **env}, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "awsview", "dump", *args],
+        capture_output=True,
+        text=True,
+        env={**running.env, **env},
+        timeout=60,
+    )
 
 
 def _assert_never_shown(where: str, text: str) -> None:
@@ -115,7 +148,12 @@ def _assert_never_shown(where: str, text: str) -> None:
 def test_dump_never_prints_the_secret(leaky_lab: RunningEmulator, secret_env: dict[str, str]):
     url = leaky_lab.endpoint_url
     shown = []
-    for args in (["--lab", "q05"], ["--lab", "q05", "--json"], [], ["--prefix", "labex-", "--json"]):
+    for args in (
+        ["--lab", "q05"],
+        ["--lab", "q05", "--json"],
+        [],
+        ["--prefix", "labex-", "--json"],
+    ):
         done = _dump(leaky_lab, secret_env, "--endpoint-url", url, *args)
         assert done.returncode == 0, done.stderr
         _assert_never_shown(f"awsview dump {' '.join(args)}", done.stdout + done.stderr)
@@ -127,12 +165,31 @@ def test_dump_never_prints_the_secret(leaky_lab: RunningEmulator, secret_env: di
     functions = json.dumps(payload["snapshots"]["functions"])
     assert "WORKER_MODE" in functions and "leaky" not in functions  # names only, never values
     # The same with a named profile from the config file, and with credentials the endpoint refuses.
-    profile_env = {k: v for k, v in secret_env.items() if not k.startswith(("AWS_ACCESS", "AWS_SECRET", "AWS_SESSION"))}
-    done = _dump(leaky_lab, {**profile_env, "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "",
-                             "AWS_SESSION_TOKEN": ""}, "--endpoint-url", url, "--profile", "lab", "--lab", "q05")
+    profile_env = {
+        k: v
+        for k, v in secret_env.items()
+        if not k.startswith(("AWS_ACCESS", "AWS_SECRET", "AWS_SESSION"))
+    }
+    done = _dump(
+        leaky_lab,
+        {
+            **profile_env,
+            "AWS_ACCESS_KEY_ID": "",
+            "AWS_SECRET_ACCESS_KEY": "",
+            "AWS_SESSION_TOKEN": "",
+        },
+        "--endpoint-url",
+        url,
+        "--profile",
+        "lab",
+        "--lab",
+        "q05",
+    )
     assert done.returncode == 0, done.stderr
     _assert_never_shown("awsview dump --profile lab", done.stdout + done.stderr)
-    refused = _dump(leaky_lab, {**secret_env, "AWS_ACCESS_KEY_ID": "INVALIDKEY9F3C"}, "--endpoint-url", url)
+    refused = _dump(
+        leaky_lab, {**secret_env, "AWS_ACCESS_KEY_ID": "INVALIDKEY9F3C"}, "--endpoint-url", url
+    )
     assert refused.returncode == 2 and "credentials not recognised" in refused.stderr
     _assert_never_shown("awsview dump with refused credentials", refused.stdout + refused.stderr)
 
@@ -150,8 +207,10 @@ async def test_panels_details_and_json_never_show_the_secret(leaky_lab: RunningE
     panels = render.panels(model, profile, now)
     logs = [r for p in panels if p.name == "logs" for r in p.rows]
     assert any("‹redacted›" in c for r in logs for c in r.cells) and len(logs) > 20
-    everything = [as_text(profile, model, conn.describe(), "123456789012", now),
-                  json.dumps(as_json(profile, model, conn.describe(), "123456789012", now), default=str)]
+    everything = [
+        as_text(profile, model, conn.describe(), "123456789012", now),
+        json.dumps(as_json(profile, model, conn.describe(), "123456789012", now), default=str),
+    ]
     for shown in PanelFeed().panels(model, profile, now):
         for row in shown.panel.rows:
             detail = describe(model, shown.panel, shown.id, row.key)
@@ -171,13 +230,23 @@ async def test_app_screens_never_show_the_secret(leaky_lab: RunningEmulator):
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             await pilot.pause(0.2)
-            feeds = [s for s in (app.model.snapshots.values() if app.model else ()) if s.key.startswith("logs:")]
-            if feeds and feeds[0].data is not None and any("RESULT" == e.line.kind for e in feeds[0].data.lines):
+            feeds = [
+                s
+                for s in (app.model.snapshots.values() if app.model else ())
+                if s.key.startswith("logs:")
+            ]
+            if (
+                feeds
+                and feeds[0].data is not None
+                and any("RESULT" == e.line.kind for e in feeds[0].data.lines)
+            ):
                 break
         await pilot.pause(0.5)
         screens = [app.export_screenshot()]
         logs = next(v for v in app.query(PanelView) if v.kind == "logs")
-        for index in range(max(0, logs.table.row_count - 14), logs.table.row_count):  # the leaky lines' details
+        for index in range(
+            max(0, logs.table.row_count - 14), logs.table.row_count
+        ):  # the leaky lines' details
             app.board.visit(logs)
             logs.table.move_cursor(row=index)
             await pilot.press("enter")
@@ -202,16 +271,22 @@ async def test_a_recording_never_holds_the_secret(leaky_lab: RunningEmulator, tm
 
     path = tmp_path / "leaky.rec"
     writer = open_recording(path, "test")
-    task = asyncio.create_task(record_headless(Target(endpoint_url=leaky_lab.endpoint_url), "q05", "", writer))
+    task = asyncio.create_task(
+        record_headless(Target(endpoint_url=leaky_lab.endpoint_url), "q05", "", writer)
+    )
 
     def logged() -> bool:
         try:
             player = Recording(path).player(0)
             feed = player.state(player.last).snapshots.get("logs:/aws/lambda/labex-q05-worker")
-            return feed is not None and feed.data is not None and any(
-                "redacted" in e.line.text for e in feed.data.lines)
+            return (
+                feed is not None
+                and feed.data is not None
+                and any("redacted" in e.line.text for e in feed.data.lines)
+            )
         except Exception:
             return False
+
     deadline = time.monotonic() + 30
     while not logged() and time.monotonic() < deadline:
         await asyncio.sleep(0.2)
@@ -226,12 +301,14 @@ async def test_a_recording_never_holds_the_secret(leaky_lab: RunningEmulator, tm
         for mark in marks:
             if mark.kind == KEYFRAME:
                 decompressor = zstandard.ZstdDecompressor().decompressobj()
-            plain.append(decompressor.decompress(raw[mark.offset:mark.offset + mark.size]))
+            plain.append(decompressor.decompress(raw[mark.offset : mark.offset + mark.size]))
     everything = raw + b"".join(plain)
     for secret in NEVER:
         assert secret.encode() not in everything
     assert KEY_ID.encode() not in everything
     info = recording.channels[0]
     assert info["endpoint_url"] == leaky_lab.endpoint_url and info["backend"] == "endpoint"
-    said = recording.player(0).state(recording.player(0).last).meta  # as the connection resolved them
+    said = (
+        recording.player(0).state(recording.player(0).last).meta
+    )  # as the connection resolved them
     assert said["account"] == "123456789012" and said["region"] == "us-east-1"

@@ -27,8 +27,12 @@ LABS = ("ev04", "ev05", "q05")
 
 def set_auth(emulator: RunningEmulator, free_calls: str) -> None:
     """moto authorizes every request after ``free_calls`` more ("inf": none)."""
-    request = urllib.request.Request(f"{emulator.endpoint_url}/moto-api/reset-auth", data=free_calls.encode(),
-                                     method="POST", headers={"Content-Type": "text/plain"})
+    request = urllib.request.Request(
+        f"{emulator.endpoint_url}/moto-api/reset-auth",
+        data=free_calls.encode(),
+        method="POST",
+        headers={"Content-Type": "text/plain"},
+    )
     urllib.request.urlopen(request, timeout=10).read()
 
 
@@ -45,13 +49,24 @@ def authorized(tmp_path_factory):
             player.play(until=len(lab.steps) - 1)
         iam = emulator.client("iam")
         keys = {}
-        for user, document in [("admin", {"Version": "2012-10-17", "Statement": [
-                {"Effect": "Allow", "Action": "*", "Resource": "*"}]})] + \
-                [(f"viewer-{name}", policy(profiles.load(name), REGION, ACCOUNT)) for name in LABS]:
+        for user, document in [
+            (
+                "admin",
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
+                },
+            )
+        ] + [(f"viewer-{name}", policy(profiles.load(name), REGION, ACCOUNT)) for name in LABS]:
             iam.create_user(UserName=user)
-            iam.put_user_policy(UserName=user, PolicyName="awsview", PolicyDocument=json.dumps(document))
+            iam.put_user_policy(
+                UserName=user, PolicyName="awsview", PolicyDocument=json.dumps(document)
+            )
             key = iam.create_access_key(UserName=user)["AccessKey"]
-            keys[user] = {"AWS_ACCESS_KEY_ID": key["AccessKeyId"], "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"]}
+            keys[user] = {
+                "AWS_ACCESS_KEY_ID": key["AccessKeyId"],
+                "AWS_SECRET_ACCESS_KEY": key["SecretAccessKey"],
+            }
         set_auth(emulator, "0")
         yield emulator, keys
     finally:
@@ -59,9 +74,23 @@ def authorized(tmp_path_factory):
 
 
 def dump(emulator: RunningEmulator, lab: str, credentials: dict[str, str]) -> dict:
-    result = subprocess.run([sys.executable, "-m", "awsview", "dump", "--lab", lab, "--json",
-                             "--endpoint-url", emulator.endpoint_url], capture_output=True, text=True,
-                            timeout=120, env={**os.environ, **credentials})
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "awsview",
+            "dump",
+            "--lab",
+            lab,
+            "--json",
+            "--endpoint-url",
+            emulator.endpoint_url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **credentials},
+    )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
 
@@ -74,8 +103,23 @@ def test_every_call_of_the_policy_is_a_guarded_read():
 @pytest.mark.parametrize("lab", LABS)
 def test_the_printed_policy_is_enough_for_every_panel(authorized, lab):
     emulator, keys = authorized
-    printed = subprocess.run([sys.executable, "-m", "awsview", "iam-policy", "--lab", lab, "--region", REGION,
-                              "--account", ACCOUNT], capture_output=True, text=True, timeout=60)
+    printed = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "awsview",
+            "iam-policy",
+            "--lab",
+            lab,
+            "--region",
+            REGION,
+            "--account",
+            ACCOUNT,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert json.loads(printed.stdout) == policy(profiles.load(lab), REGION, ACCOUNT)
     dumped = dump(emulator, lab, keys[f"viewer-{lab}"])
     for key, snapshot in dumped["snapshots"].items():
@@ -90,18 +134,25 @@ def test_the_printed_policy_is_enough_for_every_panel(authorized, lab):
 
 
 def emulator_client(emulator: RunningEmulator, service: str, credentials: dict[str, str]):
-    return boto3.client(service, endpoint_url=emulator.endpoint_url, region_name=REGION,
-                        aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
-                        aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"])
+    return boto3.client(
+        service,
+        endpoint_url=emulator.endpoint_url,
+        region_name=REGION,
+        aws_access_key_id=credentials["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=credentials["AWS_SECRET_ACCESS_KEY"],
+    )
 
 
-@pytest.mark.parametrize("lab,taken,panel", [
-    ("q05", "sqs:GetQueueAttributes", "queues"),
-    ("q05", "dynamodb:Scan", "tables"),
-    ("ev04", "states:GetExecutionHistory", "history"),
-    ("ev04", "logs:FilterLogEvents", "logs"),
-    ("ev05", "iam:ListRolePolicies", "roles"),
-])
+@pytest.mark.parametrize(
+    "lab,taken,panel",
+    [
+        ("q05", "sqs:GetQueueAttributes", "queues"),
+        ("q05", "dynamodb:Scan", "tables"),
+        ("ev04", "states:GetExecutionHistory", "history"),
+        ("ev04", "logs:FilterLogEvents", "logs"),
+        ("ev05", "iam:ListRolePolicies", "roles"),
+    ],
+)
 def test_one_action_less_and_its_panel_says_access_denied(authorized, lab, taken, panel):
     emulator, keys = authorized
     iam = emulator_client(emulator, "iam", keys["admin"])
@@ -111,12 +162,17 @@ def test_one_action_less_and_its_panel_says_access_denied(authorized, lab, taken
     try:
         dumped = dump(emulator, lab, keys[user])
     finally:
-        iam.put_user_policy(UserName=user, PolicyName="awsview",
-                            PolicyDocument=json.dumps(policy(profiles.load(lab), REGION, ACCOUNT)))
+        iam.put_user_policy(
+            UserName=user,
+            PolicyName="awsview",
+            PolicyDocument=json.dumps(policy(profiles.load(lab), REGION, ACCOUNT)),
+        )
     denied = [p for p in dumped["panels"] if p["name"] == panel]
     assert denied, [p["name"] for p in dumped["panels"]]
     for shown in denied:
-        assert shown["health"] == "error" and shown["freshness"].startswith("error — AccessDenied"), shown
+        assert shown["health"] == "error" and shown["freshness"].startswith(
+            "error — AccessDenied"
+        ), shown
         assert taken.split(":")[1] in shown["freshness"] or taken in shown["freshness"]
         assert shown["rows"] == []
 
@@ -140,5 +196,6 @@ async def test_every_call_the_viewer_makes_is_in_the_policy(authorized, lab, mon
         await scheduler.stop()
         made = set(conn.limiter.calls)
     assert made <= set(CALLS), made - set(CALLS)
-    assert {action(*call) for call in made} <= {a for s in policy(profile, REGION, ACCOUNT)["Statement"]
-                                                 for a in s["Action"]}
+    assert {action(*call) for call in made} <= {
+        a for s in policy(profile, REGION, ACCOUNT)["Statement"] for a in s["Action"]
+    }

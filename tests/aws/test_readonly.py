@@ -21,14 +21,18 @@ from botocore.config import Config
 from awsview.aws.readonly import READ_OPERATIONS, ReadOnlyViolation, guard, is_read_operation
 
 SERVICES = ["stepfunctions", "dynamodb", "dynamodbstreams", "sqs", "lambda", "logs", "iam", "sts"]
-CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing",
-               "aws_session_token": "testing"}
+CREDENTIALS = {
+    "aws_access_key_id": "testing",
+    "aws_secret_access_key": "testing",
+    "aws_session_token": "testing",
+}
 CONFIG = Config(
-    parameter_validation=False,           # so `{}` reaches the guard for every operation
-    retries={"total_max_attempts": 1},    # a 500 must not be retried with back-off
-    inject_host_prefix=False,             # a leaked call must reach the listener, not "data-…"
-    proxies={},                           # never route the listener through an env proxy
-    connect_timeout=2, read_timeout=5,
+    parameter_validation=False,  # so `{}` reaches the guard for every operation
+    retries={"total_max_attempts": 1},  # a 500 must not be retried with back-off
+    inject_host_prefix=False,  # a leaked call must reach the listener, not "data-…"
+    proxies={},  # never route the listener through an env proxy
+    connect_timeout=2,
+    read_timeout=5,
 )
 MODELS = botocore.session.get_session()
 
@@ -89,7 +93,11 @@ class Sends:
 @asynccontextmanager
 async def guarded_client(service: str, listener: Listener):
     async with get_session().create_client(
-        service, region_name="us-east-1", endpoint_url=listener.url, config=CONFIG, **CREDENTIALS,
+        service,
+        region_name="us-east-1",
+        endpoint_url=listener.url,
+        config=CONFIG,
+        **CREDENTIALS,
     ) as client:
         sends = Sends()
         client.meta.events.register("before-send", sends)
@@ -142,9 +150,14 @@ async def test_every_allowed_operation_is_let_through(service, listener):
                 pass
 
 
-@pytest.mark.parametrize("service, operation", [
-    ("sts", "GetCallerIdentity"), ("dynamodb", "ListTables"), ("sqs", "ListQueues"),
-])
+@pytest.mark.parametrize(
+    "service, operation",
+    [
+        ("sts", "GetCallerIdentity"),
+        ("dynamodb", "ListTables"),
+        ("sqs", "ListQueues"),
+    ],
+)
 async def test_allowed_calls_do_reach_the_listener(service, operation, listener):
     async with guarded_client(service, listener) as (client, sends):
         with pytest.raises(Exception) as caught:  # the listener's 500 becomes a ClientError
@@ -154,12 +167,22 @@ async def test_allowed_calls_do_reach_the_listener(service, operation, listener)
     assert listener.requests == 1
 
 
-@pytest.mark.parametrize("service, operation", [
-    ("sqs", "ReceiveMessage"), ("logs", "StartQuery"), ("logs", "StartLiveTail"),
-    ("dynamodb", "ExecuteStatement"), ("dynamodb", "TransactGetItems"), ("lambda", "Invoke"),
-    ("stepfunctions", "StartExecution"), ("stepfunctions", "GetActivityTask"),
-    ("sts", "AssumeRole"), ("sts", "GetSessionToken"), ("iam", "GenerateCredentialReport"),
-])
+@pytest.mark.parametrize(
+    "service, operation",
+    [
+        ("sqs", "ReceiveMessage"),
+        ("logs", "StartQuery"),
+        ("logs", "StartLiveTail"),
+        ("dynamodb", "ExecuteStatement"),
+        ("dynamodb", "TransactGetItems"),
+        ("lambda", "Invoke"),
+        ("stepfunctions", "StartExecution"),
+        ("stepfunctions", "GetActivityTask"),
+        ("sts", "AssumeRole"),
+        ("sts", "GetSessionToken"),
+        ("iam", "GenerateCredentialReport"),
+    ],
+)
 def test_reads_in_name_only_are_refused(service, operation):
     assert not is_read_operation(service, operation)
 
@@ -180,8 +203,11 @@ async def test_unknown_service_refuses_everything(listener):
 
 
 def test_plain_botocore_client_and_presigning_are_guarded(listener):
-    client = guard(botocore.session.get_session().create_client(
-        "sqs", region_name="us-east-1", endpoint_url=listener.url, config=CONFIG, **CREDENTIALS))
+    client = guard(
+        botocore.session.get_session().create_client(
+            "sqs", region_name="us-east-1", endpoint_url=listener.url, config=CONFIG, **CREDENTIALS
+        )
+    )
     with pytest.raises(ReadOnlyViolation, match="refused sqs:ReceiveMessage"):
         client.receive_message(QueueUrl=f"{listener.url}/1/q")
     # A presigned URL is a write someone else could send later.

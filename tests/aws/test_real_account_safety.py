@@ -33,9 +33,12 @@ def myapp(tmp_path_factory):
     emulator = RunningEmulator(state_dir=tmp_path_factory.mktemp("myapp")).start()
     dynamodb = emulator.client("dynamodb")
     for name in ("myapp-users", "myapp-orders"):
-        dynamodb.create_table(TableName=name, KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                              AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                              BillingMode="PAY_PER_REQUEST")
+        dynamodb.create_table(
+            TableName=name,
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
     dynamodb.put_item(TableName="myapp-users", Item={"id": {"S": "ada"}})
     yield emulator
     emulator.stop()
@@ -43,22 +46,39 @@ def myapp(tmp_path_factory):
 
 @pytest.mark.parametrize("action", ["setup", "play", "clean"])
 def test_a_lab_refuses_aws_without_real_account(action):
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-           "AWS_REGION": "eu-west-1"}
-    result = subprocess.run([sys.executable, "-m", "awsview", "lab", action, "q05"], capture_output=True,
-                            text=True, timeout=60, env=env)
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_REGION": "eu-west-1",
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "awsview", "lab", action, "q05"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.strip() == (f"awsview: lab {action} q05 would create and delete resources on AWS · "
-                                     "eu-west-1, which is not a local endpoint: pass --real-account if that "
-                                     "is what you mean")
+    assert result.stderr.strip() == (
+        f"awsview: lab {action} q05 would create and delete resources on AWS · "
+        "eu-west-1, which is not a local endpoint: pass --real-account if that "
+        "is what you mean"
+    )
 
 
 def test_real_account_says_which_account_and_region_before_writing(emulator, as_account, capsys):
     assert main(["lab", "setup", "q05", "--endpoint-url", emulator.endpoint_url]) == 2
     assert "pass --real-account" in capsys.readouterr().err
-    assert main(["lab", "setup", "q05", "--endpoint-url", emulator.endpoint_url, "--real-account"]) == 0
+    assert (
+        main(["lab", "setup", "q05", "--endpoint-url", emulator.endpoint_url, "--real-account"])
+        == 0
+    )
     out = capsys.readouterr().out.splitlines()
-    assert out[0] == f"awsview: setup q05 in account 123456789012, region us-east-1 ({emulator.endpoint_url} · us-east-1)"
+    assert (
+        out[0]
+        == f"awsview: setup q05 in account 123456789012, region us-east-1 ({emulator.endpoint_url} · us-east-1)"
+    )
     assert any(line.startswith("q05 setup:") for line in out[1:])
 
 
@@ -80,7 +100,9 @@ async def test_the_viewer_asks_for_a_prefix_and_scans_nothing_until_then(myapp, 
         assert app.screen.found[0] == ("myapp-", 2)
         assert app.live.conn.limiter.calls[("dynamodb", "Scan")] == 0
         await pilot.press("enter")  # the first prefix found
-        await until(pilot, lambda: "tables:myapp-users" in app.board.views, what="myapp- tables shown")
+        await until(
+            pilot, lambda: "tables:myapp-users" in app.board.views, what="myapp- tables shown"
+        )
         assert app.profile.generic and app.profile.prefix == "myapp-"
         await pilot.press("u")
         await until(pilot, lambda: "read units" in status(app), what="usage in the status line")

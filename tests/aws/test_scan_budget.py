@@ -16,13 +16,18 @@ from awsview.profiles import generic_profile
 
 BIG, SMALL = "budget-big", "budget-small"
 ITEMS = 50_000
-ITEM_BYTES = len("id") + len("order-000000") + len("qty") + 2 + len("note") + 30  # as DynamoDB sizes it
+ITEM_BYTES = (
+    len("id") + len("order-000000") + len("qty") + 2 + len("note") + 30
+)  # as DynamoDB sizes it
 
 
 def create(client, name: str) -> None:
-    client.create_table(TableName=name, KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                        BillingMode="PAY_PER_REQUEST")
+    client.create_table(
+        TableName=name,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,9 +39,22 @@ def tables(emulator):
     def write(start: int) -> None:
         client = emulator.client("dynamodb")
         for first in range(start, start + 2500, 25):
-            client.batch_write_item(RequestItems={BIG: [
-                {"PutRequest": {"Item": {"id": {"S": f"order-{i:06d}"}, "qty": {"N": str(10 + i % 80)},
-                                         "note": {"S": "x" * 30}}}} for i in range(first, first + 25)]})
+            client.batch_write_item(
+                RequestItems={
+                    BIG: [
+                        {
+                            "PutRequest": {
+                                "Item": {
+                                    "id": {"S": f"order-{i:06d}"},
+                                    "qty": {"N": str(10 + i % 80)},
+                                    "note": {"S": "x" * 30},
+                                }
+                            }
+                        }
+                        for i in range(first, first + 25)
+                    ]
+                }
+            )
 
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(write, range(0, ITEMS, 2500)))
@@ -99,6 +117,8 @@ async def test_the_panel_title_says_how_the_table_is_read(tables):
     async with Connection(Target(endpoint_url=tables.endpoint_url)) as conn:
         model.apply(await poller.poll(conn, model))
     titles = [p.title for p in panels(model, generic_profile("budget-"), 0) if p.name == "tables"]
-    count = tables.client("dynamodb").describe_table(TableName=BIG)["Table"]["ItemCount"]  # an earlier test deletes one
+    count = tables.client("dynamodb").describe_table(TableName=BIG)["Table"][
+        "ItemCount"
+    ]  # an earlier test deletes one
     assert f"Table · {BIG} · 2,000 of ~{count:,} items, read in pages" in titles
     assert f"Table · {SMALL}" in titles

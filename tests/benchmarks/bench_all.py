@@ -51,15 +51,40 @@ from awsview.polling.logs import LogPoller
 from awsview.polling.queues import QueuePoller
 from awsview.polling.stepfunctions import ExecutionPoller
 from tests.benchmarks import bench_ui
-from tests.benchmarks.bench_core import (KINDS, LAB, STOCK_KINDS, UNLIMITED, WORKER_LOG, Changes, NaiveViewer, pct,
-                                         play_lab, prepare, start_emulator)
-from tests.benchmarks.observers import (AWSVIEW, MODEL, NAIVE, TAIL, TAIL_EVERY_S, FirstSeen, LogTail, Stalls,
-                                        stalled)
+from tests.benchmarks.bench_core import (
+    KINDS,
+    LAB,
+    STOCK_KINDS,
+    UNLIMITED,
+    WORKER_LOG,
+    Changes,
+    NaiveViewer,
+    pct,
+    play_lab,
+    prepare,
+    start_emulator,
+)
+from tests.benchmarks.observers import (
+    AWSVIEW,
+    MODEL,
+    NAIVE,
+    TAIL,
+    TAIL_EVERY_S,
+    FirstSeen,
+    LogTail,
+    Stalls,
+    stalled,
+)
 from tests.benchmarks.stock import StockChanges, StockMoto
 from tests.benchmarks.viewer_probe import SCREEN, ViewerProbe, ViewerProcess, bench_profile
 
-POLLER_OF = {"item write": TablePoller.kind, "log line": LogPoller.kind, "execution status": ExecutionPoller.kind,
-             "execution start": ExecutionPoller.kind, "queue count": QueuePoller.kind}
+POLLER_OF = {
+    "item write": TablePoller.kind,
+    "log line": LogPoller.kind,
+    "execution status": ExecutionPoller.kind,
+    "execution start": ExecutionPoller.kind,
+    "queue count": QueuePoller.kind,
+}
 GAP_S = (0.5, 2.5)  # between two changes of one kind
 GIVE_UP_S = 20.0  # a change not shown by then counts as missed
 # Targets
@@ -120,20 +145,27 @@ class Phase:
 
 # -- yardsticks ------------------------------------------------------------------------------
 
+
 def plain_call_ms(url: str, calls: int = 50) -> tuple[float, float]:
     """p50 / p95 of STS GetCallerIdentity through the emulator: what one API call costs here."""
-    sts = boto3.client("sts", endpoint_url=url, region_name="us-east-1", aws_access_key_id="testing",
-                       aws_secret_access_key="testing")
+    sts = boto3.client(
+        "sts",
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
     sts.get_caller_identity()
     took = []
     for _ in range(calls):
         started = time.perf_counter()
         sts.get_caller_identity()
         took.append((time.perf_counter() - started) * 1000)
-    return statistics.median(took), pct(took, .95)
+    return statistics.median(took), pct(took, 0.95)
 
 
 # -- live phases -----------------------------------------------------------------------------
+
 
 async def _idle(probe: Any, quiet_s: float = 3.0, limit: float = 90.0) -> float:
     """Waits until AWS View has been quiet for quiet_s; the first reads' own changes keep it busy a while."""
@@ -148,7 +180,10 @@ async def _idle(probe: Any, quiet_s: float = 3.0, limit: float = 90.0) -> float:
 
 
 async def _counts(probe: Any, conns: dict[str, Connection]) -> dict[str, int]:
-    return {AWSVIEW: await probe.calls(), **{name: conn.limiter.total_calls for name, conn in conns.items()}}
+    return {
+        AWSVIEW: await probe.calls(),
+        **{name: conn.limiter.total_calls for name, conn in conns.items()},
+    }
 
 
 def _per_minute(before: dict[str, int], after: dict[str, int], seconds: float) -> dict[str, float]:
@@ -165,11 +200,18 @@ def _cpu_between(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     thread = b["thread"] - a["thread"]
     shares = {k: v - a["shares"].get(k, 0.0) for k, v in b["shares"].items()}
     process = None if a["process"] is None else (b["process"] - a["process"]) / seconds
-    return {"process": process, "thread": thread / seconds, "shares": shares, "thread_s": thread,
-            "pushed": b["pushed"]}
+    return {
+        "process": process,
+        "thread": thread / seconds,
+        "shares": shares,
+        "thread_s": thread,
+        "pushed": b["pushed"],
+    }
 
 
-async def _stream(probe: Any, changes: Any, kind: str, samples: int, rng: random.Random, made: list[Sample]) -> None:
+async def _stream(
+    probe: Any, changes: Any, kind: str, samples: int, rng: random.Random, made: list[Sample]
+) -> None:
     for n in range(samples):
         await asyncio.sleep(rng.uniform(*GAP_S))
         active = await probe.active()
@@ -182,18 +224,32 @@ async def _all_shown(probe: Any, phase: Phase) -> None:
     while time.time() < deadline:
         viewer = FirstSeen()
         viewer.merge(await probe.seen())
-        if all((s.kind, s.n) in (viewer.at if o in (AWSVIEW, MODEL) else phase.first.at)[o]
-               for s in phase.samples for o in phase.expected(s.kind)):
+        if all(
+            (s.kind, s.n) in (viewer.at if o in (AWSVIEW, MODEL) else phase.first.at)[o]
+            for s in phase.samples
+            for o in phase.expected(s.kind)
+        ):
             return
         await asyncio.sleep(0.5)
 
 
-async def watch(phase: Phase, url: str, changes: Any, lab: Callable[[], None] | None, tail: bool, idle_s: float,
-                samples: int, one_process: bool, log: Callable[[str], None]) -> None:
+async def watch(
+    phase: Phase,
+    url: str,
+    changes: Any,
+    lab: Callable[[], None] | None,
+    tail: bool,
+    idle_s: float,
+    samples: int,
+    one_process: bool,
+    log: Callable[[str], None],
+) -> None:
     """Idle, then changes (with the lab playing, if any), with AWS View and the baselines watching."""
     first = phase.first
-    async with Connection(Target(endpoint_url=url)) as tail_conn, \
-            Connection(Target(endpoint_url=url), RateLimiter(UNLIMITED, scale=100)) as naive_conn:
+    async with (
+        Connection(Target(endpoint_url=url)) as tail_conn,
+        Connection(Target(endpoint_url=url), RateLimiter(UNLIMITED, scale=100)) as naive_conn,
+    ):
         conns = {NAIVE: naive_conn} | ({TAIL: tail_conn} if tail else {})
         phase.figures["observers"] = tuple(conns)
         rounds: list[float] = []
@@ -204,8 +260,11 @@ async def watch(phase: Phase, url: str, changes: Any, lab: Callable[[], None] | 
                 first.saw(NAIVE, kind, Changes.shown(kind, model))
 
         naive = NaiveViewer(naive_conn, bench_profile(), on_round=naive_round)
-        follower = LogTail(tail_conn, WORKER_LOG, lambda e: first.saw(TAIL, "log line",
-                                                                      Changes.in_log(e.get("message") or "")))
+        follower = LogTail(
+            tail_conn,
+            WORKER_LOG,
+            lambda e: first.saw(TAIL, "log line", Changes.in_log(e.get("message") or "")),
+        )
         stalls = Stalls()
         probe = ViewerProbe(url) if one_process else ViewerProcess(url)
         await probe.start()
@@ -218,22 +277,35 @@ async def watch(phase: Phase, url: str, changes: Any, lab: Callable[[], None] | 
             log(f"{phase.name}: AWS View quiet after {waited:.1f} s; idle for {idle_s:.0f} s")
             before, usage, t0 = await _counts(probe, conns), await _usage(probe), time.time()
             await asyncio.sleep(idle_s)
-            phase.figures["idle"] = _per_minute(before, await _counts(probe, conns), time.time() - t0)
+            phase.figures["idle"] = _per_minute(
+                before, await _counts(probe, conns), time.time() - t0
+            )
             phase.figures["idle_cpu"] = _cpu_between(usage, await _usage(probe))
             phase.figures["windows"] = {"idle": (t0, time.time())}
 
-            log(f"{phase.name}: {'the lab plays and ' if lab else ''}{samples} changes of each kind are made")
+            log(
+                f"{phase.name}: {'the lab plays and ' if lab else ''}{samples} changes of each kind are made"
+            )
             rng = random.Random(5)
             before, usage, t0 = await _counts(probe, conns), await _usage(probe), time.time()
-            await asyncio.gather(*([asyncio.to_thread(lab)] if lab else []),
-                                 *(_stream(probe, changes, kind, samples, rng, phase.samples) for kind in phase.kinds))
-            lab_cpu = _cpu_between(usage, await _usage(probe))  # the changes and the lab, not the wait after
+            await asyncio.gather(
+                *([asyncio.to_thread(lab)] if lab else []),
+                *(
+                    _stream(probe, changes, kind, samples, rng, phase.samples)
+                    for kind in phase.kinds
+                ),
+            )
+            lab_cpu = _cpu_between(
+                usage, await _usage(probe)
+            )  # the changes and the lab, not the wait after
             await _all_shown(probe, phase)
             t1 = time.time()
             phase.figures["windows"]["lab"] = (t0, t1)
             phase.figures["lab"] = _per_minute(before, await _counts(probe, conns), t1 - t0)
             phase.figures["lab_cpu"] = lab_cpu
-            phase.figures["naive_rounds"] = [b - a for a, b in zip(rounds, rounds[1:]) if t0 <= a < t1]
+            phase.figures["naive_rounds"] = [
+                b - a for a, b in zip(rounds, rounds[1:]) if t0 <= a < t1
+            ]
         finally:
             await stalls.stop()
             await follower.stop() if tail else None
@@ -241,22 +313,41 @@ async def watch(phase: Phase, url: str, changes: Any, lab: Callable[[], None] | 
             viewer = await probe.stop()
     first.merge(viewer.pop("seen"))
     t0, t1 = phase.figures["windows"]["lab"]
-    phase.figures.update(viewer=viewer, stalls=stalls.to_json(), one_process=one_process,
-                         polls={k: [(s, d) for s, d in v if t0 <= s < t1] for k, v in viewer["polls"].items()})
+    phase.figures.update(
+        viewer=viewer,
+        stalls=stalls.to_json(),
+        one_process=one_process,
+        polls={k: [(s, d) for s, d in v if t0 <= s < t1] for k, v in viewer["polls"].items()},
+    )
 
 
-async def emulator_phase(idle_s: float, samples: int, one_process: bool, log: Callable[[str], None]) -> Phase:
+async def emulator_phase(
+    idle_s: float, samples: int, one_process: bool, log: Callable[[str], None]
+) -> Phase:
     asyncio.get_running_loop().set_default_executor(ThreadPoolExecutor(16))
     phase = Phase("emulator", KINDS)
     emulator = start_emulator()
     try:
-        phase.figures["plain_call_ms"] = await asyncio.to_thread(plain_call_ms, emulator.endpoint_url)
-        log(f"yardstick: a plain emulator call takes {phase.figures['plain_call_ms'][0]:.1f} ms (p50)")
+        phase.figures["plain_call_ms"] = await asyncio.to_thread(
+            plain_call_ms, emulator.endpoint_url
+        )
+        log(
+            f"yardstick: a plain emulator call takes {phase.figures['plain_call_ms'][0]:.1f} ms (p50)"
+        )
         started = time.monotonic()
         changes = Changes(await asyncio.to_thread(prepare, emulator.endpoint_url))
         log(f"lab set up in {time.monotonic() - started:.1f} s")
-        await watch(phase, emulator.endpoint_url, changes, lambda: play_lab(emulator.endpoint_url), True,
-                    idle_s, samples, one_process, log)
+        await watch(
+            phase,
+            emulator.endpoint_url,
+            changes,
+            lambda: play_lab(emulator.endpoint_url),
+            True,
+            idle_s,
+            samples,
+            one_process,
+            log,
+        )
     finally:
         emulator.stop()
     return phase
@@ -297,8 +388,13 @@ def docs_seconds(log: Callable[[str], None]) -> float | str:
     """generate("q05", tmpdir) timed inside a fresh process (moto's backends are per process);
     a string says why there is no figure."""
     output = tempfile.mkdtemp(prefix="awsview-bench-docs-")
-    out = subprocess.run([sys.executable, "-c", DOCS_CHILD, output], capture_output=True, text=True,
-                         timeout=600, cwd=bench_ui._ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", DOCS_CHILD, output],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=bench_ui._ROOT,
+    )
     line = [x for x in out.stdout.splitlines() if x.startswith("{")]
     if not line:
         return f"failed: {(out.stderr.strip().splitlines() or ['no output'])[-1]}"[:100]
@@ -313,21 +409,31 @@ def machine() -> str:
     model = platform.processor() or "unknown CPU"
     try:
         with open("/proc/cpuinfo") as cpuinfo:
-            model = next((line.split(":", 1)[1].strip() for line in cpuinfo if line.startswith("model name")), model)
+            model = next(
+                (
+                    line.split(":", 1)[1].strip()
+                    for line in cpuinfo
+                    if line.startswith("model name")
+                ),
+                model,
+            )
     except OSError:
         pass
-    return (f"{model}, {os.cpu_count()} cores, Python {platform.python_version()} "
-            f"({platform.python_implementation()}), {platform.system()} {platform.release()}")
+    return (
+        f"{model}, {os.cpu_count()} cores, Python {platform.python_version()} "
+        f"({platform.python_implementation()}), {platform.system()} {platform.release()}"
+    )
 
 
 # -- the table -------------------------------------------------------------------------------
+
 
 def _s(value: float) -> str:
     return f"{value:.2f}"
 
 
 def _p(values: list[float]) -> str:
-    return f"{_s(statistics.median(values))} / {_s(pct(values, .95))}" if values else "—"
+    return f"{_s(statistics.median(values))} / {_s(pct(values, 0.95))}" if values else "—"
 
 
 def _ratio(mine: float, base: float) -> str:
@@ -338,16 +444,27 @@ def _why_latency(phase: Phase, kind: str) -> str:
     """What a slow p95 is made of: reaching the model (the poll, or the feed) or the screen."""
     mine = phase.counted(kind)
     model = [v for s in mine if (v := phase.latency(s, MODEL)) is not None]
-    screen = [b - a for s in mine if (a := phase.latency(s, MODEL)) is not None
-              and (b := phase.latency(s, AWSVIEW)) is not None]
+    screen = [
+        b - a
+        for s in mine
+        if (a := phase.latency(s, MODEL)) is not None
+        and (b := phase.latency(s, AWSVIEW)) is not None
+    ]
     polls = [d for _, d in phase.figures["polls"].get(POLLER_OF[kind], [])]
     stalls = phase.figures["viewer"]["stalls"]
-    hit = sum(1 for s in mine if (v := phase.latency(s, AWSVIEW)) is not None and v > PUSHED_P95_S
-              and stalled(stalls, s.made, s.made + v))
-    parts = [f"change → model p95 {_s(pct(model, .95))} s" if model else "never reached the model",
-             f"model → screen p95 {_s(pct(screen, .95))} s" if screen else "",
-             f"{POLLER_OF[kind]} read p95 {_s(pct(polls, .95))} s" if polls else "",
-             f"{hit} slow ones met a ≥ 0.1 s event-loop stall" if hit else ""]
+    hit = sum(
+        1
+        for s in mine
+        if (v := phase.latency(s, AWSVIEW)) is not None
+        and v > PUSHED_P95_S
+        and stalled(stalls, s.made, s.made + v)
+    )
+    parts = [
+        f"change → model p95 {_s(pct(model, 0.95))} s" if model else "never reached the model",
+        f"model → screen p95 {_s(pct(screen, 0.95))} s" if screen else "",
+        f"{POLLER_OF[kind]} read p95 {_s(pct(polls, 0.95))} s" if polls else "",
+        f"{hit} slow ones met a ≥ 0.1 s event-loop stall" if hit else "",
+    ]
     return "; ".join(p for p in parts if p)
 
 
@@ -356,31 +473,45 @@ def latency_rows(phase: Phase) -> list[tuple[str, ...]]:
     pushed = phase.name == "emulator"
     for kind in phase.kinds:
         mine, naive, tail = (phase.latencies(kind, o) for o in (AWSVIEW, NAIVE, TAIL))
-        p95 = pct(mine, .95) if mine else float("inf")
+        p95 = pct(mine, 0.95) if mine else float("inf")
         bases = [f"naive {_p(naive)}" if naive else "naive: none seen"]
-        ratios = [f"naive {_ratio(p95, pct(naive, .95))}" if mine and naive else "naive —"]
-        checks = [bool(naive) and p95 <= (PUSHED_NAIVE if pushed else POLLED_NAIVE) * pct(naive, .95)]
+        ratios = [f"naive {_ratio(p95, pct(naive, 0.95))}" if mine and naive else "naive —"]
+        checks = [
+            bool(naive) and p95 <= (PUSHED_NAIVE if pushed else POLLED_NAIVE) * pct(naive, 0.95)
+        ]
         if pushed:
             checks.append(p95 <= PUSHED_P95_S)
             target = f"p95 ≤ {PUSHED_P95_S} s, ≤ 1/10 naive"
             if kind == "log line":
                 bases.append(f"tail {_p(tail)}" if tail else "tail: none seen")
-                ratios.append(f"tail {_ratio(p95, pct(tail, .95))}" if mine and tail else "tail —")
-                checks.append(bool(tail) and p95 <= PUSHED_TAIL * pct(tail, .95))
+                ratios.append(f"tail {_ratio(p95, pct(tail, 0.95))}" if mine and tail else "tail —")
+                checks.append(bool(tail) and p95 <= PUSHED_TAIL * pct(tail, 0.95))
                 target += ", ≤ 1/20 tail"
         else:
             target = "p95 ≤ 1/4 naive"
         met = bool(mine) and all(checks) and len(mine) == len(phase.counted(kind))
-        label = f"{kind} → screen, p50 / p95 s ({phase.name}{', while active' if phase.polled else ''})"
-        rows.append((label, _p(mine) if mine else "none seen",
-                     " · ".join(bases), " · ".join(ratios) + " (p95)", target, "met" if met else "NO",
-                     "" if met else _why_latency(phase, kind)))
+        label = (
+            f"{kind} → screen, p50 / p95 s ({phase.name}{', while active' if phase.polled else ''})"
+        )
+        rows.append(
+            (
+                label,
+                _p(mine) if mine else "none seen",
+                " · ".join(bases),
+                " · ".join(ratios) + " (p95)",
+                target,
+                "met" if met else "NO",
+                "" if met else _why_latency(phase, kind),
+            )
+        )
     return rows
 
 
 def _why_cpu(cpu: dict[str, Any]) -> str:
     thread_s = cpu["thread_s"] or 1e-9
-    shares = ", ".join(f"{name} {100 * v / thread_s:.0f} %" for name, v in sorted(cpu["shares"].items()))
+    shares = ", ".join(
+        f"{name} {100 * v / thread_s:.0f} %" for name, v in sorted(cpu["shares"].items())
+    )
     return f"of its main thread's CPU: {shares}, the rest polls, the feed and the event loop"
 
 
@@ -389,9 +520,24 @@ def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any]) -> list[tupl
     call_p50, call_p95 = emulator.figures["plain_call_ms"]
     minimal = ui["minimal"]
     rows: list[tuple[str, ...]] = [
-        ("yardstick: plain emulator call, p50 / p95 ms", f"{call_p50:.1f} / {call_p95:.1f}", "—", "—", "—", "—", ""),
-        ("yardstick: minimal Textual app (200-row DataTable), first paint s · keypress p50 / p95 ms",
-         f"{minimal['paint_s']:.2f} · {minimal['key_p50_ms']:.1f} / {minimal['key_p95_ms']:.1f}", "—", "—", "—", "—", ""),
+        (
+            "yardstick: plain emulator call, p50 / p95 ms",
+            f"{call_p50:.1f} / {call_p95:.1f}",
+            "—",
+            "—",
+            "—",
+            "—",
+            "",
+        ),
+        (
+            "yardstick: minimal Textual app (200-row DataTable), first paint s · keypress p50 / p95 ms",
+            f"{minimal['paint_s']:.2f} · {minimal['key_p50_ms']:.1f} / {minimal['key_p95_ms']:.1f}",
+            "—",
+            "—",
+            "—",
+            "—",
+            "",
+        ),
     ]
     rows += latency_rows(emulator)
     if stock is not None:
@@ -400,46 +546,108 @@ def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any]) -> list[tupl
         for window, label in (("idle", "idle"), ("lab", "during the changes")):
             calls = phase.figures[window]
             tail = f" · tail {calls[TAIL]:.0f}" if TAIL in calls else ""
-            rows.append((f"API calls per minute, {label} ({phase.name})", f"{calls[AWSVIEW]:.0f}",
-                         f"naive {calls[NAIVE]:.0f}{tail}", f"naive {_ratio(calls[AWSVIEW], calls[NAIVE])}",
-                         "—", "—", ""))
+            rows.append(
+                (
+                    f"API calls per minute, {label} ({phase.name})",
+                    f"{calls[AWSVIEW]:.0f}",
+                    f"naive {calls[NAIVE]:.0f}{tail}",
+                    f"naive {_ratio(calls[AWSVIEW], calls[NAIVE])}",
+                    "—",
+                    "—",
+                    "",
+                )
+            )
     for window, target in (("idle_cpu", CPU_IDLE), ("lab_cpu", CPU_LAB)):
         cpu = emulator.figures[window]
         label = "idle" if window == "idle_cpu" else "while the lab plays"
         if cpu["process"] is None:
-            rows.append((f"viewer CPU, {label}", "— (one process)", "—", "—", f"≤ {target:.0%} of a core", "—", ""))
+            rows.append(
+                (
+                    f"viewer CPU, {label}",
+                    "— (one process)",
+                    "—",
+                    "—",
+                    f"≤ {target:.0%} of a core",
+                    "—",
+                    "",
+                )
+            )
             continue
         met = cpu["process"] <= target
-        rows.append((f"viewer CPU, {label} (/proc, emulator)", f"{100 * cpu['process']:.1f} % of a core", "—", "—",
-                     f"≤ {100 * target:.0f} % of a core", "met" if met else "NO", "" if met else _why_cpu(cpu)))
+        rows.append(
+            (
+                f"viewer CPU, {label} (/proc, emulator)",
+                f"{100 * cpu['process']:.1f} % of a core",
+                "—",
+                "—",
+                f"≤ {100 * target:.0f} % of a core",
+                "met" if met else "NO",
+                "" if met else _why_cpu(cpu),
+            )
+        )
     scale = ui["scale"]
     key_ratio = scale["p95_ms"] / minimal["key_p95_ms"]
-    rows.append(("keypress → repaint, p50 / p95 ms (10,000 items, 1,000 executions, 100,000 log lines)",
-                 f"{scale['p50_ms']:.0f} / {scale['p95_ms']:.0f}", f"minimal app {minimal['key_p95_ms']:.1f}",
-                 f"{key_ratio:.2f}", f"≤ {KEY_RATIO:.0f}× minimal", "met" if key_ratio <= KEY_RATIO else "NO",
-                 "" if key_ratio <= KEY_RATIO else
-                 "a key that lands behind a change round (every 250 ms) waits for its refresh and frame"))
-    rows.append(("RSS with that model, after the keys", f"{scale['rss_mb']:.0f} MB", f"minimal app {minimal['rss_mb']:.0f} MB",
-                 "—", f"< {RSS_MB:.0f} MB", "met" if scale["rss_mb"] < RSS_MB else "NO",
-                 "" if scale["rss_mb"] < RSS_MB else "the model's 100,000 log lines and 10,000 items"))
+    rows.append(
+        (
+            "keypress → repaint, p50 / p95 ms (10,000 items, 1,000 executions, 100,000 log lines)",
+            f"{scale['p50_ms']:.0f} / {scale['p95_ms']:.0f}",
+            f"minimal app {minimal['key_p95_ms']:.1f}",
+            f"{key_ratio:.2f}",
+            f"≤ {KEY_RATIO:.0f}× minimal",
+            "met" if key_ratio <= KEY_RATIO else "NO",
+            ""
+            if key_ratio <= KEY_RATIO
+            else "a key that lands behind a change round (every 250 ms) waits for its refresh and frame",
+        )
+    )
+    rows.append(
+        (
+            "RSS with that model, after the keys",
+            f"{scale['rss_mb']:.0f} MB",
+            f"minimal app {minimal['rss_mb']:.0f} MB",
+            "—",
+            f"< {RSS_MB:.0f} MB",
+            "met" if scale["rss_mb"] < RSS_MB else "NO",
+            "" if scale["rss_mb"] < RSS_MB else "the model's 100,000 log lines and 10,000 items",
+        )
+    )
     # Not counting the sample model's build (the small one imports the lab player and boto3 to
     # make its definition; a viewer gets its model from its polls, after the first paint).
     for which, label in (("small", "lab-size model"), ("big", "big model")):
         paints = ui[f"paint_{which}"]
         total = statistics.median(p["painted"] - p["process_start"] for p in paints)
-        shown = statistics.median(p["painted"] - p["process_start"] - (p["model_built"] - p["imported"])
-                                  for p in paints)
+        shown = statistics.median(
+            p["painted"] - p["process_start"] - (p["model_built"] - p["imported"]) for p in paints
+        )
         imports = statistics.median(p["imported"] - p["python_up"] for p in paints)
         ratio = shown / minimal["paint_s"]
         met = ratio <= PAINT_RATIO
-        rows.append((f"process start → first full paint, {label}, not counting its build (median of {len(paints)})",
-                     f"{shown:.2f} s ({total:.2f} with it)", f"minimal app {minimal['paint_s']:.2f} s", f"{ratio:.2f}",
-                     f"≤ {PAINT_RATIO}× minimal", "met" if met else "NO",
-                     "" if met else f"imports {imports:.2f} s; the app's {shown - imports:.2f} s: CSS for "
-                                    f"{15 if which == 'small' else 16}+ panels, the first render"))
+        rows.append(
+            (
+                f"process start → first full paint, {label}, not counting its build (median of {len(paints)})",
+                f"{shown:.2f} s ({total:.2f} with it)",
+                f"minimal app {minimal['paint_s']:.2f} s",
+                f"{ratio:.2f}",
+                f"≤ {PAINT_RATIO}× minimal",
+                "met" if met else "NO",
+                ""
+                if met
+                else f"imports {imports:.2f} s; the app's {shown - imports:.2f} s: CSS for "
+                f"{15 if which == 'small' else 16}+ panels, the first render",
+            )
+        )
     docs = ui["docs"]
-    rows.append(('docs: generate("q05") run time', f"{docs:.1f} s" if isinstance(docs, float) else f"docs: {docs}",
-                 "—", "—", "—", "—", ""))
+    rows.append(
+        (
+            'docs: generate("q05") run time',
+            f"{docs:.1f} s" if isinstance(docs, float) else f"docs: {docs}",
+            "—",
+            "—",
+            "—",
+            "—",
+            "",
+        )
+    )
     return rows
 
 
@@ -455,44 +663,70 @@ def details(phase: Phase) -> None:
     viewer's rounds, and the event loops."""
     t0, t1 = phase.figures["windows"]["lab"]
     viewer = phase.figures["viewer"]
-    print(f"\n{phase.name}: changes over {t1 - t0:.0f} s; p50 / p95 s; the change feed was "
-          f"{'followed' if phase.figures['lab_cpu']['pushed'] else 'not followed (polling)'}")
+    print(
+        f"\n{phase.name}: changes over {t1 - t0:.0f} s; p50 / p95 s; the change feed was "
+        f"{'followed' if phase.figures['lab_cpu']['pushed'] else 'not followed (polling)'}"
+    )
     for kind in phase.kinds:
         mine = [s for s in phase.samples if s.kind == kind]
         polls = phase.figures["polls"].get(POLLER_OF[kind], [])
         periods = [b[0] - a[0] for a, b in zip(polls, polls[1:])]
-        missed = {o: sum(phase.latency(s, o) is None for s in mine) for o in phase.expected(kind) if o != MODEL}
+        missed = {
+            o: sum(phase.latency(s, o) is None for s in mine)
+            for o in phase.expected(kind)
+            if o != MODEL
+        }
         missed_text = ", ".join(f"{o} {m}" for o, m in missed.items() if m)
-        print(f"  {kind:17} AWS View change → model {_p(phase.latencies(kind, MODEL))}; {POLLER_OF[kind]} read "
-              f"takes {_p([d for _, d in polls])}, {len(polls)} reads, one every {_p(periods)}"
-              + (f"; made while it was idle (not counted above): {len(idle)}, → screen max "
-                 f"{max((v for s in idle if (v := phase.latency(s, AWSVIEW)) is not None), default=0):.2f} s"
-                 if (idle := [s for s in mine if not s.active]) and phase.polled else "")
-              + (f"; not shown within {GIVE_UP_S:.0f} s: {missed_text}" if missed_text else ""))
-    slow = [(s, v) for s in phase.samples if (v := phase.latency(s, AWSVIEW) or GIVE_UP_S) > PUSHED_P95_S]
+        print(
+            f"  {kind:17} AWS View change → model {_p(phase.latencies(kind, MODEL))}; {POLLER_OF[kind]} read "
+            f"takes {_p([d for _, d in polls])}, {len(polls)} reads, one every {_p(periods)}"
+            + (
+                f"; made while it was idle (not counted above): {len(idle)}, → screen max "
+                f"{max((v for s in idle if (v := phase.latency(s, AWSVIEW)) is not None), default=0):.2f} s"
+                if (idle := [s for s in mine if not s.active]) and phase.polled
+                else ""
+            )
+            + (f"; not shown within {GIVE_UP_S:.0f} s: {missed_text}" if missed_text else "")
+        )
+    slow = [
+        (s, v)
+        for s in phase.samples
+        if (v := phase.latency(s, AWSVIEW) or GIVE_UP_S) > PUSHED_P95_S
+    ]
     hit = [s for s, v in slow if stalled(viewer["stalls"], s.made, s.made + v)]
-    print(f"  changes AWS View showed in more than {PUSHED_P95_S} s: {len(slow)} of {len(phase.samples)}; during "
-          f"{len(hit)} of them its event loop stalled ≥ 0.1 s")
+    print(
+        f"  changes AWS View showed in more than {PUSHED_P95_S} s: {len(slow)} of {len(phase.samples)}; during "
+        f"{len(hit)} of them its event loop stalled ≥ 0.1 s"
+    )
     if viewer["failures"]:
         print(f"  AWS View reads that failed (and backed off): {viewer['failures']}")
     rounds = phase.figures["naive_rounds"]
-    print(f"  naive viewer: a round (every resource, one after another) ends every {_p(rounds)}, "
-          f"max {_s(max(rounds, default=0))}")
-    loops = [("AWS View's", viewer["stalls"])] + ([] if phase.figures["one_process"] else
-                                                   [("the bench's", phase.figures["stalls"])])
+    print(
+        f"  naive viewer: a round (every resource, one after another) ends every {_p(rounds)}, "
+        f"max {_s(max(rounds, default=0))}"
+    )
+    loops = [("AWS View's", viewer["stalls"])] + (
+        [] if phase.figures["one_process"] else [("the bench's", phase.figures["stalls"])]
+    )
     for name, stalls in loops:
         for window, (a, b) in phase.figures["windows"].items():
             late = [v for t, v in stalls["late"] if a <= t < b]
             full = [d for t, d in stalls["collections"] if a <= t < b]
-            print(f"  {window}, {name} event loop: lateness of a 50 ms sleep p50 / p95 {_p(late)}, max "
-                  f"{_s(max(late, default=0))} s; {len(full)} full collections, longest {_s(max(full, default=0))} s")
+            print(
+                f"  {window}, {name} event loop: lateness of a 50 ms sleep p50 / p95 {_p(late)}, max "
+                f"{_s(max(late, default=0))} s; {len(full)} full collections, longest {_s(max(full, default=0))} s"
+            )
     for window in ("idle_cpu", "lab_cpu"):
         cpu = phase.figures[window]
         process = "—" if cpu["process"] is None else f"{100 * cpu['process']:.1f} %"
-        print(f"  viewer CPU, {window.split('_')[0]}: process {process} of a core (main thread "
-              f"{100 * cpu['thread']:.1f} %); {_why_cpu(cpu)}")
+        print(
+            f"  viewer CPU, {window.split('_')[0]}: process {process} of a core (main thread "
+            f"{100 * cpu['thread']:.1f} %); {_why_cpu(cpu)}"
+        )
     busiest = sorted(viewer["calls"].items(), key=lambda kv: -kv[1])[:5]
-    print("  AWS View's busiest APIs over the phase: " + ", ".join(f"{api} {c}" for api, c in busiest))
+    print(
+        "  AWS View's busiest APIs over the phase: " + ", ".join(f"{api} {c}" for api, c in busiest)
+    )
 
 
 def main(quick: bool = False, one_process: bool = False) -> None:
@@ -504,10 +738,15 @@ def main(quick: bool = False, one_process: bool = False) -> None:
 
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start")
     where = "on this process's event loop" if one_process else "in a process of its own"
-    print(f"observers: `aws logs tail --follow` (every {TAIL_EVERY_S:.0f} s) and a naive viewer (every 2 s) on this "
-          f"process's event loop; AWS View (its defaults, lab {LAB}, app headless {SCREEN[0]}×{SCREEN[1]}) "
-          f"{where}{' — quick run' if quick else ''}", flush=True)
-    emulator = asyncio.run(emulator_phase(settings["idle_s"], settings["samples"], one_process, log))
+    print(
+        f"observers: `aws logs tail --follow` (every {TAIL_EVERY_S:.0f} s) and a naive viewer (every 2 s) on this "
+        f"process's event loop; AWS View (its defaults, lab {LAB}, app headless {SCREEN[0]}×{SCREEN[1]}) "
+        f"{where}{' — quick run' if quick else ''}",
+        flush=True,
+    )
+    emulator = asyncio.run(
+        emulator_phase(settings["idle_s"], settings["samples"], one_process, log)
+    )
     log("stock moto server (no change feed): AWS View polls it")
     stock = asyncio.run(stock_phase(settings["stock_samples"], log))
     log("yardstick: a minimal Textual app (fresh processes)")
@@ -521,15 +760,19 @@ def main(quick: bool = False, one_process: bool = False) -> None:
     details(emulator)
     details(stock)
     scale = ui["scale"]
-    print(f"\n  keypress: {scale['keys']} keys, max {scale['max_ms']:.0f} ms; big model built in "
-          f"{scale['model_build_s']:.2f} s; minimal app's first paints {', '.join(f'{p:.2f}' for p in ui['minimal']['paints'])} s")
+    print(
+        f"\n  keypress: {scale['keys']} keys, max {scale['max_ms']:.0f} ms; big model built in "
+        f"{scale['model_build_s']:.2f} s; minimal app's first paints {', '.join(f'{p:.2f}' for p in ui['minimal']['paints'])} s"
+    )
     for which in ("small", "big"):
         runs = ", ".join(f"{p['painted'] - p['process_start']:.2f}" for p in ui[f"paint_{which}"])
         print(f"  first full paint, {which} model, each run (s, from process start): {runs}")
     print()
     print_table(table(emulator, stock, ui))
-    print(f"\nbench_all took {time.monotonic() - started:.0f} s; load average {os.getloadavg()[0]:.1f} at the end "
-          f"(whatever else runs on the machine shares its {os.cpu_count()} cores)")
+    print(
+        f"\nbench_all took {time.monotonic() - started:.0f} s; load average {os.getloadavg()[0]:.1f} at the end "
+        f"(whatever else runs on the machine shares its {os.cpu_count()} cores)"
+    )
 
 
 if __name__ == "__main__":

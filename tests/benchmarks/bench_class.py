@@ -51,7 +51,11 @@ def _rss_mb() -> float:
 
 def _drive(urls: list[str], stop: threading.Event) -> None:
     """A learner at work on each emulator: a job on q05's queue every DRIVE_EVERY_S."""
-    kw = {"region_name": "us-east-1", "aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+    kw = {
+        "region_name": "us-east-1",
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+    }
     queues = []
     for url in urls:
         sqs = boto3.client("sqs", endpoint_url=url, **kw)
@@ -61,7 +65,9 @@ def _drive(urls: list[str], stop: threading.Event) -> None:
         sqs, queue = queues[n % len(queues)]
         n += 1
         try:
-            sqs.send_message(QueueUrl=queue, MessageBody=json.dumps({"id": f"class-{n}", "quantity": 1}))
+            sqs.send_message(
+                QueueUrl=queue, MessageBody=json.dumps({"id": f"class-{n}", "quantity": 1})
+            )
         except Exception:
             pass  # an emulator busy beyond the client's timeout: the next one goes on
 
@@ -78,21 +84,31 @@ async def measure(urls: list[str], n: int) -> dict[str, float]:
             started = time.monotonic()
             await monitor.round()
             rounds.append(time.monotonic() - started)
-            await asyncio.sleep(max(0.0, 1.0 - rounds[-1]))  # one round a second, as the class view runs
+            await asyncio.sleep(
+                max(0.0, 1.0 - rounds[-1])
+            )  # one round a second, as the class view runs
         cpu = (proc_cpu_seconds(os.getpid()) - cpu) / (time.monotonic() - started_all)
         errors = [f"{s.learner.name}: {s.error}" for s in monitor.statuses() if s.error]
         rss = _rss_mb() - rss
     finally:
         await monitor.close()
-    return {"p50": statistics.median(rounds), "max": max(rounds), "cpu": cpu, "rss_mb": rss, "errors": len(errors),
-            "first_error": errors[0] if errors else ""}
+    return {
+        "p50": statistics.median(rounds),
+        "max": max(rounds),
+        "cpu": cpu,
+        "rss_mb": rss,
+        "errors": len(errors),
+        "first_error": errors[0] if errors else "",
+    }
 
 
 def main(most: int = 128) -> None:
     from tests.support.emulator import RunningEmulator
 
-    emulators = [RunningEmulator(state_dir=Path(tempfile.mkdtemp(prefix="awsview-class-"))).start()
-                 for _ in range(EMULATORS)]
+    emulators = [
+        RunningEmulator(state_dir=Path(tempfile.mkdtemp(prefix="awsview-class-"))).start()
+        for _ in range(EMULATORS)
+    ]
     stop = threading.Event()
     try:
         for emulator in emulators:
@@ -102,17 +118,23 @@ def main(most: int = 128) -> None:
         urls = [e.endpoint_url for e in emulators]
         driver = threading.Thread(target=_drive, args=(urls, stop), daemon=True)
         driver.start()
-        print(f"{EMULATORS} emulator processes with q05 played and a job every {DRIVE_EVERY_S:.0f} s on each; "
-              f"learners spread over them; load average {os.getloadavg()[0]:.1f}")
-        print(f"{'learners':>9} {'round p50 s':>12} {'round max s':>12} {'CPU % core':>11} "
-              f"{'CPU ms/learner/s':>17} {'RSS MB/learner':>15} {'errors':>7}")
+        print(
+            f"{EMULATORS} emulator processes with q05 played and a job every {DRIVE_EVERY_S:.0f} s on each; "
+            f"learners spread over them; load average {os.getloadavg()[0]:.1f}"
+        )
+        print(
+            f"{'learners':>9} {'round p50 s':>12} {'round max s':>12} {'CPU % core':>11} "
+            f"{'CPU ms/learner/s':>17} {'RSS MB/learner':>15} {'errors':>7}"
+        )
         best, at_best, failed = 0, None, None
         n = 8
         while n <= most:
             figures = asyncio.run(measure(urls, n))
             failed = (n, figures)
-            print(f"{n:9d} {figures['p50']:12.2f} {figures['max']:12.2f} {100 * figures['cpu']:11.1f} "
-                  f"{1000 * figures['cpu'] / n:17.2f} {figures['rss_mb'] / n:15.2f} {figures['errors']:7d}")
+            print(
+                f"{n:9d} {figures['p50']:12.2f} {figures['max']:12.2f} {100 * figures['cpu']:11.1f} "
+                f"{1000 * figures['cpu'] / n:17.2f} {figures['rss_mb'] / n:15.2f} {figures['errors']:7d}"
+            )
             if figures["max"] > 1.0 or figures["errors"]:
                 if figures["errors"]:
                     print(f"          e.g. {figures['first_error'][:150]}")
@@ -124,15 +146,26 @@ def main(most: int = 128) -> None:
         for emulator in emulators:
             emulator.stop()
     met = "met" if best >= TARGET_LEARNERS else "NO"
-    cost = (f"; the instructor process costs {1000 * at_best['cpu'] / best:.1f} ms of CPU per learner per second "
-            f"and {at_best['rss_mb'] / best:.1f} MB per learner") if at_best else ""
+    cost = (
+        (
+            f"; the instructor process costs {1000 * at_best['cpu'] / best:.1f} ms of CPU per learner per second "
+            f"and {at_best['rss_mb'] / best:.1f} MB per learner"
+        )
+        if at_best
+        else ""
+    )
     limit = ""
     if failed is not None and failed[0] != best:
         n, figures = failed
-        limit = (f"; limited at {n} learners by " + (f"{figures['errors']} cards with errors"
-                 if figures["errors"] else f"a round of {figures['max']:.2f} s (p50 {figures['p50']:.2f} s)"))
-    print(f"learners followed at a 1 s refresh by one process: {best} (every round ≤ 1 s, no errors); "
-          f"target ≥ {TARGET_LEARNERS}: {met}{cost}{limit}; load average {os.getloadavg()[0]:.1f}")
+        limit = f"; limited at {n} learners by " + (
+            f"{figures['errors']} cards with errors"
+            if figures["errors"]
+            else f"a round of {figures['max']:.2f} s (p50 {figures['p50']:.2f} s)"
+        )
+    print(
+        f"learners followed at a 1 s refresh by one process: {best} (every round ≤ 1 s, no errors); "
+        f"target ≥ {TARGET_LEARNERS}: {met}{cost}{limit}; load average {os.getloadavg()[0]:.1f}"
+    )
 
 
 if __name__ == "__main__":

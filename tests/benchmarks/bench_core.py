@@ -43,15 +43,23 @@ KINDS = ("item write", "log line", "execution status", "queue count")
 # execution is timed from its start to its row.
 STOCK_KINDS = ("item write", "log line", "execution start", "queue count")
 # How change n shows: an item's key, a marker in the worker's log line, an execution's name.
-ITEM, LOG_MARK, RUN = re.compile(r"bench-item-(\d+)"), re.compile(r'"bench-log-(\d+)"'), re.compile(r"bench-run-(\d+)")
+ITEM, LOG_MARK, RUN = (
+    re.compile(r"bench-item-(\d+)"),
+    re.compile(r'"bench-log-(\d+)"'),
+    re.compile(r"bench-run-(\d+)"),
+)
 
 
 class NaiveViewer:
     """Every resource, every 2 s, nothing cached: new pollers each round. ``on_round`` gets
     each round's finished model (what such a viewer would print)."""
 
-    def __init__(self, conn: Connection, profile: profiles.LabProfile,
-                 on_round: Callable[[LabModel], None] | None = None):
+    def __init__(
+        self,
+        conn: Connection,
+        profile: profiles.LabProfile,
+        on_round: Callable[[LabModel], None] | None = None,
+    ):
         self.conn, self.profile, self.model = conn, profile, LabModel()
         self.on_round = on_round
         self._task: asyncio.Task | None = None
@@ -116,13 +124,23 @@ def prepare(url: str) -> Fixture:
         LabPlayer(lab, **quiet).setup()
     LabPlayer("ev04", **quiet).play(until="workflow")
     LabPlayer("q05", **quiet).play(only="connect")
-    kw = {"endpoint_url": url, "region_name": "us-east-1", "aws_access_key_id": "testing",
-          "aws_secret_access_key": "testing"}
-    ddb, sqs, lam, sfn = (boto3.client(s, **kw) for s in ("dynamodb", "sqs", "lambda", "stepfunctions"))
+    kw = {
+        "endpoint_url": url,
+        "region_name": "us-east-1",
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+    }
+    ddb, sqs, lam, sfn = (
+        boto3.client(s, **kw) for s in ("dynamodb", "sqs", "lambda", "stepfunctions")
+    )
     queue_url = sqs.create_queue(QueueName=BENCH_QUEUE)["QueueUrl"]
-    ddb.put_item(TableName=ORDERS, Item={"id": {"S": SEED_ITEM}, "quantity": {"N": "1"},
-                                         "total_cents": {"N": "350"}})
-    lam.invoke(FunctionName="labex-ev04-worker", Payload=json.dumps({"stage": "summary", "id": SEED_ITEM}))
+    ddb.put_item(
+        TableName=ORDERS,
+        Item={"id": {"S": SEED_ITEM}, "quantity": {"N": "1"}, "total_cents": {"N": "350"}},
+    )
+    lam.invoke(
+        FunctionName="labex-ev04-worker", Payload=json.dumps({"stage": "summary", "id": SEED_ITEM})
+    )
     machine = sfn.list_state_machines()["stateMachines"][0]["stateMachineArn"]
     return Fixture(url, ddb, sqs, lam, sfn, machine, queue_url)
 
@@ -149,11 +167,18 @@ class Changes:
         if kind == "item write":
             fx.ddb.put_item(TableName=ORDERS, Item={"id": {"S": f"bench-item-{n}"}})
         elif kind == "log line":
-            fx.lam.invoke(FunctionName="labex-ev04-worker",
-                          Payload=json.dumps({"stage": "summary", "id": SEED_ITEM, "bench": f"bench-log-{n}"}))
+            fx.lam.invoke(
+                FunctionName="labex-ev04-worker",
+                Payload=json.dumps(
+                    {"stage": "summary", "id": SEED_ITEM, "bench": f"bench-log-{n}"}
+                ),
+            )
         elif kind == "execution status":
-            arn = fx.sfn.start_execution(stateMachineArn=fx.machine, name=f"bench-run-{n}",
-                                         input=json.dumps({"id": f"bench-x{n}", "quantity": 0}))["executionArn"]
+            arn = fx.sfn.start_execution(
+                stateMachineArn=fx.machine,
+                name=f"bench-run-{n}",
+                input=json.dumps({"id": f"bench-x{n}", "quantity": 0}),
+            )["executionArn"]
             while (described := fx.sfn.describe_execution(executionArn=arn))["status"] == "RUNNING":
                 time.sleep(0.01)
             made = described["stopDate"].timestamp()  # the status changed when it stopped
@@ -168,17 +193,37 @@ class Changes:
         """The numbers of the changes of this kind that the model holds."""
         if kind == "item write":
             table = model.data(f"table:{ORDERS}")
-            return {int(m[1]) for i in (table.items if table else ()) if (m := ITEM.fullmatch(str(i.get("id"))))}
+            return {
+                int(m[1])
+                for i in (table.items if table else ())
+                if (m := ITEM.fullmatch(str(i.get("id"))))
+            }
         if kind == "log line":
             feed = model.data(f"logs:{WORKER_LOG}")
-            return {int(n) for e in (feed.lines if feed else ()) for n in LOG_MARK.findall(e.line.text)}
+            return {
+                int(n) for e in (feed.lines if feed else ()) for n in LOG_MARK.findall(e.line.text)
+            }
         if kind == "execution status":
-            return {int(m[1]) for e in model.data(f"executions:{ORDERS}") or ()
-                    if not e.running and (m := RUN.fullmatch(e.name))}
+            return {
+                int(m[1])
+                for e in model.data(f"executions:{ORDERS}") or ()
+                if not e.running and (m := RUN.fullmatch(e.name))
+            }
         if kind == "execution start":
-            return {int(m[1]) for e in model.data(f"executions:{ORDERS}") or () if (m := RUN.fullmatch(e.name))}
+            return {
+                int(m[1])
+                for e in model.data(f"executions:{ORDERS}") or ()
+                if (m := RUN.fullmatch(e.name))
+            }
         if kind == "queue count":  # a count of c shows the first c messages
-            return set(range(max((q.visible for q in model.data("queues") or () if q.name == BENCH_QUEUE), default=0)))
+            return set(
+                range(
+                    max(
+                        (q.visible for q in model.data("queues") or () if q.name == BENCH_QUEUE),
+                        default=0,
+                    )
+                )
+            )
         raise ValueError(kind)
 
     @staticmethod
@@ -197,8 +242,9 @@ async def _calls_per_minute(conn: Connection, seconds: float) -> float:
     return (conn.limiter.total_calls - before) * 60 / seconds
 
 
-async def _latency(model_of: Callable[[], LabModel], changes: Changes, kind: str, numbers: range,
-                   gap: float) -> list[float]:
+async def _latency(
+    model_of: Callable[[], LabModel], changes: Changes, kind: str, numbers: range, gap: float
+) -> list[float]:
     results = []
     for i, n in enumerate(numbers):
         await asyncio.sleep(gap * (0.3 + 0.7 * ((i * 7919) % 10) / 10))  # vary the phase
@@ -217,15 +263,18 @@ async def main(idle_seconds: float = 30.0, samples: int = 10) -> None:
     profile = profiles.load(LAB)
     rows: list[tuple[str, float, float]] = []
     try:
-        async with Connection(Target(endpoint_url=url)) as ours, \
-                Connection(Target(endpoint_url=url), RateLimiter(UNLIMITED, scale=100)) as theirs:
+        async with (
+            Connection(Target(endpoint_url=url)) as ours,
+            Connection(Target(endpoint_url=url), RateLimiter(UNLIMITED, scale=100)) as theirs,
+        ):
             viewer = Scheduler(ours, profile)
             naive = NaiveViewer(theirs, profile)
             viewer.start()
             naive.start()
             await asyncio.sleep(30)  # let the set-up's changes age out of the active window
-            idle = await asyncio.gather(_calls_per_minute(ours, idle_seconds),
-                                        _calls_per_minute(theirs, idle_seconds))
+            idle = await asyncio.gather(
+                _calls_per_minute(ours, idle_seconds), _calls_per_minute(theirs, idle_seconds)
+            )
             rows.append(("API calls/min, idle", *idle))
 
             lab = threading.Thread(target=play_lab, args=(url,))
@@ -234,15 +283,27 @@ async def main(idle_seconds: float = 30.0, samples: int = 10) -> None:
             lab.start()
             await asyncio.to_thread(lab.join)
             span = time.monotonic() - t0
-            rows.append(("API calls/min, during a lab",
-                         (ours.limiter.total_calls - before[0]) * 60 / span,
-                         (theirs.limiter.total_calls - before[1]) * 60 / span))
+            rows.append(
+                (
+                    "API calls/min, during a lab",
+                    (ours.limiter.total_calls - before[0]) * 60 / span,
+                    (theirs.limiter.total_calls - before[1]) * 60 / span,
+                )
+            )
 
             for kind in KINDS:
                 ours_s = await _latency(lambda: viewer.model, changes, kind, range(samples), 0.7)
-                theirs_s = await _latency(lambda: naive.model, changes, kind, range(samples, 2 * samples), 0.7)
-                rows.append((f"{kind} → snapshot p50 s", statistics.median(ours_s), statistics.median(theirs_s)))
-                rows.append((f"{kind} → snapshot p95 s", pct(ours_s, .95), pct(theirs_s, .95)))
+                theirs_s = await _latency(
+                    lambda: naive.model, changes, kind, range(samples, 2 * samples), 0.7
+                )
+                rows.append(
+                    (
+                        f"{kind} → snapshot p50 s",
+                        statistics.median(ours_s),
+                        statistics.median(theirs_s),
+                    )
+                )
+                rows.append((f"{kind} → snapshot p95 s", pct(ours_s, 0.95), pct(theirs_s, 0.95)))
             await viewer.stop()
             await naive.stop()
     finally:

@@ -46,7 +46,9 @@ def _sample(conn: Connection) -> tuple[Counter, float]:
     return Counter(conn.limiter.calls), conn.limiter.total_read_units
 
 
-def _per_hour(before: tuple[Counter, float], after: tuple[Counter, float], seconds: float) -> tuple[Counter, float]:
+def _per_hour(
+    before: tuple[Counter, float], after: tuple[Counter, float], seconds: float
+) -> tuple[Counter, float]:
     calls = after[0] - before[0]
     scale = 3600 / seconds
     return Counter({k: round(v * scale) for k, v in calls.items()}), (after[1] - before[1]) * scale
@@ -54,14 +56,23 @@ def _per_hour(before: tuple[Counter, float], after: tuple[Counter, float], secon
 
 def _dollars(calls: Counter, units: float) -> float:
     sqs = sum(n for (service, _), n in calls.items() if service == "sqs")
-    streams = sum(n for (service, op), n in calls.items() if service == "dynamodbstreams" and op == "GetRecords")
-    return (sqs * SQS_PER_MILLION + units * READ_UNITS_PER_MILLION + streams * STREAM_READS_PER_MILLION) / 1e6
+    streams = sum(
+        n
+        for (service, op), n in calls.items()
+        if service == "dynamodbstreams" and op == "GetRecords"
+    )
+    return (
+        sqs * SQS_PER_MILLION + units * READ_UNITS_PER_MILLION + streams * STREAM_READS_PER_MILLION
+    ) / 1e6
 
 
 def _report(lab: str, phase: str, calls: Counter, units: float) -> None:
     top = ", ".join(f"{s}:{o} {n:,}" for (s, o), n in calls.most_common(6))
-    print(f"{lab:5} {phase:6} {sum(calls.values()):>8,} calls/h  {units:>9,.0f} read units/h  "
-          f"≈ ${_dollars(calls, units):.4f}/h   top: {top}", flush=True)
+    print(
+        f"{lab:5} {phase:6} {sum(calls.values()):>8,} calls/h  {units:>9,.0f} read units/h  "
+        f"≈ ${_dollars(calls, units):.4f}/h   top: {top}",
+        flush=True,
+    )
 
 
 async def measure(url: str, lab: str, active_s: float, idle_s: float) -> None:
@@ -86,7 +97,10 @@ async def measure(url: str, lab: str, active_s: float, idle_s: float) -> None:
             await scheduler.stop()
     _report(lab, "active", *active)
     _report(lab, "idle", *idle)
-    print(f"      ({rounds} rounds of the lab in {active_s:.0f} s; idle measured over {idle_s:.0f} s)", flush=True)
+    print(
+        f"      ({rounds} rounds of the lab in {active_s:.0f} s; idle measured over {idle_s:.0f} s)",
+        flush=True,
+    )
 
 
 def main(active_s: float = 120.0, idle_s: float = 90.0) -> None:

@@ -43,7 +43,9 @@ async def _record_lab(minutes: float, path: Path) -> tuple[float, int]:
     emulator = start("127.0.0.1", 0, Path(tempfile.mkdtemp(prefix="awsview-bench-rec-")))
     emulator.start_in_thread()
     writer = open_recording(path, "bench")
-    task = asyncio.create_task(record_headless(Target(endpoint_url=emulator.endpoint_url), "q05", "", writer))
+    task = asyncio.create_task(
+        record_headless(Target(endpoint_url=emulator.endpoint_url), "q05", "", writer)
+    )
     player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
     started, loops = time.monotonic(), 0
     try:
@@ -71,7 +73,9 @@ def _plain_frames(path: Path) -> list[tuple[int, bytes]]:
         for mark in marks:
             if mark.kind == KEYFRAME:
                 decompressor = zstandard.ZstdDecompressor().decompressobj()
-            frames.append((mark.kind, decompressor.decompress(raw[mark.offset:mark.offset + mark.size])))
+            frames.append(
+                (mark.kind, decompressor.decompress(raw[mark.offset : mark.offset + mark.size]))
+            )
     return frames
 
 
@@ -84,12 +88,16 @@ def _alternatives(frames: list[tuple[int, bytes]], scratch: Path) -> list[tuple[
     database = scratch / "frames.sqlite3"
     connection = sqlite3.connect(database, isolation_level=None)
     connection.execute("PRAGMA journal_mode=WAL")
-    connection.execute("CREATE TABLE frames (id INTEGER PRIMARY KEY, kind INTEGER, at REAL, body BLOB)")
+    connection.execute(
+        "CREATE TABLE frames (id INTEGER PRIMARY KEY, kind INTEGER, at REAL, body BLOB)"
+    )
     compressor = zstandard.ZstdCompressor(level=3)
     started = time.perf_counter()
     for number, (kind, payload) in enumerate(frames):
-        connection.execute("INSERT INTO frames (kind, at, body) VALUES (?, ?, ?)",
-                           (kind, float(number), compressor.compress(payload)))
+        connection.execute(
+            "INSERT INTO frames (kind, at, body) VALUES (?, ?, ?)",
+            (kind, float(number), compressor.compress(payload)),
+        )
     spent = time.perf_counter() - started
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.close()
@@ -97,7 +105,9 @@ def _alternatives(frames: list[tuple[int, bytes]], scratch: Path) -> list[tuple[
     started = time.perf_counter()
     stream = zlib.compressobj(6)
     size = sum(len(stream.compress(p) + stream.flush(zlib.Z_SYNC_FLUSH)) + 17 for _, p in frames)
-    out.append(("one zlib stream, sync-flushed per frame (stdlib)", size, time.perf_counter() - started))
+    out.append(
+        ("one zlib stream, sync-flushed per frame (stdlib)", size, time.perf_counter() - started)
+    )
     out.append(("uncompressed msgpack", sum(len(p) + 17 for _, p in frames), 0.0))
     return [(how, size, spent / max(1, len(frames)) * 1e6) for how, size, spent in out]
 
@@ -125,8 +135,12 @@ def _synthesise_hour(source: Path, target: Path, hour: float = 3600.0) -> int:
             clock[0] = state.time + shift
             if clock[0] - states[0].time >= hour:
                 break
-            moved = [replace(s, fetched_at=(s.fetched_at or 0) + shift, attempted_at=s.attempted_at + shift)
-                     for s in state.snapshots.values()]
+            moved = [
+                replace(
+                    s, fetched_at=(s.fetched_at or 0) + shift, attempted_at=s.attempted_at + shift
+                )
+                for s in state.snapshots.values()
+            ]
             model.drop([k for k in model.snapshots if k not in state.snapshots])
             model.apply(moved)
             recorder.status(*state.status)
@@ -162,27 +176,42 @@ def main(minutes: float = 3.0) -> None:
     seconds, loops = asyncio.run(_record_lab(minutes, lab))
     size = lab.stat().st_size
     frames = _plain_frames(lab)
-    print(f"recording q05 in a loop: {loops} loops in {seconds:.0f} s, {len(frames)} frames, {size / 1024:.0f} KiB")
-    print(f"  size per lab hour: {size / seconds * 3600 / 2**20:.1f} MiB "
-          f"({len(frames) / seconds:.1f} frames/s, {size / max(1, len(frames)):.0f} bytes per frame)")
+    print(
+        f"recording q05 in a loop: {loops} loops in {seconds:.0f} s, {len(frames)} frames, {size / 1024:.0f} KiB"
+    )
+    print(
+        f"  size per lab hour: {size / seconds * 3600 / 2**20:.1f} MiB "
+        f"({len(frames) / seconds:.1f} frames/s, {size / max(1, len(frames)):.0f} bytes per frame)"
+    )
     print("  the same frames stored other ways:")
-    print(f"    {'this format (a zstd stream per channel, flushed per frame)':58} {size / 1024:8.0f} KiB")
+    print(
+        f"    {'this format (a zstd stream per channel, flushed per frame)':58} {size / 1024:8.0f} KiB"
+    )
     for how, bytes_, micros in _alternatives(frames, scratch):
         print(f"    {how:58} {bytes_ / 1024:8.0f} KiB  {micros:6.0f} µs/frame")
     hour = scratch / "hour.rec"
     started = time.perf_counter()
     loops = _synthesise_hour(lab, hour)
-    print(f"one-hour recording synthesised from {loops} loops of that lab in {time.perf_counter() - started:.0f} s: "
-          f"{hour.stat().st_size / 2**20:.1f} MiB")
+    print(
+        f"one-hour recording synthesised from {loops} loops of that lab in {time.perf_counter() - started:.0f} s: "
+        f"{hour.stat().st_size / 2**20:.1f} MiB"
+    )
     opened = sorted(_open_in_process(hour) for _ in range(3))[1]
     print(f"  open it and decode its end, in process (median of 3): {opened:.2f} s")
     started = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "awsview", "dump", "--from", str(hour)], cwd=ROOT,
-                   stdout=subprocess.DEVNULL, check=True, env={**os.environ})
+    subprocess.run(
+        [sys.executable, "-m", "awsview", "dump", "--from", str(hour)],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        check=True,
+        env={**os.environ},
+    )
     print(f"  `awsview dump --from` it, a fresh process: {time.perf_counter() - started:.2f} s")
     painted = sorted(asyncio.run(_replay_first_paint(hour)) for _ in range(3))
-    print(f"  replay viewer on it, open to first paint at the end (median of 3): {painted[1]:.2f} s "
-          f"(runs {', '.join(f'{p:.2f}' for p in painted)}; target ≤ 1 s: {'met' if painted[1] <= 1.0 else 'NO'})")
+    print(
+        f"  replay viewer on it, open to first paint at the end (median of 3): {painted[1]:.2f} s "
+        f"(runs {', '.join(f'{p:.2f}' for p in painted)}; target ≤ 1 s: {'met' if painted[1] <= 1.0 else 'NO'})"
+    )
 
 
 if __name__ == "__main__":

@@ -56,9 +56,18 @@ async def _polling(model, stop: asyncio.Event) -> int:
         rounds += 1
         logs_key = next(k for k in model.snapshots if k.startswith("logs:"))
         feed = model.data(logs_key)
-        extra = tuple(LogEntry(feed.lines[-1].timestamp_ms + i, "stream", f"poll{rounds}-{i}",
-                               classify(f'RESULT {{"id": "order-{i:05d}", "round": {rounds}}}')) for i in range(50))
-        table_key = next(k for k in model.snapshots if k.endswith("-orders") and k.startswith("table:"))
+        extra = tuple(
+            LogEntry(
+                feed.lines[-1].timestamp_ms + i,
+                "stream",
+                f"poll{rounds}-{i}",
+                classify(f'RESULT {{"id": "order-{i:05d}", "round": {rounds}}}'),
+            )
+            for i in range(50)
+        )
+        table_key = next(
+            k for k in model.snapshots if k.endswith("-orders") and k.startswith("table:")
+        )
         table = model.data(table_key)
         items = list(table.items)
         for i in range(rounds % 50, len(items), 500):  # 20 items change each round
@@ -66,9 +75,13 @@ async def _polling(model, stop: asyncio.Event) -> int:
         runs_key = next(k for k in model.snapshots if k.startswith("executions:"))
         runs = model.data(runs_key)
         first = dataclasses.replace(runs[0], status="RUNNING" if rounds % 2 else "SUCCEEDED")
-        model.apply([ok(logs_key, dataclasses.replace(feed, lines=feed.lines[len(extra):] + extra)),
-                     ok(table_key, dataclasses.replace(table, items=tuple(items))),
-                     ok(runs_key, (first,) + runs[1:])])
+        model.apply(
+            [
+                ok(logs_key, dataclasses.replace(feed, lines=feed.lines[len(extra) :] + extra)),
+                ok(table_key, dataclasses.replace(table, items=tuple(items))),
+                ok(runs_key, (first,) + runs[1:]),
+            ]
+        )
         try:
             await asyncio.wait_for(stop.wait(), UPDATE_EVERY_S)
         except asyncio.TimeoutError:
@@ -98,7 +111,11 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
         for _ in range(5):
             await pilot.pause()
         if model is not None:
-            orders = next(v for i, v in app.board.views.items() if i.endswith("-orders") and i.startswith("tables:"))
+            orders = next(
+                v
+                for i, v in app.board.views.items()
+                if i.endswith("-orders") and i.startswith("tables:")
+            )
             app.board.visit(orders)
         await pilot.pause()
         stop = asyncio.Event()
@@ -109,12 +126,19 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
             await pilot.press("down" if n % 40 < 20 else "up")
             while len(frames) == seen or frames[-1] < started:
                 await asyncio.sleep(0.001)
-            latencies.append(frames[seen] - started if frames[seen] >= started else frames[-1] - started)
+            latencies.append(
+                frames[seen] - started if frames[seen] >= started else frames[-1] - started
+            )
             await asyncio.sleep(0.01)
         stop.set()
         rounds = await poller if model is not None else 0
-    return {"p50_ms": statistics.median(latencies) * 1000, "p95_ms": _pct(latencies, 0.95) * 1000,
-            "max_ms": max(latencies) * 1000, "keys": len(latencies), "update_rounds": rounds}
+    return {
+        "p50_ms": statistics.median(latencies) * 1000,
+        "p95_ms": _pct(latencies, 0.95) * 1000,
+        "max_ms": max(latencies) * 1000,
+        "keys": len(latencies),
+        "update_rounds": rounds,
+    }
 
 
 def minimal_app():
@@ -130,7 +154,9 @@ def minimal_app():
             table = self.query_one(DataTable)
             table.add_columns("KEY", "STATUS", "DETAIL")
             for i in range(200):
-                table.add_row(f"row-{i:03d}", "SUCCEEDED" if i % 3 else "FAILED", f"detail of row {i} " * 3)
+                table.add_row(
+                    f"row-{i:03d}", "SUCCEEDED" if i % 3 else "FAILED", f"detail of row {i} " * 3
+                )
             table.focus()
 
     return Minimal()
@@ -145,6 +171,7 @@ def first_paint_child(which: str, spawned: float) -> None:
 
         def ready() -> bool:
             from textual.widgets import DataTable
+
             return bool(app.query(DataTable)) and app.query_one(DataTable).row_count == 200
     else:
         from tests.support import sample
@@ -164,8 +191,13 @@ def first_paint_child(which: str, spawned: float) -> None:
 
     def display(screen, renderable):
         if renderable is not None and app.is_running and not result and ready():
-            result.update(process_start=spawned, python_up=started, imported=imported, model_built=built,
-                          painted=time.time())
+            result.update(
+                process_start=spawned,
+                python_up=started,
+                imported=imported,
+                model_built=built,
+                painted=time.time(),
+            )
             app.exit()
         return original(screen, renderable)
 
@@ -176,8 +208,13 @@ def first_paint_child(which: str, spawned: float) -> None:
 
 def first_paint(which: str) -> dict[str, float]:
     spawned = time.time()
-    out = subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_ui", "--first-paint", which, str(spawned)],
-                         capture_output=True, text=True, timeout=120, cwd=_ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.benchmarks.bench_ui", "--first-paint", which, str(spawned)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=_ROOT,
+    )
     line = [x for x in out.stdout.splitlines() if x.startswith("{")]
     if not line:
         raise RuntimeError(out.stderr[-2000:])
@@ -199,9 +236,19 @@ def scale(keys: int = KEYS, minimal: bool = False) -> dict[str, float]:
 
 def scale_in_child(keys: int = KEYS, minimal: bool = False) -> dict[str, float]:
     """scale() in a fresh process, so its RSS counts the viewer and nothing else."""
-    out = subprocess.run([sys.executable, "-m", "tests.benchmarks.bench_ui", "--minimal-keys" if minimal else "--scale",
-                          str(keys)],
-                         capture_output=True, text=True, timeout=600, cwd=_ROOT)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "tests.benchmarks.bench_ui",
+            "--minimal-keys" if minimal else "--scale",
+            str(keys),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=_ROOT,
+    )
     line = [x for x in out.stdout.splitlines() if x.startswith("{")]
     if not line:
         raise RuntimeError(out.stderr[-2000:])
@@ -212,8 +259,10 @@ def yardstick(keys: int = KEYS, paints: int = 3) -> dict[str, float]:
     """The minimal app on this machine now: median first paint of ``paints`` fresh processes,
     and keypress → repaint p50 / p95 in a fresh process."""
     painted = [first_paint("minimal") for _ in range(paints)]
-    figures = {"paint_s": statistics.median(p["painted"] - p["process_start"] for p in painted),
-               "paints": [p["painted"] - p["process_start"] for p in painted]}
+    figures = {
+        "paint_s": statistics.median(p["painted"] - p["process_start"] for p in painted),
+        "paints": [p["painted"] - p["process_start"] for p in painted],
+    }
     keyed = scale_in_child(keys, minimal=True)
     figures.update(key_p50_ms=keyed["p50_ms"], key_p95_ms=keyed["p95_ms"], rss_mb=keyed["rss_mb"])
     return figures
@@ -222,30 +271,47 @@ def yardstick(keys: int = KEYS, paints: int = 3) -> dict[str, float]:
 def main() -> None:
     print("AWS View viewer benchmark (10,000 items, 1,000 executions, 100,000 log lines)")
     minimal = yardstick()
-    print(f"  yardstick, a minimal Textual app (one 200-row DataTable): first paint {minimal['paint_s']:.2f} s, "
-          f"keypress → repaint p50 {minimal['key_p50_ms']:.1f} ms, p95 {minimal['key_p95_ms']:.1f} ms")
+    print(
+        f"  yardstick, a minimal Textual app (one 200-row DataTable): first paint {minimal['paint_s']:.2f} s, "
+        f"keypress → repaint p50 {minimal['key_p50_ms']:.1f} ms, p95 {minimal['key_p95_ms']:.1f} ms"
+    )
     for which in ("small", "big"):
         times = first_paint(which)
         total = times["painted"] - times["process_start"]
         without_model = total - (times["model_built"] - times["imported"])
-        print(f"  first full paint, {which} model: {total:.2f} s from process start "
-              f"(python {times['python_up'] - times['process_start']:.2f} s, imports "
-              f"{times['imported'] - times['python_up']:.2f} s, model {times['model_built'] - times['imported']:.2f} s, "
-              f"app {times['painted'] - times['model_built']:.2f} s; {without_model:.2f} s without building the model; "
-              f"{without_model / minimal['paint_s']:.2f}× the minimal app's)")
+        print(
+            f"  first full paint, {which} model: {total:.2f} s from process start "
+            f"(python {times['python_up'] - times['process_start']:.2f} s, imports "
+            f"{times['imported'] - times['python_up']:.2f} s, model {times['model_built'] - times['imported']:.2f} s, "
+            f"app {times['painted'] - times['model_built']:.2f} s; {without_model:.2f} s without building the model; "
+            f"{without_model / minimal['paint_s']:.2f}× the minimal app's)"
+        )
     figures = scale()
-    print(f"  big model built in {figures['model_build_s']:.2f} s; RSS {figures['rss_built_mb']:.0f} MB")
-    print(f"  keypress → repaint while polling ({figures['keys']} keys, {figures['update_rounds']} update rounds): "
-          f"p50 {figures['p50_ms']:.1f} ms, p95 {figures['p95_ms']:.1f} ms "
-          f"({figures['p95_ms'] / minimal['key_p95_ms']:.2f}× the minimal app's), max {figures['max_ms']:.1f} ms")
+    print(
+        f"  big model built in {figures['model_build_s']:.2f} s; RSS {figures['rss_built_mb']:.0f} MB"
+    )
+    print(
+        f"  keypress → repaint while polling ({figures['keys']} keys, {figures['update_rounds']} update rounds): "
+        f"p50 {figures['p50_ms']:.1f} ms, p95 {figures['p95_ms']:.1f} ms "
+        f"({figures['p95_ms'] / minimal['key_p95_ms']:.2f}× the minimal app's), max {figures['max_ms']:.1f} ms"
+    )
     print(f"  RSS after the run: {figures['rss_mb']:.0f} MB")
-    print("  targets: keypress p95 ≤ 2× the minimal app's, RSS < 300 MB, first paint ≤ 1.5× the minimal app's")
+    print(
+        "  targets: keypress p95 ≤ 2× the minimal app's, RSS < 300 MB, first paint ≤ 1.5× the minimal app's"
+    )
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] == "--first-paint":
         first_paint_child(sys.argv[2], float(sys.argv[3]))
     elif len(sys.argv) > 1 and sys.argv[1] in ("--scale", "--minimal-keys"):
-        print(json.dumps(scale(int(sys.argv[2]) if len(sys.argv) > 2 else KEYS, minimal=sys.argv[1] == "--minimal-keys")))
+        print(
+            json.dumps(
+                scale(
+                    int(sys.argv[2]) if len(sys.argv) > 2 else KEYS,
+                    minimal=sys.argv[1] == "--minimal-keys",
+                )
+            )
+        )
     else:
         main()

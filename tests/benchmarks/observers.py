@@ -29,8 +29,11 @@ class LogTail:
         self._task: asyncio.Task | None = None
 
     async def _run(self) -> None:
-        params: dict[str, Any] = {"logGroupName": self.group, "interleaved": True,
-                                  "startTime": int(time.time() * 1000) - TAIL_SINCE_MS}
+        params: dict[str, Any] = {
+            "logGroupName": self.group,
+            "interleaved": True,
+            "startTime": int(time.time() * 1000) - TAIL_SINCE_MS,
+        }
         seen: defaultdict[int, set[str]] = defaultdict(set)
         while True:
             try:
@@ -87,6 +90,7 @@ class FirstSeen:
 
 def shown_on_screen(kind: str, views: dict[str, Any]) -> set[int]:
     """The numbers of the changes of this kind that their panel holds (what a frame paints)."""
+
     def rows(ident: str) -> tuple:
         view = views.get(ident)
         return view.shown.rows if view is not None and view.shown is not None else ()
@@ -96,11 +100,22 @@ def shown_on_screen(kind: str, views: dict[str, Any]) -> set[int]:
     if kind == "log line":
         return {int(n) for r in rows(f"logs:{WORKER_LOG}") for n in LOG_MARK.findall(r.cells[-1])}
     if kind == "execution status":
-        return {int(m[1]) for r in rows("executions") if r.cells[1] != "RUNNING" and (m := RUN.fullmatch(r.cells[0]))}
+        return {
+            int(m[1])
+            for r in rows("executions")
+            if r.cells[1] != "RUNNING" and (m := RUN.fullmatch(r.cells[0]))
+        }
     if kind == "execution start":
         return {int(m[1]) for r in rows("executions") if (m := RUN.fullmatch(r.cells[0]))}
     if kind == "queue count":
-        return set(range(max((int(r.cells[1]) for r in rows("queues") if r.cells[0] == BENCH_QUEUE), default=0)))
+        return set(
+            range(
+                max(
+                    (int(r.cells[1]) for r in rows("queues") if r.cells[0] == BENCH_QUEUE),
+                    default=0,
+                )
+            )
+        )
     raise ValueError(kind)
 
 
@@ -117,7 +132,9 @@ def hook_frames(app: Any, on_frame: Callable[[], None]) -> None:
     app._display = display
 
 
-def time_polls(viewer: Scheduler) -> tuple[defaultdict[str, list[tuple[float, float]]], Counter[str]]:
+def time_polls(
+    viewer: Scheduler,
+) -> tuple[defaultdict[str, list[tuple[float, float]]], Counter[str]]:
     """(start as time.time(), duration) of every poll the scheduler makes, and failed polls, by
     poller kind."""
     polls: defaultdict[str, list[tuple[float, float]]] = defaultdict(list)
@@ -177,5 +194,11 @@ class Stalls:
 def stalled(stalls: dict[str, list], start: float, end: float, at_least: float = 0.1) -> float:
     """The longest stall (late wake-up or full collection) of at least ``at_least`` seconds that
     overlaps [start, end]; 0 if none."""
-    return max((d for t, d in stalls["late"] + stalls["collections"] if t < end and t + d > start and d >= at_least),
-               default=0.0)
+    return max(
+        (
+            d
+            for t, d in stalls["late"] + stalls["collections"]
+            if t < end and t + d > start and d >= at_least
+        ),
+        default=0.0,
+    )

@@ -31,8 +31,11 @@ class StockMoto:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen([sys.executable, "-m", "moto.server", "-p", str(self.port)],
-                                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-p", str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 60
         while True:
             try:
@@ -58,19 +61,28 @@ class StockChanges:
     """The timed changes on stock moto, recognised the way bench_core.Changes recognises them."""
 
     def __init__(self, url: str):
-        kw = {"endpoint_url": url, "region_name": "us-east-1", "aws_access_key_id": "testing",
-              "aws_secret_access_key": "testing"}
-        self.ddb, self.sqs, self.logs, self.sfn = (boto3.client(s, **kw) for s in
-                                                   ("dynamodb", "sqs", "logs", "stepfunctions"))
-        self.ddb.create_table(TableName=ORDERS, KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                              AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                              BillingMode="PAY_PER_REQUEST")
+        kw = {
+            "endpoint_url": url,
+            "region_name": "us-east-1",
+            "aws_access_key_id": "testing",
+            "aws_secret_access_key": "testing",
+        }
+        self.ddb, self.sqs, self.logs, self.sfn = (
+            boto3.client(s, **kw) for s in ("dynamodb", "sqs", "logs", "stepfunctions")
+        )
+        self.ddb.create_table(
+            TableName=ORDERS,
+            KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+            BillingMode="PAY_PER_REQUEST",
+        )
         self.queue_url = self.sqs.create_queue(QueueName=BENCH_QUEUE)["QueueUrl"]
         self.logs.create_log_group(logGroupName=WORKER_LOG)
         self.logs.create_log_stream(logGroupName=WORKER_LOG, logStreamName=STREAM)
         definition = {"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}
-        self.machine = self.sfn.create_state_machine(name=ORDERS, definition=json.dumps(definition),
-                                                     roleArn=ROLE)["stateMachineArn"]
+        self.machine = self.sfn.create_state_machine(
+            name=ORDERS, definition=json.dumps(definition), roleArn=ROLE
+        )["stateMachineArn"]
 
     def make(self, kind: str, n: int) -> float:
         made = time.time()
@@ -78,10 +90,15 @@ class StockChanges:
             self.ddb.put_item(TableName=ORDERS, Item={"id": {"S": f"bench-item-{n}"}})
         elif kind == "log line":
             message = "RESULT " + json.dumps({"id": "bench-seed", "bench": f"bench-log-{n}"})
-            self.logs.put_log_events(logGroupName=WORKER_LOG, logStreamName=STREAM,
-                                     logEvents=[{"timestamp": int(made * 1000), "message": message}])
+            self.logs.put_log_events(
+                logGroupName=WORKER_LOG,
+                logStreamName=STREAM,
+                logEvents=[{"timestamp": int(made * 1000), "message": message}],
+            )
         elif kind == "execution start":
-            self.sfn.start_execution(stateMachineArn=self.machine, name=f"bench-run-{n}", input="{}")
+            self.sfn.start_execution(
+                stateMachineArn=self.machine, name=f"bench-run-{n}", input="{}"
+            )
         elif kind == "queue count":
             self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=f"bench-{n}")
         else:

@@ -25,15 +25,27 @@ from awsview import profiles
 from awsview.aws.session import Connection, Target
 from awsview.polling.scheduler import Scheduler
 from tests.benchmarks.bench_core import KINDS, LAB, ORDERS, STOCK_KINDS, WORKER_LOG, Changes
-from tests.benchmarks.observers import AWSVIEW, MODEL, FirstSeen, Stalls, hook_frames, shown_on_screen, time_polls
+from tests.benchmarks.observers import (
+    AWSVIEW,
+    MODEL,
+    FirstSeen,
+    Stalls,
+    hook_frames,
+    shown_on_screen,
+    time_polls,
+)
 
 # The panels the four changes land in come first and the screen is tall enough to show them whole;
 # the others follow.
 SCREEN = (160, 64)
 FIRST_PANELS = ("queues", "executions", "tables", "logs")
-MODEL_KEY = {"item write": f"table:{ORDERS}", "log line": f"logs:{WORKER_LOG}",
-             "execution status": f"executions:{ORDERS}", "execution start": f"executions:{ORDERS}",
-             "queue count": "queues"}
+MODEL_KEY = {
+    "item write": f"table:{ORDERS}",
+    "log line": f"logs:{WORKER_LOG}",
+    "execution status": f"executions:{ORDERS}",
+    "execution start": f"executions:{ORDERS}",
+    "queue count": "queues",
+}
 WATCHED = tuple(dict.fromkeys(KINDS + STOCK_KINDS))  # the emulator's kinds and stock moto's
 REPLY = "@@"  # marks the probe's answers among anything else written to stdout
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -72,7 +84,9 @@ class CpuShares:
 
 def bench_profile() -> profiles.LabProfile:
     profile = profiles.load(LAB)
-    return dataclasses.replace(profile, panels=FIRST_PANELS + tuple(p for p in profile.panels if p not in FIRST_PANELS))
+    return dataclasses.replace(
+        profile, panels=FIRST_PANELS + tuple(p for p in profile.panels if p not in FIRST_PANELS)
+    )
 
 
 class ViewerProbe:
@@ -128,22 +142,33 @@ class ViewerProbe:
     async def cpu(self) -> dict[str, Any]:
         """Main-thread CPU so far, and the parts of it spent in screen updates and panels;
         whether the change feed is followed."""
-        return {"thread": time.thread_time(), "shares": dict(self.shares.seconds), "pushed": self.viewer.pushed}
+        return {
+            "thread": time.thread_time(),
+            "shares": dict(self.shares.seconds),
+            "pushed": self.viewer.pushed,
+        }
 
     async def process_cpu(self) -> float | None:
         return None  # in the caller's process: its CPU is everyone's
 
     async def stop(self) -> dict[str, Any]:
         views = self.app.board.views
-        offscreen = [f"{i} {tuple(views[i].region)}" for i in ("queues", "executions", f"tables:{ORDERS}",
-                                                                 f"logs:{WORKER_LOG}")
-                     if i in views and not self.app.screen.region.contains_region(views[i].region)]
+        offscreen = [
+            f"{i} {tuple(views[i].region)}"
+            for i in ("queues", "executions", f"tables:{ORDERS}", f"logs:{WORKER_LOG}")
+            if i in views and not self.app.screen.region.contains_region(views[i].region)
+        ]
         await self.stalls.stop()
         await self.viewer.stop()
         await self._stack.aclose()
-        return {"seen": self.first.to_json(), "polls": dict(self.polls), "failures": dict(self.failures),
-                "stalls": self.stalls.to_json(), "offscreen": offscreen,
-                "calls": {f"{s}.{o}": c for (s, o), c in self.conn.limiter.calls.items()}}
+        return {
+            "seen": self.first.to_json(),
+            "polls": dict(self.polls),
+            "failures": dict(self.failures),
+            "stalls": self.stalls.to_json(),
+            "offscreen": offscreen,
+            "calls": {f"{s}.{o}": c for (s, o), c in self.conn.limiter.calls.items()},
+        }
 
 
 class ViewerProcess:
@@ -157,8 +182,16 @@ class ViewerProcess:
 
     async def start(self) -> None:
         self._proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-m", "tests.benchmarks.viewer_probe", self.url, cwd=ROOT, limit=2**26,
-            stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=self._errors)
+            sys.executable,
+            "-m",
+            "tests.benchmarks.viewer_probe",
+            self.url,
+            cwd=ROOT,
+            limit=2**26,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=self._errors,
+        )
         await self._answer()
 
     async def _answer(self) -> Any:
@@ -166,9 +199,11 @@ class ViewerProcess:
             line = await self._proc.stdout.readline()
             if not line:
                 self._errors.seek(0)
-                raise RuntimeError("the viewer process ended: " + self._errors.read().decode()[-2000:])
+                raise RuntimeError(
+                    "the viewer process ended: " + self._errors.read().decode()[-2000:]
+                )
             if line.startswith(REPLY.encode()):
-                return json.loads(line[len(REPLY):])
+                return json.loads(line[len(REPLY) :])
 
     async def _ask(self, command: str) -> Any:
         async with self._turn:
@@ -212,7 +247,7 @@ async def _serve(url: str) -> None:
         # Straight to the descriptor: while the app runs, Textual redirects sys.stdout.
         data = (REPLY + json.dumps(value) + "\n").encode()
         while data:
-            data = data[os.write(1, data):]
+            data = data[os.write(1, data) :]
 
     reply("ready")
     while True:

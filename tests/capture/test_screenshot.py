@@ -11,9 +11,23 @@ from awsview.labs.player import LabPlayer
 
 
 def _shot(emulator, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "awsview", "screenshot", "--lab", "q05",
-                           "--endpoint-url", emulator.endpoint_url, *args],
-                          capture_output=True, text=True, timeout=120, env=emulator.env)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "awsview",
+            "screenshot",
+            "--lab",
+            "q05",
+            "--endpoint-url",
+            emulator.endpoint_url,
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=emulator.env,
+    )
 
 
 def test_svg_and_png_of_the_viewer(emulator, tmp_path):

@@ -35,8 +35,17 @@ from awsview.model.asl import DefinitionError, parse_definition
 from awsview.model.history import parse_history
 from awsview.model.items import diff_items, format_value, item_to_plain, plain_to_json
 from awsview.model.loglines import classify, parse_event, split_event
-from awsview.model.resources import (Execution, Function, History, LogFeed, Mapping, Queue, Role,
-                                     StateMachine, Table)
+from awsview.model.resources import (
+    Execution,
+    Function,
+    History,
+    LogFeed,
+    Mapping,
+    Queue,
+    Role,
+    StateMachine,
+    Table,
+)
 from awsview.model.snapshot import absent, failed, succeeded
 from awsview.model.state import LabModel
 from awsview.polling.iam import grants, principals
@@ -45,8 +54,10 @@ from awsview.polling.logs import _Follow
 
 CORPUS = Path(__file__).parents[1] / "corpus"
 STRINGS: dict[str, str] = json.loads((CORPUS / "strings.json").read_text())["strings"]
-LOG_BYTES = {name: bytes.fromhex(text) for name, text in
-             json.loads((CORPUS / "log-bytes.json").read_text())["messages"].items()}
+LOG_BYTES = {
+    name: bytes.fromhex(text)
+    for name, text in json.loads((CORPUS / "log-bytes.json").read_text())["messages"].items()
+}
 DEFINITIONS: list[str] = json.loads((CORPUS / "definitions.json").read_text())["definitions"]
 
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
@@ -61,21 +72,46 @@ MACHINE_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:labex-ev04-ord
 # errors.classify, so the corpus models carry the hostile text itself.
 REASONS_UNCLEANED = False
 
-SETTINGS = settings(deadline=None, derandomize=True, database=None, print_blob=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                           HealthCheck.large_base_example])
+SETTINGS = settings(
+    deadline=None,
+    derandomize=True,
+    database=None,
+    print_blob=True,
+    suppress_health_check=[
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+    ],
+)
 
 
 # -- a whole model from one hostile input ---------------------------------------------------
 
+
 def definition_for(text: str) -> str:
-    return json.dumps({"StartAt": text or "A", "States": {
-        text or "A": {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke",
-                      "Parameters": {"FunctionName": text, "Payload.$": "$"},
-                      "Retry": [{"ErrorEquals": [text], "IntervalSeconds": 1, "BackoffRate": 2,
-                                 "MaxAttempts": 3}],
-                      "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "F"}], "End": True},
-        "F": {"Type": "Fail", "Error": text, "Cause": text}}})
+    return json.dumps(
+        {
+            "StartAt": text or "A",
+            "States": {
+                text or "A": {
+                    "Type": "Task",
+                    "Resource": "arn:aws:states:::lambda:invoke",
+                    "Parameters": {"FunctionName": text, "Payload.$": "$"},
+                    "Retry": [
+                        {
+                            "ErrorEquals": [text],
+                            "IntervalSeconds": 1,
+                            "BackoffRate": 2,
+                            "MaxAttempts": 3,
+                        }
+                    ],
+                    "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "F"}],
+                    "End": True,
+                },
+                "F": {"Type": "Fail", "Error": text, "Cause": text},
+            },
+        }
+    )
 
 
 def events_for(text: str) -> list[dict[str, Any]]:
@@ -83,35 +119,88 @@ def events_for(text: str) -> list[dict[str, Any]]:
     payload = json.dumps({"Payload": {"id": text, "duplicate": True, "note": text}})
     t = [T0 + timedelta(seconds=s) for s in range(8)]
     return [
-        {"id": 1, "type": "ExecutionStarted", "timestamp": t[0],
-         "executionStartedEventDetails": {"input": json.dumps({"id": text})}},
-        {"id": 2, "previousEventId": 1, "type": "TaskStateEntered", "timestamp": t[1],
-         "stateEnteredEventDetails": {"name": state, "input": text}},
-        {"id": 3, "previousEventId": 2, "type": "TaskScheduled", "timestamp": t[1],
-         "taskScheduledEventDetails": {"resource": "invoke", "resourceType": "lambda",
-                                       "parameters": json.dumps({"FunctionName": text})}},
-        {"id": 4, "previousEventId": 3, "type": "TaskFailed", "timestamp": t[2],
-         "taskFailedEventDetails": {"error": text, "cause": text}},
-        {"id": 5, "previousEventId": 4, "type": "TaskScheduled", "timestamp": t[3],
-         "taskScheduledEventDetails": {"resource": "invoke", "resourceType": "lambda"}},
-        {"id": 6, "previousEventId": 5, "type": "TaskSucceeded", "timestamp": t[4],
-         "taskSucceededEventDetails": {"output": payload}},
-        {"id": 7, "previousEventId": 6, "type": "TaskStateExited", "timestamp": t[5],
-         "stateExitedEventDetails": {"name": state, "output": text}},
-        {"id": 8, "previousEventId": 7, "type": "ExecutionFailed", "timestamp": t[6],
-         "executionFailedEventDetails": {"error": text, "cause": text}},
+        {
+            "id": 1,
+            "type": "ExecutionStarted",
+            "timestamp": t[0],
+            "executionStartedEventDetails": {"input": json.dumps({"id": text})},
+        },
+        {
+            "id": 2,
+            "previousEventId": 1,
+            "type": "TaskStateEntered",
+            "timestamp": t[1],
+            "stateEnteredEventDetails": {"name": state, "input": text},
+        },
+        {
+            "id": 3,
+            "previousEventId": 2,
+            "type": "TaskScheduled",
+            "timestamp": t[1],
+            "taskScheduledEventDetails": {
+                "resource": "invoke",
+                "resourceType": "lambda",
+                "parameters": json.dumps({"FunctionName": text}),
+            },
+        },
+        {
+            "id": 4,
+            "previousEventId": 3,
+            "type": "TaskFailed",
+            "timestamp": t[2],
+            "taskFailedEventDetails": {"error": text, "cause": text},
+        },
+        {
+            "id": 5,
+            "previousEventId": 4,
+            "type": "TaskScheduled",
+            "timestamp": t[3],
+            "taskScheduledEventDetails": {"resource": "invoke", "resourceType": "lambda"},
+        },
+        {
+            "id": 6,
+            "previousEventId": 5,
+            "type": "TaskSucceeded",
+            "timestamp": t[4],
+            "taskSucceededEventDetails": {"output": payload},
+        },
+        {
+            "id": 7,
+            "previousEventId": 6,
+            "type": "TaskStateExited",
+            "timestamp": t[5],
+            "stateExitedEventDetails": {"name": state, "output": text},
+        },
+        {
+            "id": 8,
+            "previousEventId": 7,
+            "type": "ExecutionFailed",
+            "timestamp": t[6],
+            "executionFailedEventDetails": {"error": text, "cause": text},
+        },
     ]
 
 
 def item_for(text: str) -> dict[str, Any]:
-    return {"id": {"S": text or "k"}, "note": {"S": text}, (text or "n")[:64]: {"S": text},
-            "tags": {"SS": [text, "[/]"]}, "blob": {"B": text.encode("utf-8", "surrogatepass")},
-            "nested": {"M": {text: {"L": [{"S": text}, {"N": "1.50"}, {"NULL": True}]}}}}
+    return {
+        "id": {"S": text or "k"},
+        "note": {"S": text},
+        (text or "n")[:64]: {"S": text},
+        "tags": {"SS": [text, "[/]"]},
+        "blob": {"B": text.encode("utf-8", "surrogatepass")},
+        "nested": {"M": {text: {"L": [{"S": text}, {"N": "1.50"}, {"NULL": True}]}}},
+    }
 
 
-def model_for(text: str, log: str | bytes | None = None, item: dict[str, Any] | None = None,
-              events: list[dict[str, Any]] | None = None, definition: str | None = None,
-              table_name: str = BUSINESS, slot: str | None = None) -> LabModel:
+def model_for(
+    text: str,
+    log: str | bytes | None = None,
+    item: dict[str, Any] | None = None,
+    events: list[dict[str, Any]] | None = None,
+    definition: str | None = None,
+    table_name: str = BUSINESS,
+    slot: str | None = None,
+) -> LabModel:
     """Every panel's data, built by the real parsers from one hostile input.
 
     ``slot`` names the per-resource keys (table, log groups) instead of the input, so a screen fed
@@ -127,89 +216,219 @@ def model_for(text: str, log: str | bytes | None = None, item: dict[str, Any] | 
         parsed = parse_definition(definition)
     except DefinitionError as exc:
         error = str(exc)
-    machine = StateMachine(f"labex-ev04-orders{text}", MACHINE_ARN, "STANDARD", T0,
-                           f"arn:aws:iam::123456789012:role/{text}", parsed, definition, error)
+    machine = StateMachine(
+        f"labex-ev04-orders{text}",
+        MACHINE_ARN,
+        "STANDARD",
+        T0,
+        f"arn:aws:iam::123456789012:role/{text}",
+        parsed,
+        definition,
+        error,
+    )
     arn = f"arn:aws:states:us-east-1:123456789012:execution:labex-ev04-orders:{text}"
-    execution = Execution(text, arn, MACHINE_ARN, "FAILED", T0, T0 + timedelta(seconds=7),
-                          input={"id": text}, output=text, error=text, cause=text, described=True)
+    execution = Execution(
+        text,
+        arn,
+        MACHINE_ARN,
+        "FAILED",
+        T0,
+        T0 + timedelta(seconds=7),
+        input={"id": text},
+        output=text,
+        error=text,
+        cause=text,
+        described=True,
+    )
     history = parse_history(events)
     history = parse_history(events, previous=history)  # a second page changes nothing
     wire = dict(item)
     plain = item_to_plain(wire)
     table = Table(table_name, "ACTIVE", ("id",), (plain,), baseline=f"changed: {text}")
     follow = _Follow()
-    follow.add({"eventId": "1", "timestamp": 1, "logStreamName": text, "message": f"START RequestId: r-{text} Version: $LATEST"})
+    follow.add(
+        {
+            "eventId": "1",
+            "timestamp": 1,
+            "logStreamName": text,
+            "message": f"START RequestId: r-{text} Version: $LATEST",
+        }
+    )
     if isinstance(log, bytes):
         for i, line in enumerate(split_event(log)):
             follow.add({"eventId": f"b{i}", "timestamp": 2, "logStreamName": text, "message": line})
     else:
         follow.add({"eventId": "2", "timestamp": 2, "logStreamName": text, "message": log})
-    follow.add({"eventId": "3", "timestamp": 3, "logStreamName": text, "message": f"RESULT {json.dumps({'id': text, 'processed': text})}"})
-    follow.add({"eventId": "4", "timestamp": 4, "logStreamName": text, "message": f"[ERROR] {text}"})
+    follow.add(
+        {
+            "eventId": "3",
+            "timestamp": 3,
+            "logStreamName": text,
+            "message": f"RESULT {json.dumps({'id': text, 'processed': text})}",
+        }
+    )
+    follow.add(
+        {"eventId": "4", "timestamp": 4, "logStreamName": text, "message": f"[ERROR] {text}"}
+    )
     logs = LogFeed(f"/aws/lambda/{where}", tuple(follow.lines), follow.events)
-    policy = {"Statement": [{"Effect": "Allow", "Action": [text, "lambda:InvokeFunction"], "Resource": text},
-                            {"Effect": text, "NotAction": text, "NotResource": [text]}]}
-    role = Role(text, f"arn:aws:iam::123456789012:role/{text}",
-                principals({"Statement": [{"Effect": "Allow", "Principal": {"Service": text, "AWS": [text]}}]}),
-                tuple(grants(text, policy)))
-    mapping = Mapping(text, f"arn:aws:sqs:us-east-1:123456789012:{text}", f"{text}", 10, text, text, text)
-    function = Function(text, f"arn:aws:lambda:us-east-1:123456789012:function:{text}", text, text,
-                        text, 3, text, text, text, (text,), (mapping,))
-    queue = Queue(text, f"https://sqs/{text}", f"arn:aws:sqs:us-east-1:123456789012:{text}", 1, 2, 3,
-                  30, f"arn:aws:sqs:us-east-1:123456789012:{text}", 5)
+    policy = {
+        "Statement": [
+            {"Effect": "Allow", "Action": [text, "lambda:InvokeFunction"], "Resource": text},
+            {"Effect": text, "NotAction": text, "NotResource": [text]},
+        ]
+    }
+    role = Role(
+        text,
+        f"arn:aws:iam::123456789012:role/{text}",
+        principals(
+            {"Statement": [{"Effect": "Allow", "Principal": {"Service": text, "AWS": [text]}}]}
+        ),
+        tuple(grants(text, policy)),
+    )
+    mapping = Mapping(
+        text, f"arn:aws:sqs:us-east-1:123456789012:{text}", f"{text}", 10, text, text, text
+    )
+    function = Function(
+        text,
+        f"arn:aws:lambda:us-east-1:123456789012:function:{text}",
+        text,
+        text,
+        text,
+        3,
+        text,
+        text,
+        text,
+        (text,),
+        (mapping,),
+    )
+    queue = Queue(
+        text,
+        f"https://sqs/{text}",
+        f"arn:aws:sqs:us-east-1:123456789012:{text}",
+        1,
+        2,
+        3,
+        30,
+        f"arn:aws:sqs:us-east-1:123456789012:{text}",
+        5,
+    )
     rid = f"r-{text}"
-    row = {"cursor": 1, "time": NOW - 5, "table_name": BUSINESS, "key": {"id": wire.get("id")},
-           "operation": "PutItem", "condition": text, "outcome": "ConditionalCheckFailedException",
-           "before": wire, "after": wire, "request": {"Item": wire},
-           "caller": {"kind": "lambda", "request_id": rid, "function": text}}
+    row = {
+        "cursor": 1,
+        "time": NOW - 5,
+        "table_name": BUSINESS,
+        "key": {"id": wire.get("id")},
+        "operation": "PutItem",
+        "condition": text,
+        "outcome": "ConditionalCheckFailedException",
+        "before": wire,
+        "after": wire,
+        "request": {"Item": wire},
+        "caller": {"kind": "lambda", "request_id": rid, "function": text},
+    }
     accepted = {**row, "cursor": 2, "outcome": "accepted", "before": None, "condition": None}
-    odd = {**row, "cursor": 3, "outcome": text, "operation": text, "caller": {"kind": text, "user_agent": text}}
-    invocation = {"request_id": rid, "caller": {"kind": "stepfunctions", "execution_name": text, "state": text,
-                                                "attempt": 2, "execution_arn": arn}}
+    odd = {
+        **row,
+        "cursor": 3,
+        "outcome": text,
+        "operation": text,
+        "caller": {"kind": text, "user_agent": text},
+    }
+    invocation = {
+        "request_id": rid,
+        "caller": {
+            "kind": "stepfunctions",
+            "execution_name": text,
+            "state": text,
+            "attempt": 2,
+            "execution_arn": arn,
+        },
+    }
     results, errors = [], []
     for entry in follow.lines:
         if entry.line.kind == "RESULT":
             results.append((rid, entry.line.data))
         elif entry.line.kind == "ERROR":
             errors.append((rid, entry.line.text))
-    built = timeline.build(timeline.Evidence(
-        business_tables=(BUSINESS,), business_key="id", journal_id=text, decisions=(row, accepted, odd),
-        invocations=(invocation,), results=tuple(results), errors=tuple(errors),
-        histories=(History(arn, text, history, True),)))
-    model.apply([
-        succeeded(None, "state_machines", "state_machines", (machine,), at=NOW),
-        succeeded(None, "executions", f"executions:{machine.name}", (execution,), at=NOW),
-        succeeded(None, "history", f"history:{arn}", History(arn, text, history, True), at=NOW),
-        succeeded(None, "table", f"table:{table_name}", table, note=text, at=NOW),
-        succeeded(None, "queues", "queues", (queue,), at=NOW),
-        succeeded(None, "functions", "functions", (function,), at=NOW),
-        succeeded(None, "logs", f"logs:/aws/lambda/{where}", logs, at=NOW),
-        succeeded(None, "roles", "roles", (role,), at=NOW),
-        succeeded(None, "journal", "journal", JournalData((row, accepted, odd), (invocation,), text), at=NOW),
-        succeeded(None, "timeline", "timeline", built, at=NOW),
-    ])
+    built = timeline.build(
+        timeline.Evidence(
+            business_tables=(BUSINESS,),
+            business_key="id",
+            journal_id=text,
+            decisions=(row, accepted, odd),
+            invocations=(invocation,),
+            results=tuple(results),
+            errors=tuple(errors),
+            histories=(History(arn, text, history, True),),
+        )
+    )
+    model.apply(
+        [
+            succeeded(None, "state_machines", "state_machines", (machine,), at=NOW),
+            succeeded(None, "executions", f"executions:{machine.name}", (execution,), at=NOW),
+            succeeded(None, "history", f"history:{arn}", History(arn, text, history, True), at=NOW),
+            succeeded(None, "table", f"table:{table_name}", table, note=text, at=NOW),
+            succeeded(None, "queues", "queues", (queue,), at=NOW),
+            succeeded(None, "functions", "functions", (function,), at=NOW),
+            succeeded(None, "logs", f"logs:/aws/lambda/{where}", logs, at=NOW),
+            succeeded(None, "roles", "roles", (role,), at=NOW),
+            succeeded(
+                None,
+                "journal",
+                "journal",
+                JournalData((row, accepted, odd), (invocation,), text),
+                at=NOW,
+            ),
+            succeeded(None, "timeline", "timeline", built, at=NOW),
+        ]
+    )
     # The errors a failed call leaves on a snapshot come from AWS too.
     said = "ResourceNotFoundException" if REASONS_UNCLEANED else text
-    reason = classify_error(ClientError({"Error": {"Code": said[:40] or "X", "Message": said}}, "Scan")).text
-    model.apply([
-        failed(model.get("queues"), "queues", "queues", reason, at=NOW),
-        failed(None, "table", f"table:{where}", classify_error(OSError(said)).text, at=NOW),
-        absent(None, "table", "table:labex-ev04-reference", reason, at=NOW),
-        failed(absent(None, "logs", f"logs:{where}x", reason, at=NOW - 1), "logs", f"logs:{where}x", reason, at=NOW),
-    ])
-    model.apply([succeeded(None, "checkpoints", "checkpoints",
-                           checkpoints.evaluate(PROFILE, model, checkpoints.Memory()), at=NOW)])
+    reason = classify_error(
+        ClientError({"Error": {"Code": said[:40] or "X", "Message": said}}, "Scan")
+    ).text
+    model.apply(
+        [
+            failed(model.get("queues"), "queues", "queues", reason, at=NOW),
+            failed(None, "table", f"table:{where}", classify_error(OSError(said)).text, at=NOW),
+            absent(None, "table", "table:labex-ev04-reference", reason, at=NOW),
+            failed(
+                absent(None, "logs", f"logs:{where}x", reason, at=NOW - 1),
+                "logs",
+                f"logs:{where}x",
+                reason,
+                at=NOW,
+            ),
+        ]
+    )
+    model.apply(
+        [
+            succeeded(
+                None,
+                "checkpoints",
+                "checkpoints",
+                checkpoints.evaluate(PROFILE, model, checkpoints.Memory()),
+                at=NOW,
+            )
+        ]
+    )
     return model
 
 
 # -- what may be shown ------------------------------------------------------------------
 
+
 def shown_strings(panels: list[render.Panel]) -> list[tuple[str, str]]:
     out = []
     for p in panels:
-        out += [(f"{p.name} freshness", p.freshness), (f"{p.name} body", p.body_text),
-                (f"{p.name} title", p.title), (f"{p.name} note", p.note),
-                (f"{p.name} empty", p.empty_text), (f"{p.name} health", p.health)]
+        out += [
+            (f"{p.name} freshness", p.freshness),
+            (f"{p.name} body", p.body_text),
+            (f"{p.name} title", p.title),
+            (f"{p.name} note", p.note),
+            (f"{p.name} empty", p.empty_text),
+            (f"{p.name} health", p.health),
+        ]
         out += [(f"{p.name} column", c) for c in p.columns]
         out += [(f"{p.name} row {r.key[:40]!r}", c) for r in p.rows for c in r.cells]
     return out
@@ -223,8 +442,11 @@ def assert_clean(where: str, text: str, allowed: str = "") -> None:
 
 def literal(text: str) -> str | None:
     """What a cell must show of ``text`` when nothing in it needs cleaning, else None."""
-    if CONTROL.search(text) or re.search(r"[\ud800-\udfff]", text) or re.search(
-            r"(?i)secret|token|signature|receipt|authorization|AKIA|ASIA", text):
+    if (
+        CONTROL.search(text)
+        or re.search(r"[\ud800-\udfff]", text)
+        or re.search(r"(?i)secret|token|signature|receipt|authorization|AKIA|ASIA", text)
+    ):
         return None
     shown = " ".join(text.split())
     return shown if 0 < len(shown) <= 150 else None
@@ -238,7 +460,9 @@ def check(model: LabModel, text: str | None = None, json_dump: bool = True) -> l
     text_dump = dump.as_text(PROFILE, model, TARGET, "123456789012", NOW)
     for line in text_dump.split("\n"):
         assert_clean("dump text", line)
-    as_json = dump.as_json(PROFILE, model, TARGET, "123456789012", NOW) if json_dump else {"panels": []}
+    as_json = (
+        dump.as_json(PROFILE, model, TARGET, "123456789012", NOW) if json_dump else {"panels": []}
+    )
     encoded = json.dumps(as_json, indent=2, sort_keys=True)  # what `awsview dump --json` writes
     assert json.loads(encoded)["panels"] == json.loads(json.dumps(as_json["panels"]))
     for panel in as_json["panels"]:
@@ -267,11 +491,18 @@ def _strings(value: Any, where: str = "") -> list[tuple[str, str]]:
 
 # -- hand-picked ------------------------------------------------------------------------
 
+
 def test_error_reasons_are_cleaned():
-    reason = classify_error(ClientError({"Error": {"Code": "X", "Message": "\x1b]0;owned\x07\x1b[2J\x9b6n"}},
-                                        "Scan")).text
+    reason = classify_error(
+        ClientError({"Error": {"Code": "X", "Message": "\x1b]0;owned\x07\x1b[2J\x9b6n"}}, "Scan")
+    ).text
     model = LabModel()
-    model.apply([failed(None, "queues", "queues", reason, at=NOW), absent(None, "table", f"table:{BUSINESS}", reason, at=NOW)])
+    model.apply(
+        [
+            failed(None, "queues", "queues", reason, at=NOW),
+            absent(None, "table", f"table:{BUSINESS}", reason, at=NOW),
+        ]
+    )
     for panel in render.panels(model, PROFILE, NOW):
         assert_clean(f"{panel.name} freshness", panel.freshness)
         assert_clean(f"{panel.name} body", panel.body_text)
@@ -283,16 +514,29 @@ def test_two_machines_with_an_execution_of_the_same_name():
     execution = model.data(f"executions:{machine.name}")[0]
     other = dataclasses.replace(machine, name="other", arn=f"{MACHINE_ARN}-other")
     twin = dataclasses.replace(execution, arn=f"{execution.arn}-other", machine_arn=other.arn)
-    history = History(twin.arn, twin.name, parse_history(events_for("same")[:4]), True)  # one attempt fewer
-    model.apply([succeeded(None, "state_machines", "state_machines", (machine, other), at=NOW),
-                 succeeded(None, "executions", "executions:other", (twin,), at=NOW),
-                 succeeded(None, "history", f"history:{twin.arn}", history, at=NOW)])
+    history = History(
+        twin.arn, twin.name, parse_history(events_for("same")[:4]), True
+    )  # one attempt fewer
+    model.apply(
+        [
+            succeeded(None, "state_machines", "state_machines", (machine, other), at=NOW),
+            succeeded(None, "executions", "executions:other", (twin,), at=NOW),
+            succeeded(None, "history", f"history:{twin.arn}", history, at=NOW),
+        ]
+    )
     check(model)
 
 
-@pytest.mark.parametrize("raw", [{"id": float("inf")}, {"id": 1, "previousEventId": float("inf")},
-                                 {"id": 1, "timestamp": 1e20}, {"id": 1, "timestamp": float("nan")}],
-                         ids=["id inf", "previous inf", "timestamp 1e20", "timestamp nan"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {"id": float("inf")},
+        {"id": 1, "previousEventId": float("inf")},
+        {"id": 1, "timestamp": 1e20},
+        {"id": 1, "timestamp": float("nan")},
+    ],
+    ids=["id inf", "previous inf", "timestamp 1e20", "timestamp nan"],
+)
 def test_history_numbers_out_of_range(raw: dict[str, Any]):
     parse_history([{"type": "TaskStateEntered", **raw}])
 
@@ -313,7 +557,10 @@ def test_invalid_utf8_log_message(name: str):
     message = LOG_BYTES[name]
     lines = split_event(message)
     assert all(isinstance(line, str) for line in lines)
-    for line in (*parse_event(message), *(classify(line.encode("utf-8", "surrogateescape")) for line in lines)):
+    for line in (
+        *parse_event(message),
+        *(classify(line.encode("utf-8", "surrogateescape")) for line in lines),
+    ):
         assert_clean("log line", line.text, allowed="\t")
     check(model_for("bytes", log=message))
 
@@ -341,10 +588,19 @@ def test_markup_is_shown_as_written():
 
 def test_400_kb_item_and_binary_and_set_attributes():
     big = "é" * (200 * 1024)  # 400 KB of UTF-8
-    item = {"id": {"S": "big"}, "payload": {"S": big}, "blob": {"B": base64.b64encode(bytes(range(256)) * 1500).decode()},
-            "raw": {"B": bytes(range(256))}, "ss": {"SS": ["[/]", "\x1b[31m", "b"]}, "ns": {"NS": ["1", "2.5", "-0"]},
-            "bs": {"BS": [b"\x00\xff", b"[/bold]"]}, "odd": {"XX": "unknown tag"}, "bad n": {"N": "1e400"},
-            "bad b": {"B": "not base64!"}, "list": {"L": [{"SS": ["x"]}, {"M": {}}]}}
+    item = {
+        "id": {"S": "big"},
+        "payload": {"S": big},
+        "blob": {"B": base64.b64encode(bytes(range(256)) * 1500).decode()},
+        "raw": {"B": bytes(range(256))},
+        "ss": {"SS": ["[/]", "\x1b[31m", "b"]},
+        "ns": {"NS": ["1", "2.5", "-0"]},
+        "bs": {"BS": [b"\x00\xff", b"[/bold]"]},
+        "odd": {"XX": "unknown tag"},
+        "bad n": {"N": "1e400"},
+        "bad b": {"B": "not base64!"},
+        "list": {"L": [{"SS": ["x"]}, {"M": {}}]},
+    }
     plain = item_to_plain(item)
     assert plain["raw"] == bytes(range(256)) and plain["ss"] == frozenset({"[/]", "\x1b[31m", "b"})
     assert len(format_value(plain["payload"])) <= 200
@@ -356,13 +612,26 @@ def test_400_kb_item_and_binary_and_set_attributes():
 
 
 def test_10000_event_history():
-    events = [{"id": 1, "type": "ExecutionStarted", "timestamp": T0, "executionStartedEventDetails": {}}]
+    events = [
+        {"id": 1, "type": "ExecutionStarted", "timestamp": T0, "executionStartedEventDetails": {}}
+    ]
     for n in range(2, 10_001):
         kind = ("TaskStateEntered", "TaskScheduled", "TaskFailed", "TaskStateExited")[n % 4]
-        details = {"name": "[/bold]\x1b[31mRetry", "error": "[red]E\x9b", "cause": "c" * 300,
-                   "output": json.dumps({"Payload": {"n": n}})}
-        events.append({"id": n, "previousEventId": n - 1, "type": kind, "timestamp": T0 + timedelta(milliseconds=n),
-                       f"{kind[0].lower()}{kind[1:]}EventDetails": details})
+        details = {
+            "name": "[/bold]\x1b[31mRetry",
+            "error": "[red]E\x9b",
+            "cause": "c" * 300,
+            "output": json.dumps({"Payload": {"n": n}}),
+        }
+        events.append(
+            {
+                "id": n,
+                "previousEventId": n - 1,
+                "type": kind,
+                "timestamp": T0 + timedelta(milliseconds=n),
+                f"{kind[0].lower()}{kind[1:]}EventDetails": details,
+            }
+        )
     started = time.perf_counter()
     history = parse_history(events)
     assert len(history.events) == 10_000
@@ -375,29 +644,95 @@ def test_10000_event_history():
 def test_huge_log_feed():
     follow = _Follow()
     for n in range(5_000):
-        follow.add({"eventId": str(n), "timestamp": n, "logStreamName": "s",
-                    "message": f"RESULT {{\"id\": \"[/bold]{n}\"}}\n\x1b[31mline {n}\x07\r\n[ERROR] x"})
+        follow.add(
+            {
+                "eventId": str(n),
+                "timestamp": n,
+                "logStreamName": "s",
+                "message": f'RESULT {{"id": "[/bold]{n}"}}\n\x1b[31mline {n}\x07\r\n[ERROR] x',
+            }
+        )
     model = model_for("feed")
-    model.apply([succeeded(None, "logs", "logs:/aws/lambda/huge", LogFeed("/aws/lambda/huge", tuple(follow.lines),
-                                                                          follow.events), at=NOW)])
+    model.apply(
+        [
+            succeeded(
+                None,
+                "logs",
+                "logs:/aws/lambda/huge",
+                LogFeed("/aws/lambda/huge", tuple(follow.lines), follow.events),
+                at=NOW,
+            )
+        ]
+    )
     panels = check(model)
     assert sum(len(p.rows) for p in panels if p.title == "Logs · /aws/lambda/huge") == 15_000
 
 
 # -- generated --------------------------------------------------------------------------
 
-FRAGMENTS = sorted({s for s in STRINGS.values() if len(s) <= 40} | {
-    "[", "]", "/", "=", "\x1b", "\x9b", "\x9d", "\x07", "\x1b\\", "\x9c", ";", "\udcff", "\ud800",
-    "\n", "\r", "\t", "RESULT ", "{", "}", "\"", ":", "link", "bold", "\u2028", "\x00"})
-MARKUP = ["[/bold]", "[red]", "[link=http://x]", "[/link]", "[/]", "[@click=app.quit]", "[on red]",
-          ":smile:", "\\[", "[", "]", "x", " ", "ü", "全", "[b]", "[#ff0000]", "{a}", "$x"]
+FRAGMENTS = sorted(
+    {s for s in STRINGS.values() if len(s) <= 40}
+    | {
+        "[",
+        "]",
+        "/",
+        "=",
+        "\x1b",
+        "\x9b",
+        "\x9d",
+        "\x07",
+        "\x1b\\",
+        "\x9c",
+        ";",
+        "\udcff",
+        "\ud800",
+        "\n",
+        "\r",
+        "\t",
+        "RESULT ",
+        "{",
+        "}",
+        '"',
+        ":",
+        "link",
+        "bold",
+        "\u2028",
+        "\x00",
+    }
+)
+MARKUP = [
+    "[/bold]",
+    "[red]",
+    "[link=http://x]",
+    "[/link]",
+    "[/]",
+    "[@click=app.quit]",
+    "[on red]",
+    ":smile:",
+    "\\[",
+    "[",
+    "]",
+    "x",
+    " ",
+    "ü",
+    "全",
+    "[b]",
+    "[#ff0000]",
+    "{a}",
+    "$x",
+]
 
 hostile_text = st.one_of(
     st.text(max_size=60),
     st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=0xA0), max_size=60),
-    st.lists(st.one_of(st.sampled_from(FRAGMENTS),
-                       st.characters(categories=["Cc", "Cs", "Cf", "Zl", "Zp"]),
-                       st.text(max_size=5)), max_size=10).map("".join),
+    st.lists(
+        st.one_of(
+            st.sampled_from(FRAGMENTS),
+            st.characters(categories=["Cc", "Cs", "Cf", "Zl", "Zp"]),
+            st.text(max_size=5),
+        ),
+        max_size=10,
+    ).map("".join),
 )
 markup_text = st.lists(st.sampled_from(MARKUP), min_size=1, max_size=12).map("".join)
 
@@ -415,8 +750,14 @@ def test_generated_markup_is_kept(text: str):
 
 
 @settings(SETTINGS, max_examples=150)
-@given(st.one_of(hostile_text.map(lambda t: "RESULT " + t), hostile_text,
-                 st.binary(max_size=80), st.binary(max_size=40).map(lambda b: b"RESULT {\"a\": \"" + b + b"\"}")))
+@given(
+    st.one_of(
+        hostile_text.map(lambda t: "RESULT " + t),
+        hostile_text,
+        st.binary(max_size=80),
+        st.binary(max_size=40).map(lambda b: b'RESULT {"a": "' + b + b'"}'),
+    )
+)
 def test_generated_log_message(message: str | bytes):
     for line in parse_event(message):
         assert_clean("log line", line.text, allowed="\t")  # a cell turns tabs into spaces
@@ -424,9 +765,12 @@ def test_generated_log_message(message: str | bytes):
     check(model_for("log", log=message))
 
 
-numbers = st.one_of(st.integers().map(str), st.decimals(allow_nan=False, allow_infinity=False).map(str),
-                    st.sampled_from(["NaN", "Infinity", "-0", "1e400", "1E-130", " 12 ", "", "0x10", "9" * 50]),
-                    hostile_text)
+numbers = st.one_of(
+    st.integers().map(str),
+    st.decimals(allow_nan=False, allow_infinity=False).map(str),
+    st.sampled_from(["NaN", "Infinity", "-0", "1e400", "1E-130", " 12 ", "", "0x10", "9" * 50]),
+    hostile_text,
+)
 scalar = st.one_of(
     st.builds(lambda s: {"S": s}, hostile_text),
     st.builds(lambda n: {"N": n}, numbers),
@@ -440,10 +784,17 @@ scalar = st.one_of(
     st.dictionaries(st.text(max_size=3), st.integers(), max_size=3),  # not one tag
     st.one_of(st.none(), st.integers(), hostile_text),  # not even a mapping
 )
-wire_value = st.recursive(scalar, lambda inner: st.one_of(
-    st.builds(lambda m: {"M": m}, st.dictionaries(hostile_text, inner, max_size=4)),
-    st.builds(lambda v: {"L": v}, st.lists(inner, max_size=4))), max_leaves=20)
-wire_item = st.dictionaries(hostile_text, wire_value, max_size=6).map(lambda d: {"id": {"S": "k"}, **d})
+wire_value = st.recursive(
+    scalar,
+    lambda inner: st.one_of(
+        st.builds(lambda m: {"M": m}, st.dictionaries(hostile_text, inner, max_size=4)),
+        st.builds(lambda v: {"L": v}, st.lists(inner, max_size=4)),
+    ),
+    max_leaves=20,
+)
+wire_item = st.dictionaries(hostile_text, wire_value, max_size=6).map(
+    lambda d: {"id": {"S": "k"}, **d}
+)
 
 
 @settings(SETTINGS, max_examples=120)
@@ -457,25 +808,64 @@ def test_generated_items(item: dict[str, Any], other: dict[str, Any]):
     check(model_for("item", item=item))
 
 
-EVENT_TYPES = ["ExecutionStarted", "TaskStateEntered", "TaskScheduled", "TaskStarted", "TaskFailed",
-               "TaskSucceeded", "TaskTimedOut", "TaskStateExited", "LambdaFunctionScheduled",
-               "LambdaFunctionFailed", "ChoiceStateEntered", "FailStateEntered", "ExecutionFailed",
-               "ExecutionSucceeded", "ExecutionAborted", "MapIterationStarted", "ParallelStateEntered"]
-detail_value = st.one_of(hostile_text, st.integers(), st.none(),
-                         st.builds(lambda d: json.dumps({"Payload": d}), hostile_text),
-                         st.builds(json.dumps, st.dictionaries(hostile_text, hostile_text, max_size=3)))
+EVENT_TYPES = [
+    "ExecutionStarted",
+    "TaskStateEntered",
+    "TaskScheduled",
+    "TaskStarted",
+    "TaskFailed",
+    "TaskSucceeded",
+    "TaskTimedOut",
+    "TaskStateExited",
+    "LambdaFunctionScheduled",
+    "LambdaFunctionFailed",
+    "ChoiceStateEntered",
+    "FailStateEntered",
+    "ExecutionFailed",
+    "ExecutionSucceeded",
+    "ExecutionAborted",
+    "MapIterationStarted",
+    "ParallelStateEntered",
+]
+detail_value = st.one_of(
+    hostile_text,
+    st.integers(),
+    st.none(),
+    st.builds(lambda d: json.dumps({"Payload": d}), hostile_text),
+    st.builds(json.dumps, st.dictionaries(hostile_text, hostile_text, max_size=3)),
+)
 event = st.builds(
     lambda base, name, details: {**base, name: details},
-    st.fixed_dictionaries({
-        "id": st.one_of(st.integers(-3, 40), st.text(max_size=3), st.none()),
-        "type": st.one_of(st.sampled_from(EVENT_TYPES), hostile_text),
-        "timestamp": st.one_of(st.datetimes(timezones=st.just(timezone.utc)), st.integers(0, 2**31),
-                               hostile_text, st.none()),
-    }, optional={"previousEventId": st.one_of(st.integers(-3, 40), st.none(), hostile_text)}),
-    st.sampled_from(["stateEnteredEventDetails", "taskFailedEventDetails", "taskSucceededEventDetails",
-                     "taskScheduledEventDetails", "executionFailedEventDetails", "notDetails"]),
-    st.dictionaries(st.sampled_from(["name", "error", "cause", "output", "input", "parameters",
-                                     "resource", "resourceType"]), detail_value, max_size=6),
+    st.fixed_dictionaries(
+        {
+            "id": st.one_of(st.integers(-3, 40), st.text(max_size=3), st.none()),
+            "type": st.one_of(st.sampled_from(EVENT_TYPES), hostile_text),
+            "timestamp": st.one_of(
+                st.datetimes(timezones=st.just(timezone.utc)),
+                st.integers(0, 2**31),
+                hostile_text,
+                st.none(),
+            ),
+        },
+        optional={"previousEventId": st.one_of(st.integers(-3, 40), st.none(), hostile_text)},
+    ),
+    st.sampled_from(
+        [
+            "stateEnteredEventDetails",
+            "taskFailedEventDetails",
+            "taskSucceededEventDetails",
+            "taskScheduledEventDetails",
+            "executionFailedEventDetails",
+            "notDetails",
+        ]
+    ),
+    st.dictionaries(
+        st.sampled_from(
+            ["name", "error", "cause", "output", "input", "parameters", "resource", "resourceType"]
+        ),
+        detail_value,
+        max_size=6,
+    ),
 )
 
 
@@ -483,21 +873,44 @@ event = st.builds(
 @given(st.lists(event, max_size=25), hostile_text)
 def test_generated_histories(events: list[dict[str, Any]], name: str):
     history = parse_history(events[: len(events) // 2])
-    parse_history(events[len(events) // 2:], previous=history)
+    parse_history(events[len(events) // 2 :], previous=history)
     check(model_for(name, events=events), name)
 
 
 json_value = st.recursive(
     st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False), hostile_text),
-    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(hostile_text, inner, max_size=4)),
-    max_leaves=25)
-state_body = st.fixed_dictionaries({"Type": st.one_of(st.sampled_from(
-    ["Task", "Pass", "Choice", "Wait", "Parallel", "Map", "Fail", "Succeed"]), json_value)}, optional={
-    "Retry": json_value, "Catch": json_value, "Next": json_value, "End": json_value, "Resource": json_value,
-    "Parameters": json_value, "Branches": json_value, "Choices": json_value, "ItemProcessor": json_value})
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(hostile_text, inner, max_size=4)
+    ),
+    max_leaves=25,
+)
+state_body = st.fixed_dictionaries(
+    {
+        "Type": st.one_of(
+            st.sampled_from(
+                ["Task", "Pass", "Choice", "Wait", "Parallel", "Map", "Fail", "Succeed"]
+            ),
+            json_value,
+        )
+    },
+    optional={
+        "Retry": json_value,
+        "Catch": json_value,
+        "Next": json_value,
+        "End": json_value,
+        "Resource": json_value,
+        "Parameters": json_value,
+        "Branches": json_value,
+        "Choices": json_value,
+        "ItemProcessor": json_value,
+    },
+)
 definition = st.one_of(
-    st.builds(lambda start, states: json.dumps({"StartAt": start, "States": states}),
-              hostile_text, st.dictionaries(hostile_text, state_body, max_size=4)),
+    st.builds(
+        lambda start, states: json.dumps({"StartAt": start, "States": states}),
+        hostile_text,
+        st.dictionaries(hostile_text, state_body, max_size=4),
+    ),
     st.builds(json.dumps, json_value),
     hostile_text,
 )
@@ -515,7 +928,7 @@ def test_generated_definitions(text: str):
 
 # -- through the real emulator and `awsview dump` -----------------------------------------
 
-NASTY_WORKER = r'''
+NASTY_WORKER = r"""
 import json
 def handler(event, context):
     print("\x1b[31mred\x1b[0m [/bold] [link=http://x]click[/link] \x1b]0;owned\x07 \x9b31m")
@@ -525,22 +938,29 @@ def handler(event, context):
     print("START RequestId: [/] Version: \x1b[6n")
     print("[ERROR] \x1b]52;c;Y2xpcA==\x07 [link=http://evil]")
     raise ValueError("\x1b[2J[bold]boom[/bold]")
-'''
+"""
 # What decoding invalid UTF-8 with errors="surrogateescape" gives a worker to print.
 SURROGATE_WORKER = "def handler(event, context):\n    print(b'invalid \\xff\\xfe utf-8'.decode('utf-8', 'surrogateescape'))\n"
 
 
-BINARY_ITEMS = [{"id": {"S": "bin"}, "raw": {"B": bytes(range(256))}},
-                {"id": {"S": "binset"}, "bs": {"BS": [b"\x00", b"\xff", b"[/bold]"]}}]
+BINARY_ITEMS = [
+    {"id": {"S": "bin"}, "raw": {"B": bytes(range(256))}},
+    {"id": {"S": "binset"}, "bs": {"BS": [b"\x00", b"\xff", b"[/bold]"]}},
+]
 
 
 def _no_retries(emulator, service: str = "dynamodb"):
     import boto3
     from botocore.config import Config
 
-    return boto3.client(service, endpoint_url=emulator.endpoint_url, region_name="us-east-1",
-                        aws_access_key_id="testing", aws_secret_access_key="testing",
-                        config=Config(retries={"max_attempts": 1}))
+    return boto3.client(
+        service,
+        endpoint_url=emulator.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+        config=Config(retries={"max_attempts": 1}),
+    )
 
 
 def test_emulator_accepts_binary_attributes(emulator):
@@ -565,8 +985,17 @@ def test_nasty_items_and_log_lines_through_the_emulator_and_dump(emulator):
     ddb, lam = emulator.client("dynamodb"), emulator.client("lambda")
     create_table(ddb, "labex-q05-orders")
     items = [
-        {"id": {"S": "[/bold]"}, "note": {"S": "\x1b[31m[red]red\x1b[0m"}, "link": {"S": "[link=http://x]y[/link]"}},
-        {"id": {"S": "sets"}, "ss": {"SS": ["[/]", "\x9b31m"]}, "ns": {"NS": ["1", "2.5"]}, "l": {"L": [{"NULL": True}]}},
+        {
+            "id": {"S": "[/bold]"},
+            "note": {"S": "\x1b[31m[red]red\x1b[0m"},
+            "link": {"S": "[link=http://x]y[/link]"},
+        },
+        {
+            "id": {"S": "sets"},
+            "ss": {"SS": ["[/]", "\x9b31m"]},
+            "ns": {"NS": ["1", "2.5"]},
+            "l": {"L": [{"NULL": True}]},
+        },
         {"id": {"S": "big"}, "payload": {"S": "x" * (380 * 1024)}},
         {"id": {"S": "osc\x1b]8;;http://evil\x1b\\"}, "v": {"S": "\x07\x08\x0b\x0c\x7f\x85\u2028"}},
     ]
@@ -580,24 +1009,50 @@ def test_nasty_items_and_log_lines_through_the_emulator_and_dump(emulator):
     create_function(lam, "labex-q05-worker", NASTY_WORKER)
     response = lam.invoke(FunctionName="labex-q05-worker", Payload=b"{}")
     assert response.get("FunctionError") == "Unhandled"
-    lam.update_function_code(FunctionName="labex-q05-worker", ZipFile=zip_code(SURROGATE_WORKER, "app.py"))
+    lam.update_function_code(
+        FunctionName="labex-q05-worker", ZipFile=zip_code(SURROGATE_WORKER, "app.py")
+    )
     try:
         _no_retries(emulator, "lambda").invoke(FunctionName="labex-q05-worker", Payload=b"{}")
     except ClientError:
         pass
 
     def run(*extra: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "awsview", "dump", "--lab", "q05", "--endpoint-url",
-                               emulator.endpoint_url, *extra], capture_output=True, env=emulator.env, timeout=60)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "awsview",
+                "dump",
+                "--lab",
+                "q05",
+                "--endpoint-url",
+                emulator.endpoint_url,
+                *extra,
+            ],
+            capture_output=True,
+            env=emulator.env,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stderr.decode(errors="replace")
         return done.stdout.decode("utf-8")  # strict: the output is valid UTF-8
 
     text = run()
     for line in text.splitlines():
         assert_clean("awsview dump", line)
-    for markup in ("[/bold]", "[red]red", "[link=http://x]y[/link]", "RESULT not json [red]", "[link=http://evil]"):
+    for markup in (
+        "[/bold]",
+        "[red]red",
+        "[link=http://x]y[/link]",
+        "RESULT not json [red]",
+        "[link=http://evil]",
+    ):
         assert markup in text, markup
-    assert "raw=b64:AAECAwQFBgcICQoLDA0ODxAR" in text and "b64:Wy9ib2xkXQ==" in text and "xxxxxxxx" in text
+    assert (
+        "raw=b64:AAECAwQFBgcICQoLDA0ODxAR" in text
+        and "b64:Wy9ib2xkXQ==" in text
+        and "xxxxxxxx" in text
+    )
     assert "invalid \ufffd\ufffd utf-8" in text  # the worker's undecodable bytes, replaced
     data = json.loads(run("--json"))
     for panel in data["panels"]:
@@ -610,13 +1065,20 @@ def test_nasty_items_and_log_lines_through_the_emulator_and_dump(emulator):
 
 # -- the app ------------------------------------------------------------------------------
 
+
 def merged(models: list[LabModel]) -> LabModel:
     """One model holding several cases: lists are joined, other snapshots kept side by side."""
     joined: dict[str, Any] = {}
     for model in models:
         for key, snapshot in model.snapshots.items():
-            if key in joined and isinstance(snapshot.data, tuple) and isinstance(joined[key].data, tuple):
-                joined[key] = dataclasses.replace(joined[key], data=joined[key].data + snapshot.data)
+            if (
+                key in joined
+                and isinstance(snapshot.data, tuple)
+                and isinstance(joined[key].data, tuple)
+            ):
+                joined[key] = dataclasses.replace(
+                    joined[key], data=joined[key].data + snapshot.data
+                )
             else:
                 joined.setdefault(key, snapshot)
     out = LabModel()
@@ -633,11 +1095,13 @@ async def test_corpus_through_the_app():
     from awsview.ui.viewer.panel import PanelView
 
     size = 12
-    cases = [model_for(STRINGS[name], table_name=f"{BUSINESS}-{i % size}", slot=f"slot-{i % size}")
-             for i, name in enumerate(sorted(STRINGS))]
+    cases = [
+        model_for(STRINGS[name], table_name=f"{BUSINESS}-{i % size}", slot=f"slot-{i % size}")
+        for i, name in enumerate(sorted(STRINGS))
+    ]
     cases += [model_for("bytes", log=LOG_BYTES[name]) for name in sorted(LOG_BYTES)]
     cases += [model_for("def", definition=d) for d in DEFINITIONS]
-    batches = [merged(cases[i:i + size]) for i in range(0, len(cases), size)]
+    batches = [merged(cases[i : i + size]) for i in range(0, len(cases), size)]
     model = LabModel()
     app = AWSViewApp(model=model, profile=PROFILE, clock=lambda: NOW, tick_seconds=3600)
     async with app.run_test(size=(160, 50)) as pilot:
@@ -651,14 +1115,17 @@ async def test_corpus_through_the_app():
             for view in views:
                 for label in (view.border_title, view.border_subtitle):
                     assert_clean("app panel title", str(getattr(label, "plain", label) or ""))
-                rendered = {c for r in view.shown.panel.rows for c in r.cells} if view.shown else set()
+                rendered = (
+                    {c for r in view.shown.panel.rows for c in r.cells} if view.shown else set()
+                )
                 for row in view.table.ordered_rows:
                     for value in view.table.get_row(row.key):
                         plain = value.plain if isinstance(value, Text) else str(value)
                         assert_clean("app cell", plain)
                         if row.key.value != MORE_KEY and plain:  # shown as written, maybe cut short
-                            assert any(c.startswith(plain.rstrip("…").rstrip()) for c in rendered), \
-                                f"{plain!r} is not a cell of {view.shown.panel.title!r}"
+                            assert any(
+                                c.startswith(plain.rstrip("…").rstrip()) for c in rendered
+                            ), f"{plain!r} is not a cell of {view.shown.panel.title!r}"
             if n % 3 == 0:
                 svg = app.export_screenshot()
                 assert "\x1b" not in svg and "\x9b" not in svg

@@ -9,9 +9,16 @@ from tests.support.emulator import RunningEmulator
 from tests.support.helpers import create_function, invoke
 
 
-def awsview(*args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "awsview", *args], capture_output=True, text=True,
-                          env=env, timeout=timeout)
+def awsview(
+    *args: str, env: dict | None = None, timeout: float = 60
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "awsview", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
 
 
 def test_python_dash_m_and_help():
@@ -22,7 +29,9 @@ def test_python_dash_m_and_help():
 
 
 def test_busy_port_is_a_one_line_message(emulator):
-    result = awsview("emulator", "--port", str(emulator.port), "--state-dir", str(emulator.state_dir))
+    result = awsview(
+        "emulator", "--port", str(emulator.port), "--state-dir", str(emulator.state_dir)
+    )
     assert result.returncode == 2
     assert f"port {emulator.port} on 127.0.0.1 is already in use" in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
@@ -37,15 +46,22 @@ def test_emulator_logs_to_its_state_dir_and_never_to_the_terminal(tmp_path):
     running = RunningEmulator(state_dir=tmp_path).start()
     try:
         lam = running.client("lambda")
-        create_function(lam, "noisy", "def handler(e, c):\n    print('hello')\n    raise ValueError('x')\n")
+        create_function(
+            lam, "noisy", "def handler(e, c):\n    print('hello')\n    raise ValueError('x')\n"
+        )
         assert invoke(lam, "noisy", {})[0] == "Unhandled"
         running.client("dynamodb").list_tables()
     finally:
         running.stop()
     stdout, stderr = running.process.stdout.read(), running.process.stderr.read()
     assert stderr == ""
-    assert [line.split(" ")[0] for line in stdout.splitlines()] == ["write-decision", "state", "use"] or \
-        all(not line.startswith(("127.0.0.1", "INFO", "WARNING", " * ")) for line in stdout.splitlines())
+    assert [line.split(" ")[0] for line in stdout.splitlines()] == [
+        "write-decision",
+        "state",
+        "use",
+    ] or all(
+        not line.startswith(("127.0.0.1", "INFO", "WARNING", " * ")) for line in stdout.splitlines()
+    )
     log = (tmp_path / "emulator.log").read_text()
     assert "POST" in log or "werkzeug" in log
 

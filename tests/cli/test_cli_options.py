@@ -12,13 +12,27 @@ from awsview.cli.main import SHARED, TAKES, UsageError, main, parse
 
 # The least each command needs besides the options under test.
 REQUIRED = {
-    "emulator": [], "lab": ["setup", "q05"], "demo": [], "dump": [], "screenshot": ["-o", "x.svg"],
-    "docs": ["q05", "-o", "out"], "serve": [], "class": ["class.toml"], "watch": [], "iam-policy": [],
-    "replay": ["rec.awsview"], "doctor": [],
+    "emulator": [],
+    "lab": ["setup", "q05"],
+    "demo": [],
+    "dump": [],
+    "screenshot": ["-o", "x.svg"],
+    "docs": ["q05", "-o", "out"],
+    "serve": [],
+    "class": ["class.toml"],
+    "watch": [],
+    "iam-policy": [],
+    "replay": ["rec.awsview"],
+    "doctor": [],
 }
 VALUES = {
-    "profile": "lab", "region": "eu-central-1", "endpoint_url": "http://127.0.0.1:5000",
-    "lab": "q05", "prefix": "myapp-", "theme": "light", "log_file": "/tmp/awsview.aws.log",
+    "profile": "lab",
+    "region": "eu-central-1",
+    "endpoint_url": "http://127.0.0.1:5000",
+    "lab": "q05",
+    "prefix": "myapp-",
+    "theme": "light",
+    "log_file": "/tmp/awsview.aws.log",
     "record": "/tmp/awsview-rec",
 }
 CASES = [(command, name) for command in REQUIRED for name in SHARED]
@@ -43,15 +57,28 @@ def test_an_option_means_the_same_before_and_after_its_command(command, name):
     parsed = [vars(parse(argv)) for argv in (before, after, equals)]
     assert parsed[0] == parsed[1] == parsed[2]
     expected = [VALUES[name]] if (name == "lab" and command == "demo") else VALUES[name]
-    assert str(parsed[0][name]) == str(expected) if name == "record" else parsed[0][name] == expected
+    assert (
+        str(parsed[0][name]) == str(expected) if name == "record" else parsed[0][name] == expected
+    )
     # and nothing else moved: every other shared option keeps its default
     plain = vars(parse([command, *REQUIRED[command]]))
-    assert {k: v for k, v in parsed[0].items() if k != name} == {k: v for k, v in plain.items() if k != name}
+    assert {k: v for k, v in parsed[0].items() if k != name} == {
+        k: v for k, v in plain.items() if k != name
+    }
 
 
 @pytest.mark.parametrize("command", [c for c in REQUIRED if TAKES[c] >= {"endpoint_url", "region"}])
 def test_before_and_after_together(command):
-    args = parse(["--endpoint-url", "http://127.0.0.1:5000", command, *REQUIRED[command], "--region", "eu-west-1"])
+    args = parse(
+        [
+            "--endpoint-url",
+            "http://127.0.0.1:5000",
+            command,
+            *REQUIRED[command],
+            "--region",
+            "eu-west-1",
+        ]
+    )
     assert (args.endpoint_url, args.region) == ("http://127.0.0.1:5000", "eu-west-1")
     same = parse(["--region", "eu-west-1", command, *REQUIRED[command], "--region", "eu-west-1"])
     assert same.region == "eu-west-1"
@@ -69,7 +96,9 @@ def test_split_takes_the_viewer_options_given_before_it():
 
 
 def test_no_command_is_watch_with_the_same_options():
-    assert vars(parse(["--lab", "q05", "--theme", "light"])) == vars(parse(["watch", "--lab", "q05", "--theme", "light"]))
+    assert vars(parse(["--lab", "q05", "--theme", "light"])) == vars(
+        parse(["watch", "--lab", "q05", "--theme", "light"])
+    )
 
 
 def test_labs_before_and_after_the_demo_add_up_and_one_lab_elsewhere():
@@ -86,8 +115,14 @@ def test_defaults_per_command():
 
 
 def test_refusals_are_one_line_and_exit_2(capsys):
-    for argv in (["--theme", "light", "dump"], ["dump", "--theme", "light"], ["dump", "--bogus"],
-                 ["nonsense"], ["dump", "--region"], ["--prefix", "x", "emulator"]):
+    for argv in (
+        ["--theme", "light", "dump"],
+        ["dump", "--theme", "light"],
+        ["dump", "--bogus"],
+        ["nonsense"],
+        ["dump", "--region"],
+        ["--prefix", "x", "emulator"],
+    ):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert len(err.strip().splitlines()) == 1, err
@@ -97,15 +132,30 @@ def test_refusals_are_one_line_and_exit_2(capsys):
 def test_version():
     from awsview import __version__
 
-    result = subprocess.run([sys.executable, "-m", "awsview", "--version"], capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "awsview", "--version"], capture_output=True, text=True
+    )
     assert result.returncode == 0 and result.stdout.strip() == f"awsview {__version__}"
 
 
 def test_endpoint_before_lab_setup_reaches_that_endpoint(emulator):
     """The bug this walk guards: the endpoint given before `lab` was dropped, so the lab's writes
     went wherever the credential chain pointed."""
-    result = subprocess.run([sys.executable, "-m", "awsview", "--endpoint-url", emulator.endpoint_url,
-                             "lab", "setup", "q05"], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "awsview",
+            "--endpoint-url",
+            emulator.endpoint_url,
+            "lab",
+            "setup",
+            "q05",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     names = [f["FunctionName"] for f in emulator.client("lambda").list_functions()["Functions"]]
     assert "labex-q05-worker" in names

@@ -14,37 +14,58 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-VIEWER_MODULES = ["awsview.cli.main", "awsview.ui.viewer.app", "awsview.polling.live", "awsview.cli.dump", "awsview.ui.classview.view",
-                  "awsview.capture.shot", "awsview.labs.player", "awsview.aws.policy", "awsview.polling.classroom"]
+VIEWER_MODULES = [
+    "awsview.cli.main",
+    "awsview.ui.viewer.app",
+    "awsview.polling.live",
+    "awsview.cli.dump",
+    "awsview.ui.classview.view",
+    "awsview.capture.shot",
+    "awsview.labs.player",
+    "awsview.aws.policy",
+    "awsview.polling.classroom",
+]
 EXTRA_MODULES = {"moto", "werkzeug", "flask", "PIL", "textual_serve"}
 
 
 def without(module: str, *argv: str) -> subprocess.CompletedProcess:
     """`awsview ARGV` as if ``module`` were not installed."""
-    code = (f"import sys; sys.modules[{module!r}] = None\n"
-            f"from awsview.cli.main import main\nraise SystemExit(main({list(argv)!r}))")
+    code = (
+        f"import sys; sys.modules[{module!r}] = None\n"
+        f"from awsview.cli.main import main\nraise SystemExit(main({list(argv)!r}))"
+    )
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
 
 
-@pytest.mark.parametrize("module,extra,argv", [
-    ("moto", "emulator", ["emulator", "--port", "0"]),
-    ("moto", "emulator", ["demo"]),
-    ("werkzeug", "emulator", ["docs", "q05", "-o", "out"]),
-    ("textual_serve", "serve", ["serve", "--endpoint-url", "http://127.0.0.1:9"]),
-    ("PIL", "png", ["screenshot", "-o", "view.png", "--endpoint-url", "http://127.0.0.1:9"]),
-    ("PIL", "png", ["docs", "q05", "-o", "out", "--format", "png"]),
-])
+@pytest.mark.parametrize(
+    "module,extra,argv",
+    [
+        ("moto", "emulator", ["emulator", "--port", "0"]),
+        ("moto", "emulator", ["demo"]),
+        ("werkzeug", "emulator", ["docs", "q05", "-o", "out"]),
+        ("textual_serve", "serve", ["serve", "--endpoint-url", "http://127.0.0.1:9"]),
+        ("PIL", "png", ["screenshot", "-o", "view.png", "--endpoint-url", "http://127.0.0.1:9"]),
+        ("PIL", "png", ["docs", "q05", "-o", "out", "--format", "png"]),
+    ],
+)
 def test_a_missing_extra_says_which_to_install(module, extra, argv):
     result = without(module, *argv)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
-    assert f"needs the {extra} extra" in result.stderr and f"pipx install 'awsview[{extra}]'" in result.stderr
+    assert (
+        f"needs the {extra} extra" in result.stderr
+        and f"pipx install 'awsview[{extra}]'" in result.stderr
+    )
 
 
 def test_the_viewer_runs_without_any_extra():
-    code = ("import sys, json, " + ", ".join(VIEWER_MODULES) + "\n"
-            f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(EXTRA_MODULES)!r})))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    code = (
+        "import sys, json, " + ", ".join(VIEWER_MODULES) + "\n"
+        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(EXTRA_MODULES)!r})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == []
     assert without("moto", "lab", "list").returncode == 0
@@ -62,13 +83,35 @@ def test_dependencies_and_extras():
     assert "version" in project["dynamic"]  # one version: awsview.__version__
 
 
-TEST_HELPERS = ("sample.py", "probe.py", "testing.py", "helpers.py", "conftest.py", "browser.py", "record_probe.py")
+TEST_HELPERS = (
+    "sample.py",
+    "probe.py",
+    "testing.py",
+    "helpers.py",
+    "conftest.py",
+    "browser.py",
+    "record_probe.py",
+)
 
 
 @pytest.mark.timeout(600)
 def test_the_wheel_holds_the_package_and_its_data_and_no_test_helper(tmp_path):
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--quiet", "-w", str(tmp_path),
-                            str(ROOT)], capture_output=True, text=True, timeout=600)
+    built = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--quiet",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert built.returncode == 0, built.stderr[-2000:]
     (wheel,) = tmp_path.glob("awsview-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
@@ -76,8 +119,12 @@ def test_the_wheel_holds_the_package_and_its_data_and_no_test_helper(tmp_path):
     print("\n".join(files))  # the list, for whoever reads the test's output
     assert all(n.startswith("awsview/") for n in files)
     assert not [n for n in files if n.rsplit("/", 1)[-1] in TEST_HELPERS or "/tests/" in n]
-    assert not [n for n in files if "unittest" in zipfile.ZipFile(wheel).read(n).decode("utf-8", "replace")
-                and n.endswith(".py")]  # no test double in the package
+    assert not [
+        n
+        for n in files
+        if "unittest" in zipfile.ZipFile(wheel).read(n).decode("utf-8", "replace")
+        and n.endswith(".py")
+    ]  # no test double in the package
     assert "awsview/kinds.py" in files and "awsview/cli/common.py" in files
     assert any(n.startswith("awsview/_data/panels/") for n in files)
     assert any(n.startswith("awsview/_data/themes/") for n in files)

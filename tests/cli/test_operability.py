@@ -39,8 +39,13 @@ def log_file(tmp_path):
 
 
 def awsview(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "awsview", *args], capture_output=True, text=True,
-                          timeout=120, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "awsview", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
+    )
 
 
 def test_log_file_records_the_failed_call_with_its_api(tmp_path):
@@ -48,18 +53,28 @@ def test_log_file_records_the_failed_call_with_its_api(tmp_path):
     result = awsview("dump", "--endpoint-url", "http://127.0.0.1:9", "--log-file", str(log))
     assert result.returncode == 1
     lines = log.read_text().splitlines()
-    assert any(STAMP.match(line) and "WARNING call sts:GetCallerIdentity: connection refused" in line
-               for line in lines), lines
+    assert any(
+        STAMP.match(line) and "WARNING call sts:GetCallerIdentity: connection refused" in line
+        for line in lines
+    ), lines
     by_env = tmp_path / "env.log"
     awsview("--endpoint-url", "http://127.0.0.1:9", "dump", env={"AWSVIEW_LOG": str(by_env)})
     assert "sts:GetCallerIdentity: connection refused" in by_env.read_text()
 
 
 def test_an_unwritable_log_file_is_one_line(tmp_path):
-    result = awsview("dump", "--log-file", str(tmp_path / "missing" / "dir" / "x.log"), "--endpoint-url",
-                     "http://127.0.0.1:9")
+    result = awsview(
+        "dump",
+        "--log-file",
+        str(tmp_path / "missing" / "dir" / "x.log"),
+        "--endpoint-url",
+        "http://127.0.0.1:9",
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr.startswith("awsview: cannot write the log file ") and len(result.stderr.splitlines()) == 1
+    assert (
+        result.stderr.startswith("awsview: cannot write the log file ")
+        and len(result.stderr.splitlines()) == 1
+    )
 
 
 async def test_throttles_retries_and_recovery_are_logged(emulator, log_file):
@@ -72,10 +87,16 @@ async def test_throttles_retries_and_recovery_are_logged(emulator, log_file):
             scheduler.start()
             try:
                 deadline = time.monotonic() + 60
-                while "poll queues: retry in" not in log_file.read_text() and time.monotonic() < deadline:
+                while (
+                    "poll queues: retry in" not in log_file.read_text()
+                    and time.monotonic() < deadline
+                ):
                     await asyncio.sleep(0.2)
                 faults.unlink()
-                while "poll queues: recovered" not in log_file.read_text() and time.monotonic() < deadline:
+                while (
+                    "poll queues: recovered" not in log_file.read_text()
+                    and time.monotonic() < deadline
+                ):
                     await asyncio.sleep(0.2)
             finally:
                 await scheduler.stop()
@@ -90,8 +111,14 @@ async def test_throttles_retries_and_recovery_are_logged(emulator, log_file):
 def test_awsview_token_is_read_from_the_environment():
     refused = awsview("serve", "--host", "0.0.0.0", "--endpoint-url", "http://127.0.0.1:9")
     assert refused.returncode == 2 and "set AWSVIEW_TOKEN or pass --token" in refused.stderr
-    short = awsview("serve", "--host", "0.0.0.0", "--endpoint-url", "http://127.0.0.1:9",
-                    env={"AWSVIEW_TOKEN": "short"})
+    short = awsview(
+        "serve",
+        "--host",
+        "0.0.0.0",
+        "--endpoint-url",
+        "http://127.0.0.1:9",
+        env={"AWSVIEW_TOKEN": "short"},
+    )
     assert short.returncode == 2 and "at least 12 characters" in short.stderr
 
 

@@ -36,7 +36,9 @@ def free_port() -> int:
 
 
 def awsview(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "awsview", *args], capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "awsview", *args], capture_output=True, text=True, timeout=timeout
+    )
 
 
 class Served:
@@ -46,7 +48,11 @@ class Served:
         self.port = free_port()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "awsview", "serve", "--port", str(self.port), *args],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
         self.banner = self.process.stdout.readline()
         deadline = time.monotonic() + 20
         while True:
@@ -56,7 +62,9 @@ class Served:
             except OSError:
                 if time.monotonic() > deadline or self.process.poll() is not None:
                     self.stop()
-                    raise RuntimeError(f"serve did not start: {self.banner!r} {self.process.stderr.read()}")
+                    raise RuntimeError(
+                        f"serve did not start: {self.banner!r} {self.process.stderr.read()}"
+                    )
                 time.sleep(0.1)
 
     @property
@@ -82,6 +90,7 @@ class Served:
 
 # -- the token and the bind address --------------------------------------------------------
 
+
 def test_a_token_is_required_off_loopback():
     assert check_token("127.0.0.1", None) is None
     assert check_token("::1", None) is None and check_token("localhost", None) is None
@@ -105,8 +114,12 @@ def test_serving_to_the_network_without_a_token_is_refused_in_one_line():
 def test_bad_serve_arguments_are_one_line_each(tmp_path):
     bad_roster = tmp_path / "class.toml"
     bad_roster.write_text("[[learner]\n")
-    for args, message in ((["--lab", "nope"], "nope"), (["--class", str(bad_roster)], "class.toml"),
-                          (["--token", "short"], "12 characters"), (["--font-size", "2"], "--font-size")):
+    for args, message in (
+        (["--lab", "nope"], "nope"),
+        (["--class", str(bad_roster)], "class.toml"),
+        (["--token", "short"], "12 characters"),
+        (["--font-size", "2"], "--font-size"),
+    ):
         result = awsview("serve", "--port", str(free_port()), *args)
         assert result.returncode == 2, args
         assert message in result.stderr and "Traceback" not in result.stderr, result.stderr
@@ -116,7 +129,9 @@ def test_a_busy_port_is_one_line():
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
-        result = awsview("serve", "--port", str(busy.getsockname()[1]), "--endpoint-url", "http://127.0.0.1:9")
+        result = awsview(
+            "serve", "--port", str(busy.getsockname()[1]), "--endpoint-url", "http://127.0.0.1:9"
+        )
     assert result.returncode == 1
     assert "cannot serve on 127.0.0.1" in result.stderr and "Traceback" not in result.stderr
 
@@ -144,7 +159,9 @@ def test_the_token_guards_every_route_and_becomes_a_cookie():
         status, _, _ = served.get("static/js/textual.js", {"Cookie": cookie.split(";")[0]})
         assert status == 200
         # A page elsewhere cannot open the screen's websocket, even with the cookie.
-        status, _, _ = served.get("ws", {"Cookie": cookie.split(";")[0], "Origin": "http://evil.example"})
+        status, _, _ = served.get(
+            "ws", {"Cookie": cookie.split(";")[0], "Origin": "http://evil.example"}
+        )
         assert status == 403
     finally:
         served.stop()
@@ -162,22 +179,33 @@ def test_loopback_answers_only_to_loopback_host_names():
 
 # -- in a real browser ---------------------------------------------------------------------
 
-@pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed (make test installs it)")
+
+@pytest.mark.skipif(
+    chromium_path() is None, reason="chromium is not installed (make test installs it)"
+)
 def test_presenter_screen_in_headless_chromium(emulator):
     player = LabPlayer(get_lab("q05"), endpoint_url=emulator.endpoint_url, log=lambda line: None)
     player.setup()
     player.play(until="connect")
     token = secrets.token_urlsafe(16)
-    env = {**os.environ, "AWS_ACCESS_KEY_ID": "AKIAEXAMPLEPRESENTER", "AWS_SECRET_ACCESS_KEY": SECRET,
-           "AWS_DEFAULT_REGION": "us-east-1"}
-    served = Served("--token", token, "--endpoint-url", emulator.endpoint_url, "--lab", "q05", env=env)
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": "AKIAEXAMPLEPRESENTER",
+        "AWS_SECRET_ACCESS_KEY": SECRET,
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+    served = Served(
+        "--token", token, "--endpoint-url", emulator.endpoint_url, "--lab", "q05", env=env
+    )
     try:
         shot, before, text = asyncio.run(_look(served.url + f"?token={token}"))
     finally:
         served.stop()
     assert SECRET not in text and "AKIAEXAMPLEPRESENTER" not in text
     assert "labex-q05-jobs" in text and "Checkpoints" in text
-    (tmp_dir := os.environ.get("AWSVIEW_KEEP_SHOTS")) and open(os.path.join(tmp_dir, "presenter.png"), "wb").write(shot)
+    (tmp_dir := os.environ.get("AWSVIEW_KEEP_SHOTS")) and open(
+        os.path.join(tmp_dir, "presenter.png"), "wb"
+    ).write(shot)
     _check_screenshot(shot, before)
 
 
@@ -194,10 +222,12 @@ async def _look(url: str) -> tuple[bytes, bytes, str]:
         await page.type("/")
         await page.type("q")
         await asyncio.sleep(2.0)
-        assert not await page.evaluate("document.body.classList.contains('-closed')"), "the session ended"
+        assert not await page.evaluate("document.body.classList.contains('-closed')"), (
+            "the session ended"
+        )
         assert await page.evaluate("window.__screenSocket.readyState") == 1
         after = await page.screen_text()
-        new = after[len(text):]
+        new = after[len(text) :]
         assert "Search for commands" not in new and "filter every panel" not in new
         shot = await page.screenshot()
         # Keys do reach the app: `?` (navigation) opens the presenter's help.
@@ -219,16 +249,24 @@ def _check_screenshot(png: bytes, blank: bytes) -> None:
     top = [pixels[x, y] for x in range(width) for y in range(0, 18)]
     bright = sum(1 for r, g, b in top if r + g + b > 500)
     assert bright > 400, f"no status line text across the top ({bright} bright pixels)"
-    green = sum(1 for x in range(0, width, 2) for y in range(0, height // 2, 2)
-                if (lambda p: p[1] > 140 and p[1] > p[0] + 40 and p[1] > p[2] + 20)(pixels[x, y]))
+    green = sum(
+        1
+        for x in range(0, width, 2)
+        for y in range(0, height // 2, 2)
+        if (lambda p: p[1] > 140 and p[1] > p[0] + 40 and p[1] > p[2] + 20)(pixels[x, y])
+    )
     assert green > 20, f"no green checkpoint marks ({green})"
 
 
-@pytest.mark.skipif(chromium_path() is None, reason="chromium is not installed (make test installs it)")
+@pytest.mark.skipif(
+    chromium_path() is None, reason="chromium is not installed (make test installs it)"
+)
 def test_class_view_served_in_headless_chromium(emulator, tmp_path):
     roster = tmp_path / "class.toml"
-    roster.write_text(f'[[learner]]\nname = "Ada"\nendpoint_url = "{emulator.endpoint_url}"\nlab = "q05"\n\n'
-                      '[[learner]]\nname = "Cy"\nendpoint_url = "http://127.0.0.1:9"\nlab = "q05"\n')
+    roster.write_text(
+        f'[[learner]]\nname = "Ada"\nendpoint_url = "{emulator.endpoint_url}"\nlab = "q05"\n\n'
+        '[[learner]]\nname = "Cy"\nendpoint_url = "http://127.0.0.1:9"\nlab = "q05"\n'
+    )
     served = Served("--class", str(roster))
     try:
         text = asyncio.run(_look_at_class(served.url))
@@ -244,7 +282,9 @@ async def _look_at_class(url: str) -> str:
         await page.press("q", "KeyQ", "q", modifiers=2)  # ctrl+q: refused
         await page.type("q")
         await asyncio.sleep(1.5)
-        assert not await page.evaluate("document.body.classList.contains('-closed')"), "the session ended"
+        assert not await page.evaluate("document.body.classList.contains('-closed')"), (
+            "the session ended"
+        )
         return await page.screen_text()
 
 
@@ -258,10 +298,12 @@ async def test_a_viewer_that_does_not_quit_is_killed_when_its_browser_goes(tmp_p
 
     stuck = tmp_path / "stuck.py"
     pid_file = tmp_path / "pid"
-    stuck.write_text("import os, sys, time\n"
-                     f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
-                     "sys.stdout.write('__GANGLION__\\n'); sys.stdout.flush()\n"
-                     "time.sleep(600)\n")
+    stuck.write_text(
+        "import os, sys, time\n"
+        f"open({str(pid_file)!r}, 'w').write(str(os.getpid()))\n"
+        "sys.stdout.write('__GANGLION__\\n'); sys.stdout.flush()\n"
+        "time.sleep(600)\n"
+    )
     port = free_port()
     server = serve.make_server("127.0.0.1", port, None, f"exec {sys.executable} {stuck}")
     runner = web.AppRunner(await server._make_app())
@@ -269,10 +311,14 @@ async def test_a_viewer_that_does_not_quit_is_killed_when_its_browser_goes(tmp_p
     await web.TCPSite(runner, "127.0.0.1", port).start()
     try:
         async with aiohttp.ClientSession() as http:
-            async with http.ws_connect(f"http://127.0.0.1:{port}/ws?width=80&height=24",
-                                       headers={"Origin": f"http://127.0.0.1:{port}"}):
+            async with http.ws_connect(
+                f"http://127.0.0.1:{port}/ws?width=80&height=24",
+                headers={"Origin": f"http://127.0.0.1:{port}"},
+            ):
                 deadline = time.monotonic() + 60
-                while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+                while (
+                    not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline
+                ):
                     await asyncio.sleep(0.1)
                 pid = int(pid_file.read_text())
             # The browser is gone: after the grace period (5 s), the process is too. Without the

@@ -19,8 +19,7 @@ from soak import CHECK_EVERY_S, soak
 KNOWN: dict[str, re.Pattern[str]] = {
     "a lab re-run under the same execution names showed the earlier run's history; histories of "
     "executions that are gone are now dropped (awsview/polling/stepfunctions.py) — kept here until "
-    "long soaks confirm the fix":
-        re.compile(r"history shown \(\w+\) is an earlier run's"),
+    "long soaks confirm the fix": re.compile(r"history shown \(\w+\) is an earlier run's"),
 }
 
 
@@ -41,11 +40,17 @@ async def test_sixty_second_fault_soak():
     assert report.last_check >= report.ran_s - 2 * period, report.text()
     assert report.injected >= 4 or report.ran_s >= 3 * report.seconds - 1, report.text()
     assert report.recoveries, report.text()
-    unknown = [line for line in report.crashes + report.violations
-               if not any(pattern.search(line) for pattern in KNOWN.values())]
+    unknown = [
+        line
+        for line in report.crashes + report.violations
+        if not any(pattern.search(line) for pattern in KNOWN.values())
+    ]
     assert not unknown, report.text()
-    seen = [bug for bug, pattern in KNOWN.items()
-            if any(pattern.search(line) for line in report.crashes + report.violations)]
+    seen = [
+        bug
+        for bug, pattern in KNOWN.items()
+        if any(pattern.search(line) for line in report.crashes + report.violations)
+    ]
     if seen:
         pytest.xfail("only known bugs: " + "; ".join(seen))
 
@@ -56,8 +61,12 @@ def test_a_lost_row_is_judged_against_the_probers_first_look_after_the_viewers()
     from soak import CONTAINER, Prober, Sweep
 
     def sweep(start: float, roles_at: float, roles: set[str]) -> Sweep:
-        names = {"queues": frozenset(), "functions": frozenset(), "roles": frozenset(roles),
-                 "state_machines": frozenset()}
+        names = {
+            "queues": frozenset(),
+            "functions": frozenset(),
+            "roles": frozenset(roles),
+            "state_machines": frozenset(),
+        }
         return Sweep(start, start + 8.0, names, {}, {}, frozenset(), {"roles": roles_at})
 
     prober = Prober.__new__(Prober)
@@ -67,7 +76,12 @@ def test_a_lost_row_is_judged_against_the_probers_first_look_after_the_viewers()
     prober.sweeps = [sweep(100.0, 100.1, {"labex-ev05-role"}), sweep(108.0, 108.2, set())]
     assert prober.unexplained("roles", frozenset({"labex-ev05-role"}), 97.0, 102.0) == frozenset()
     # Still listed at the first look after the viewer's: it existed when the viewer said it did not.
-    prober.sweeps = [sweep(100.0, 100.1, {"labex-ev05-role"}), sweep(108.0, 108.2, {"labex-ev05-role"}),
-                     sweep(116.0, 116.2, set())]
-    assert prober.unexplained("roles", frozenset({"labex-ev05-role"}), 97.0, 102.0) == {"labex-ev05-role"}
+    prober.sweeps = [
+        sweep(100.0, 100.1, {"labex-ev05-role"}),
+        sweep(108.0, 108.2, {"labex-ev05-role"}),
+        sweep(116.0, 116.2, set()),
+    ]
+    assert prober.unexplained("roles", frozenset({"labex-ev05-role"}), 97.0, 102.0) == {
+        "labex-ev05-role"
+    }
     assert prober.unexplained("roles", frozenset({CONTAINER}), 97.0, 102.0) == {CONTAINER}

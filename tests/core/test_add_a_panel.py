@@ -32,13 +32,26 @@ class CallerPoller(Poller):
 def caller(model, profile, now):
     snapshot = model.get("caller")
     identity = snapshot.data if snapshot and snapshot.data else {}
-    rows = [Row(identity["Arn"], (cell(identity["Account"]), cell(identity["Arn"])))] if identity else []
-    return [render.panel("caller", "Caller", [snapshot] if snapshot else [], ("ACCOUNT", "ARN"), rows, now)]
+    rows = (
+        [Row(identity["Arn"], (cell(identity["Account"]), cell(identity["Arn"])))]
+        if identity
+        else []
+    )
+    return [
+        render.panel(
+            "caller", "Caller", [snapshot] if snapshot else [], ("ACCOUNT", "ARN"), rows, now
+        )
+    ]
 
 
 # 3. The registry entry.
-CALLER = kinds.Kind("caller", f"{HERE}:caller", (f"{HERE}:CallerPoller",), reads=("caller",),
-                    key_columns=frozenset({"ACCOUNT"}))
+CALLER = kinds.Kind(
+    "caller",
+    f"{HERE}:caller",
+    (f"{HERE}:CallerPoller",),
+    reads=("caller",),
+    key_columns=frozenset({"ACCOUNT"}),
+)
 
 
 @pytest.fixture
@@ -61,7 +74,9 @@ def test_the_registry_names_only_what_resolves():
 
 async def test_a_new_kind_is_polled_rendered_and_shown(emulator, registered, tmp_path):
     toml = tmp_path / "hello.toml"
-    toml.write_text('name = "hello"\ntitle = "Hello"\nprefix = "hello-"\npanels = ["caller", "queues"]\n')
+    toml.write_text(
+        'name = "hello"\ntitle = "Hello"\nprefix = "hello-"\npanels = ["caller", "queues"]\n'
+    )
     profile = profiles.load_file(toml)  # a profile may name the new kind
     assert profile.panels == ("caller", "queues")
     target = Target(endpoint_url=emulator.endpoint_url, region="us-east-1")

@@ -6,15 +6,26 @@ from awsview.core.render import Panel, Row
 
 def test_ids_clocks_ages_and_durations_are_frozen_consistently():
     freezer = Freezer()
-    first = freezer.text("19:04:05 SQS message 3f2a9c1e-1111-2222-3333-444455556666 took 1.2 s, 0.4 s ago")
-    again = freezer.text("3F2A9C1E-1111-2222-3333-444455556666 at 19:04:05 and 19:04:07, stale 12 s ago")
+    first = freezer.text(
+        "19:04:05 SQS message 3f2a9c1e-1111-2222-3333-444455556666 took 1.2 s, 0.4 s ago"
+    )
+    again = freezer.text(
+        "3F2A9C1E-1111-2222-3333-444455556666 at 19:04:05 and 19:04:07, stale 12 s ago"
+    )
     assert first == "12:00:00 SQS message id-0001 took 1 s, just now"
     assert again == "id-0001 at 12:00:00 and 12:00:01, stale just now"
 
 
 def test_panels_keep_their_shape_and_code_hashes_get_names():
-    panel = Panel("functions", "Lambda functions", "0.3 s ago", "ok", ("FUNCTION", "CODE"),
-                  (Row("arn", ("labex-q05-worker", "fB5QwUDsgvOl")),), "none")
+    panel = Panel(
+        "functions",
+        "Lambda functions",
+        "0.3 s ago",
+        "ok",
+        ("FUNCTION", "CODE"),
+        (Row("arn", ("labex-q05-worker", "fB5QwUDsgvOl")),),
+        "none",
+    )
     frozen = Freezer().panel(panel)
     assert frozen.freshness == "just now"
     assert frozen.rows[0].cells == ("labex-q05-worker", "sha-1")
@@ -22,7 +33,10 @@ def test_panels_keep_their_shape_and_code_hashes_get_names():
 
 
 def test_ordinary_words_stay():
-    assert Freezer().text("Retry TransientOrderError every 1s ×2, max 2") == "Retry TransientOrderError every 1s ×2, max 2"
+    assert (
+        Freezer().text("Retry TransientOrderError every 1s ×2, max 2")
+        == "Retry TransientOrderError every 1s ×2, max 2"
+    )
 
 
 def test_exact_replacements_come_first():
@@ -38,26 +52,44 @@ def test_with_phases_a_time_says_its_phase_not_its_second():
 
 def test_short_ids_share_the_name_of_their_uuid():
     freezer = Freezer()
-    assert freezer.text("END RequestId: 3f2a9c1e-1111-2222-3333-444455556666") == "END RequestId: id-0001"
-    assert freezer.text("SQS message 9d05aa11, 3f2a9c1e → labex-q05-worker 3f2a9c1e") == \
-        "SQS message id-0002, id-0001 → labex-q05-worker id-0001"
+    assert (
+        freezer.text("END RequestId: 3f2a9c1e-1111-2222-3333-444455556666")
+        == "END RequestId: id-0001"
+    )
+    assert (
+        freezer.text("SQS message 9d05aa11, 3f2a9c1e → labex-q05-worker 3f2a9c1e")
+        == "SQS message id-0002, id-0001 → labex-q05-worker id-0001"
+    )
     assert freezer.text("labex-ev04-worker request 3f2a9c1e") == "labex-ev04-worker request id-0001"
     assert freezer.text("quantity 12345678") == "quantity 12345678"  # only in those phrases
 
 
 def test_report_figures_and_sqs_timestamps_are_frozen():
     freezer = Freezer()
-    line = ("REPORT RequestId: x Duration: 107.97 ms Billed Duration: 108 ms Memory Size: 128 MB "
-            "Max Memory Used: 45 MB Init Duration: 140.20 ms")
-    assert freezer.text(line) == ("REPORT RequestId: x Duration: 0.00 ms Billed Duration: 0 ms "
-                                  "Memory Size: 128 MB Max Memory Used: 0 MB Init Duration: 0.00 ms")
+    line = (
+        "REPORT RequestId: x Duration: 107.97 ms Billed Duration: 108 ms Memory Size: 128 MB "
+        "Max Memory Used: 45 MB Init Duration: 140.20 ms"
+    )
+    assert freezer.text(line) == (
+        "REPORT RequestId: x Duration: 0.00 ms Billed Duration: 0 ms "
+        "Memory Size: 128 MB Max Memory Used: 0 MB Init Duration: 0.00 ms"
+    )
     first = freezer.text('{"SentTimestamp": "1795987747034"}')
-    assert first == freezer.text('{"SentTimestamp": "1795987747034"}') != '{"SentTimestamp": "1795987747034"}'
+    assert (
+        first
+        == freezer.text('{"SentTimestamp": "1795987747034"}')
+        != '{"SentTimestamp": "1795987747034"}'
+    )
 
 
 def test_code_hashes_keep_the_words_around_them():
     freezer = Freezer()
-    assert freezer.text("protected worker deployed (new CodeSha256)") == "protected worker deployed (new CodeSha256)"
+    assert (
+        freezer.text("protected worker deployed (new CodeSha256)")
+        == "protected worker deployed (new CodeSha256)"
+    )
     assert freezer.text("CodeSha256 IKVReecACqnr → 7hG+/aB12cDe") == "CodeSha256 sha-1 → sha-2"
-    assert freezer.text("CodeSha256 IKVReecACqnr, no other version seen yet") == \
-        "CodeSha256 sha-1, no other version seen yet"
+    assert (
+        freezer.text("CodeSha256 IKVReecACqnr, no other version seen yet")
+        == "CodeSha256 sha-1, no other version seen yet"
+    )

@@ -56,8 +56,21 @@ def test_the_corpus_is_big_enough_and_covers_the_state_types():
         raw = path.read_text()
         definition = parse_definition(raw)
         types |= {s.type for s in definition.all_states()}
-        features |= {f for f in ("ItemProcessor", "\"And\"", "\"Or\"", "\"Not\"", "JSONata", "Catch",
-                                 "Retry", "SecondsPath", "TimestampPath") if f in raw}
+        features |= {
+            f
+            for f in (
+                "ItemProcessor",
+                '"And"',
+                '"Or"',
+                '"Not"',
+                "JSONata",
+                "Catch",
+                "Retry",
+                "SecondsPath",
+                "TimestampPath",
+            )
+            if f in raw
+        }
     assert {"Task", "Choice", "Parallel", "Map", "Wait", "Pass", "Fail", "Succeed"} <= types
     assert len(features) == 9, features
 
@@ -84,17 +97,41 @@ def test_loops_catches_and_unknown_targets_are_drawn_as_such():
     assert "→ Ready?" in odd  # the Choice that loops on itself
 
 
-@pytest.mark.parametrize("name", [
-    "[/bold]", "[link=http://evil]x[/link]", "\x1b[31mred\x1b[0m", "\x1b]0;title\x07", "\x9b31m",
-    "注文を保存する状態の名前がとても長い", "e\u0301\u200b\u202e🎉", "tab\there\nnewline", "",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "[/bold]",
+        "[link=http://evil]x[/link]",
+        "\x1b[31mred\x1b[0m",
+        "\x1b]0;title\x07",
+        "\x9b31m",
+        "注文を保存する状態の名前がとても長い",
+        "e\u0301\u200b\u202e🎉",
+        "tab\there\nnewline",
+        "",
+    ],
+)
 def test_hostile_names_stay_inert_and_within_the_width(name):
-    definition = json.dumps({"StartAt": name, "States": {
-        name: {"Type": "Task", "Resource": "arn:aws:states:::lambda:invoke",
-               "Parameters": {"FunctionName": name}, "Next": "Done",
-               "Retry": [{"ErrorEquals": [name]}], "Catch": [{"ErrorEquals": [name], "Next": name}]},
-        "Done": {"Type": "Choice", "Choices": [{"Variable": f"$.{name}", "StringEquals": name, "Next": name}],
-                 "Default": f"{name}-missing"}}})
+    definition = json.dumps(
+        {
+            "StartAt": name,
+            "States": {
+                name: {
+                    "Type": "Task",
+                    "Resource": "arn:aws:states:::lambda:invoke",
+                    "Parameters": {"FunctionName": name},
+                    "Next": "Done",
+                    "Retry": [{"ErrorEquals": [name]}],
+                    "Catch": [{"ErrorEquals": [name], "Next": name}],
+                },
+                "Done": {
+                    "Type": "Choice",
+                    "Choices": [{"Variable": f"$.{name}", "StringEquals": name, "Next": name}],
+                    "Default": f"{name}-missing",
+                },
+            },
+        }
+    )
     parsed = parse_definition(definition)
     for width in WIDTHS:
         lines = draw(parsed, width)
@@ -118,11 +155,17 @@ def test_a_definition_that_cannot_be_parsed_is_a_labelled_box():
 def test_deep_nesting_and_thousands_of_states_stay_bounded():
     inner: dict = {"StartAt": "Leaf", "States": {"Leaf": {"Type": "Pass", "End": True}}}
     for depth in range(30):
-        inner = {"StartAt": f"P{depth}", "States": {f"P{depth}": {"Type": "Parallel", "Branches": [inner], "End": True}}}
+        inner = {
+            "StartAt": f"P{depth}",
+            "States": {f"P{depth}": {"Type": "Parallel", "Branches": [inner], "End": True}},
+        }
     lines = draw(parse_definition(json.dumps(inner)), 60)
     assert_fits(lines, 60)
     assert "(no room to draw" in text(lines)
-    chain = {"StartAt": "S0", "States": {f"S{i}": {"Type": "Pass", "Next": f"S{i + 1}"} for i in range(2000)}}
+    chain = {
+        "StartAt": "S0",
+        "States": {f"S{i}": {"Type": "Pass", "Next": f"S{i + 1}"} for i in range(2000)},
+    }
     chain["States"]["S2000"] = {"Type": "Succeed"}
     lines = draw(parse_definition(json.dumps(chain)), 60)
     assert_fits(lines, 60)
@@ -132,89 +175,184 @@ def test_deep_nesting_and_thousands_of_states_stay_bounded():
 # -- fuzz ------------------------------------------------------------------------------------------
 
 NAMES = st.sampled_from(["A", "B", "C", "Fail", "[/x]", "注文", "\x1b[1m", "", "x" * 90])
-SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-5, 10**12), st.floats(allow_nan=True),
-                    st.text(max_size=12), NAMES)
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 10**12),
+    st.floats(allow_nan=True),
+    st.text(max_size=12),
+    NAMES,
+)
 
 
 def _json_values(depth: int = 2):
     if depth == 0:
         return SCALARS
-    return st.one_of(SCALARS, st.lists(_json_values(depth - 1), max_size=3),
-                     st.dictionaries(st.text(max_size=6), _json_values(depth - 1), max_size=3))
+    return st.one_of(
+        SCALARS,
+        st.lists(_json_values(depth - 1), max_size=3),
+        st.dictionaries(st.text(max_size=6), _json_values(depth - 1), max_size=3),
+    )
 
 
 RULE = st.recursive(
-    st.fixed_dictionaries({"Variable": st.one_of(st.just("$.x"), SCALARS)},
-                          optional={"StringEquals": SCALARS, "NumericGreaterThan": SCALARS,
-                                    "IsPresent": SCALARS, "Condition": SCALARS, "Next": NAMES}),
-    lambda inner: st.one_of(st.fixed_dictionaries({"And": st.lists(inner, max_size=3)}, optional={"Next": NAMES}),
-                            st.fixed_dictionaries({"Or": st.one_of(st.lists(inner, max_size=3), SCALARS)}),
-                            st.fixed_dictionaries({"Not": inner}, optional={"Next": NAMES})),
-    max_leaves=6)
+    st.fixed_dictionaries(
+        {"Variable": st.one_of(st.just("$.x"), SCALARS)},
+        optional={
+            "StringEquals": SCALARS,
+            "NumericGreaterThan": SCALARS,
+            "IsPresent": SCALARS,
+            "Condition": SCALARS,
+            "Next": NAMES,
+        },
+    ),
+    lambda inner: st.one_of(
+        st.fixed_dictionaries({"And": st.lists(inner, max_size=3)}, optional={"Next": NAMES}),
+        st.fixed_dictionaries({"Or": st.one_of(st.lists(inner, max_size=3), SCALARS)}),
+        st.fixed_dictionaries({"Not": inner}, optional={"Next": NAMES}),
+    ),
+    max_leaves=6,
+)
 STATE = st.recursive(
-    st.fixed_dictionaries({"Type": st.sampled_from(["Task", "Choice", "Pass", "Wait", "Fail", "Succeed", "Map",
-                                                    "Parallel", "Bogus", 7])},
-                          optional={"Next": st.one_of(NAMES, SCALARS), "End": SCALARS, "Default": NAMES,
-                                    "Choices": st.one_of(st.lists(RULE, max_size=4), SCALARS),
-                                    "Retry": st.one_of(st.lists(st.fixed_dictionaries(
-                                        {"ErrorEquals": st.one_of(st.lists(NAMES, max_size=2), SCALARS)},
-                                        optional={"MaxAttempts": SCALARS, "IntervalSeconds": SCALARS,
-                                                  "BackoffRate": SCALARS}), max_size=2), SCALARS),
-                                    "Catch": st.lists(st.fixed_dictionaries({"ErrorEquals": st.lists(NAMES, max_size=2)},
-                                                                            optional={"Next": NAMES}), max_size=3),
-                                    "Seconds": SCALARS, "TimestampPath": SCALARS, "Resource": SCALARS,
-                                    "Error": SCALARS, "Cause": _json_values(1)}),
-    lambda inner: st.fixed_dictionaries({"Type": st.sampled_from(["Parallel", "Map"])},
-                                        optional={"Branches": st.lists(st.fixed_dictionaries(
-                                            {"StartAt": NAMES, "States": st.dictionaries(NAMES, inner, max_size=3)}),
-                                            max_size=2),
-                                            "ItemProcessor": st.fixed_dictionaries(
-                                                {"StartAt": NAMES, "States": st.dictionaries(NAMES, inner, max_size=3)}),
-                                            "Next": NAMES, "End": st.booleans()}),
-    max_leaves=8)
+    st.fixed_dictionaries(
+        {
+            "Type": st.sampled_from(
+                ["Task", "Choice", "Pass", "Wait", "Fail", "Succeed", "Map", "Parallel", "Bogus", 7]
+            )
+        },
+        optional={
+            "Next": st.one_of(NAMES, SCALARS),
+            "End": SCALARS,
+            "Default": NAMES,
+            "Choices": st.one_of(st.lists(RULE, max_size=4), SCALARS),
+            "Retry": st.one_of(
+                st.lists(
+                    st.fixed_dictionaries(
+                        {"ErrorEquals": st.one_of(st.lists(NAMES, max_size=2), SCALARS)},
+                        optional={
+                            "MaxAttempts": SCALARS,
+                            "IntervalSeconds": SCALARS,
+                            "BackoffRate": SCALARS,
+                        },
+                    ),
+                    max_size=2,
+                ),
+                SCALARS,
+            ),
+            "Catch": st.lists(
+                st.fixed_dictionaries(
+                    {"ErrorEquals": st.lists(NAMES, max_size=2)}, optional={"Next": NAMES}
+                ),
+                max_size=3,
+            ),
+            "Seconds": SCALARS,
+            "TimestampPath": SCALARS,
+            "Resource": SCALARS,
+            "Error": SCALARS,
+            "Cause": _json_values(1),
+        },
+    ),
+    lambda inner: st.fixed_dictionaries(
+        {"Type": st.sampled_from(["Parallel", "Map"])},
+        optional={
+            "Branches": st.lists(
+                st.fixed_dictionaries(
+                    {"StartAt": NAMES, "States": st.dictionaries(NAMES, inner, max_size=3)}
+                ),
+                max_size=2,
+            ),
+            "ItemProcessor": st.fixed_dictionaries(
+                {"StartAt": NAMES, "States": st.dictionaries(NAMES, inner, max_size=3)}
+            ),
+            "Next": NAMES,
+            "End": st.booleans(),
+        },
+    ),
+    max_leaves=8,
+)
 DEFINITION = st.one_of(
-    st.fixed_dictionaries({"StartAt": st.one_of(NAMES, SCALARS), "States": st.dictionaries(NAMES, STATE, max_size=6)}),
-    _json_values(3))
+    st.fixed_dictionaries(
+        {"StartAt": st.one_of(NAMES, SCALARS), "States": st.dictionaries(NAMES, STATE, max_size=6)}
+    ),
+    _json_values(3),
+)
 
 
 RULE_OK = st.recursive(
     st.fixed_dictionaries({"Variable": st.just("$.x"), "StringEquals": st.text(max_size=20)}),
-    lambda inner: st.one_of(st.fixed_dictionaries({"And": st.lists(inner, min_size=1, max_size=3)}),
-                            st.fixed_dictionaries({"Or": st.lists(inner, min_size=1, max_size=3)}),
-                            st.fixed_dictionaries({"Not": inner})),
-    max_leaves=5)
+    lambda inner: st.one_of(
+        st.fixed_dictionaries({"And": st.lists(inner, min_size=1, max_size=3)}),
+        st.fixed_dictionaries({"Or": st.lists(inner, min_size=1, max_size=3)}),
+        st.fixed_dictionaries({"Not": inner}),
+    ),
+    max_leaves=5,
+)
 TARGETS = st.sampled_from(["A", "B", "C", "D", "E", "F", "G", "H", "missing", "[/x]", "注文の状態"])
 
 
 def _state_ok(nested=None):
-    branches = {} if nested is None else {"Branches": st.lists(nested, max_size=3), "ItemProcessor": nested}
+    branches = (
+        {}
+        if nested is None
+        else {"Branches": st.lists(nested, max_size=3), "ItemProcessor": nested}
+    )
     return st.fixed_dictionaries(
-        {"Type": st.sampled_from(["Task", "Choice", "Pass", "Wait", "Fail", "Succeed", "Map", "Parallel", "Bogus"])},
-        optional={"Next": TARGETS, "End": st.booleans(), "Default": TARGETS,
-                  "Choices": st.lists(RULE_OK, max_size=4).flatmap(
-                      lambda rules: st.tuples(*[TARGETS for _ in rules]).map(
-                          lambda nexts: [{**r, "Next": n} for r, n in zip(rules, nexts)])),
-                  "Retry": st.lists(st.fixed_dictionaries({"ErrorEquals": st.lists(TARGETS, max_size=2)},
-                                                          optional={"MaxAttempts": st.integers(0, 99999999),
-                                                                    "IntervalSeconds": st.integers(0, 10**9),
-                                                                    "BackoffRate": st.floats(0, 1e308)}), max_size=3),
-                  "Catch": st.lists(st.fixed_dictionaries({"ErrorEquals": st.lists(TARGETS, max_size=2)},
-                                                          optional={"Next": TARGETS}), max_size=3),
-                  "Seconds": st.integers(0, 10**6), "Resource": st.text(max_size=40), "Error": st.text(max_size=30),
-                  **branches})
+        {
+            "Type": st.sampled_from(
+                ["Task", "Choice", "Pass", "Wait", "Fail", "Succeed", "Map", "Parallel", "Bogus"]
+            )
+        },
+        optional={
+            "Next": TARGETS,
+            "End": st.booleans(),
+            "Default": TARGETS,
+            "Choices": st.lists(RULE_OK, max_size=4).flatmap(
+                lambda rules: st.tuples(*[TARGETS for _ in rules]).map(
+                    lambda nexts: [{**r, "Next": n} for r, n in zip(rules, nexts)]
+                )
+            ),
+            "Retry": st.lists(
+                st.fixed_dictionaries(
+                    {"ErrorEquals": st.lists(TARGETS, max_size=2)},
+                    optional={
+                        "MaxAttempts": st.integers(0, 99999999),
+                        "IntervalSeconds": st.integers(0, 10**9),
+                        "BackoffRate": st.floats(0, 1e308),
+                    },
+                ),
+                max_size=3,
+            ),
+            "Catch": st.lists(
+                st.fixed_dictionaries(
+                    {"ErrorEquals": st.lists(TARGETS, max_size=2)}, optional={"Next": TARGETS}
+                ),
+                max_size=3,
+            ),
+            "Seconds": st.integers(0, 10**6),
+            "Resource": st.text(max_size=40),
+            "Error": st.text(max_size=30),
+            **branches,
+        },
+    )
 
 
 MACHINE_OK = st.recursive(
-    st.fixed_dictionaries({"StartAt": TARGETS, "States": st.dictionaries(TARGETS, _state_ok(), max_size=8)}),
-    lambda inner: st.fixed_dictionaries({"StartAt": TARGETS, "States": st.dictionaries(TARGETS, _state_ok(inner),
-                                                                                       max_size=8)}),
-    max_leaves=4)
+    st.fixed_dictionaries(
+        {"StartAt": TARGETS, "States": st.dictionaries(TARGETS, _state_ok(), max_size=8)}
+    ),
+    lambda inner: st.fixed_dictionaries(
+        {"StartAt": TARGETS, "States": st.dictionaries(TARGETS, _state_ok(inner), max_size=8)}
+    ),
+    max_leaves=4,
+)
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(MACHINE_OK, st.integers(1, 130))
 def test_any_well_typed_definition_is_drawn_within_the_width(document, width):
-    definition = parse_definition(json.dumps(document))  # names and targets are arbitrary, types right
+    definition = parse_definition(
+        json.dumps(document)
+    )  # names and targets are arbitrary, types right
     assert_fits(draw(definition, width), width)
 
 
@@ -230,31 +368,59 @@ def test_malformed_definitions_never_crash_and_stay_within_the_width(document, w
     assert_fits(lines, width)
 
 
-EVENT_TYPES = ["ExecutionStarted", "TaskStateEntered", "ChoiceStateEntered", "FailStateEntered", "TaskStateExited",
-               "ChoiceStateExited", "TaskScheduled", "TaskStarted", "TaskFailed", "TaskSucceeded",
-               "ExecutionFailed", "ExecutionSucceeded", "ParallelStateFailed", "MapStateEntered", "Weird"]
+EVENT_TYPES = [
+    "ExecutionStarted",
+    "TaskStateEntered",
+    "ChoiceStateEntered",
+    "FailStateEntered",
+    "TaskStateExited",
+    "ChoiceStateExited",
+    "TaskScheduled",
+    "TaskStarted",
+    "TaskFailed",
+    "TaskSucceeded",
+    "ExecutionFailed",
+    "ExecutionSucceeded",
+    "ParallelStateFailed",
+    "MapStateEntered",
+    "Weird",
+]
 EVENT = st.fixed_dictionaries(
-    {"id": st.one_of(st.integers(0, 40), SCALARS), "type": st.one_of(st.sampled_from(EVENT_TYPES), SCALARS)},
-    optional={"previousEventId": st.one_of(st.integers(0, 40), SCALARS),
-              "stateEnteredEventDetails": st.fixed_dictionaries({}, optional={"name": NAMES}),
-              "stateExitedEventDetails": st.fixed_dictionaries({}, optional={"name": NAMES}),
-              "taskFailedEventDetails": st.fixed_dictionaries({}, optional={"error": SCALARS, "cause": SCALARS})})
+    {
+        "id": st.one_of(st.integers(0, 40), SCALARS),
+        "type": st.one_of(st.sampled_from(EVENT_TYPES), SCALARS),
+    },
+    optional={
+        "previousEventId": st.one_of(st.integers(0, 40), SCALARS),
+        "stateEnteredEventDetails": st.fixed_dictionaries({}, optional={"name": NAMES}),
+        "stateExitedEventDetails": st.fixed_dictionaries({}, optional={"name": NAMES}),
+        "taskFailedEventDetails": st.fixed_dictionaries(
+            {}, optional={"error": SCALARS, "cause": SCALARS}
+        ),
+    },
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(EVENT, max_size=30), st.integers(16, 90))
 def test_any_history_marks_the_ev04_graph_without_crashing(events, width):
-    definition = parse_definition((Path(__file__).parents[2] / "awsview/labs/workflow-template.json").read_text())
+    definition = parse_definition(
+        (Path(__file__).parents[2] / "awsview/labs/workflow-template.json").read_text()
+    )
     run = run_of(parse_history(events))
     assert_fits(draw(definition, width, run), width)
 
 
 # -- the text grid ------------------------------------------------------------------------------------
 
+
 def test_cut_and_wrap_count_cells_not_characters():
     assert cut("注文注文", 5) == "注文…" and cells(cut("注文注文", 5)) == 5
     assert cut("abc", 3) == "abc" and cut("abcd", 3) == "ab…" and cut("abc", 0) == ""
-    assert wrap("catch States.ALL → Notify Failure", 20, 3) == ["catch States.ALL →", "Notify Failure"]
+    assert wrap("catch States.ALL → Notify Failure", 20, 3) == [
+        "catch States.ALL →",
+        "Notify Failure",
+    ]
     assert wrap("x" * 25, 10, 3) == ["x" * 10, "x" * 10, "xxxxx"]
     assert wrap("one two three four five", 7, 2) == ["one two", "three…"]
     assert clean("a\x1b[31mb\u200b\u0301c\n d") == "abc d"
@@ -275,7 +441,9 @@ def test_the_canvas_keeps_every_row_exactly_as_wide_as_asked():
 def test_an_execution_whose_history_is_not_read_yet_says_so():
     from awsview.core.graph import Drawing
 
-    definition = parse_definition((Path(__file__).parents[1] / "corpus" / "asl" / "pass.json").read_text())
+    definition = parse_definition(
+        (Path(__file__).parents[1] / "corpus" / "asl" / "pass.json").read_text()
+    )
     drawing = Drawing("machine", definition, execution="run-1")
     assert drawing.title == "machine · run-1 (history not read yet)"
     lines = drawing.lines(40)

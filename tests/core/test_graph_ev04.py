@@ -28,13 +28,31 @@ pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
 EXECUTIONS = ("retry-order", "permanent-order", "denied-order")
 # What each execution must say at a glance, beside the golden files.
 AT_A_GLANCE = {
-    "retry-order": ["✓ CheckQuantity", "✓ StoreOrder ×2", "✓ succeeded on attempt 2 after TransientOrderError",
-                    "✓ ReadSummary", "┗━ ◉ end", "· Rejected"],
-    "permanent-order": ["✓ CheckQuantity", "↪ StoreOrder", "↪ InvalidOrder caught → Rejected",
-                        "┣━ catch InvalidOrder → Rejected", "· ReadSummary", "✗ Rejected",
-                        "✗ the execution failed here"],
-    "denied-order": ["✓ CheckQuantity", "✗ StoreOrder", "✗ failed: Lambda.AWSLambdaException",
-                     "not authorized to invoke it: nothing ran", "· ReadSummary", "· Rejected"],
+    "retry-order": [
+        "✓ CheckQuantity",
+        "✓ StoreOrder ×2",
+        "✓ succeeded on attempt 2 after TransientOrderError",
+        "✓ ReadSummary",
+        "┗━ ◉ end",
+        "· Rejected",
+    ],
+    "permanent-order": [
+        "✓ CheckQuantity",
+        "↪ StoreOrder",
+        "↪ InvalidOrder caught → Rejected",
+        "┣━ catch InvalidOrder → Rejected",
+        "· ReadSummary",
+        "✗ Rejected",
+        "✗ the execution failed here",
+    ],
+    "denied-order": [
+        "✓ CheckQuantity",
+        "✗ StoreOrder",
+        "✗ failed: Lambda.AWSLambdaException",
+        "not authorized to invoke it: nothing ran",
+        "· ReadSummary",
+        "· Rejected",
+    ],
 }
 
 
@@ -47,9 +65,23 @@ def ev04_played(emulator):
 
 
 def dump(emulator, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "awsview", "dump", "--lab", "ev04", "--endpoint-url",
-                           emulator.endpoint_url, *args], capture_output=True, text=True, timeout=60,
-                          env=emulator.env)
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "awsview",
+            "dump",
+            "--lab",
+            "ev04",
+            "--endpoint-url",
+            emulator.endpoint_url,
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=emulator.env,
+    )
 
 
 def sections(output: str) -> dict[str, str]:
@@ -58,7 +90,7 @@ def sections(output: str) -> dict[str, str]:
     current = None
     for line in output.splitlines():
         if line.startswith("== Graph · "):
-            current = found.setdefault(line[len("== Graph · "):], [])
+            current = found.setdefault(line[len("== Graph · ") :], [])
         elif current is not None:
             current.append(line)
     return {title: "\n".join(lines).strip("\n") for title, lines in found.items()}
@@ -68,10 +100,12 @@ def test_dump_graph_draws_the_machine_and_each_execution_on_it(ev04_played):
     done = dump(ev04_played, "--graph")
     assert done.returncode == 0, done.stderr
     drawn = sections(done.stdout)
-    assert list(drawn) == ["labex-ev04-orders",
-                           "labex-ev04-orders · denied-order (FAILED)",
-                           "labex-ev04-orders · permanent-order (FAILED)",
-                           "labex-ev04-orders · retry-order (SUCCEEDED)"]
+    assert list(drawn) == [
+        "labex-ev04-orders",
+        "labex-ev04-orders · denied-order (FAILED)",
+        "labex-ev04-orders · permanent-order (FAILED)",
+        "labex-ev04-orders · retry-order (SUCCEEDED)",
+    ]
     golden("ev04-machine", drawn["labex-ev04-orders"])
     for name in EXECUTIONS:
         graph = next(g for title, g in drawn.items() if f" · {name} (" in title)
@@ -91,31 +125,54 @@ def test_dump_graph_json_and_a_narrow_width(ev04_played):
     store = {name: runs[name]["states"]["StoreOrder"] for name in EXECUTIONS}
     assert (store["retry-order"]["status"], store["retry-order"]["attempts"]) == ("succeeded", 2)
     assert store["retry-order"]["retried"] == ["TransientOrderError"]
-    assert (store["permanent-order"]["status"], store["permanent-order"]["caught_to"]) == ("caught", "Rejected")
+    assert (store["permanent-order"]["status"], store["permanent-order"]["caught_to"]) == (
+        "caught",
+        "Rejected",
+    )
     assert (store["denied-order"]["status"], store["denied-order"]["denied"]) == ("failed", True)
     assert store["denied-order"]["error"] == "Lambda.AWSLambdaException"
-    assert "ReadSummary" in runs["retry-order"]["states"] and "ReadSummary" not in runs["denied-order"]["states"]
+    assert (
+        "ReadSummary" in runs["retry-order"]["states"]
+        and "ReadSummary" not in runs["denied-order"]["states"]
+    )
     narrow = dump(ev04_played, "--graph", "--width", "12")
-    assert narrow.returncode == 2 and narrow.stderr.strip() == "awsview: --width 12: a graph needs at least 20 columns"
+    assert (
+        narrow.returncode == 2
+        and narrow.stderr.strip() == "awsview: --width 12: a graph needs at least 20 columns"
+    )
 
 
 async def until(pilot, predicate, what: str, timeout: float = 60.0):
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met within {timeout} s; screen:\n" + "\n".join(screen_lines(pilot.app)))
+            raise AssertionError(
+                f"{what} not met within {timeout} s; screen:\n" + "\n".join(screen_lines(pilot.app))
+            )
         await pilot.pause(0.1)
 
 
 async def test_the_viewer_shows_the_graph_on_enter_over_a_machine_and_each_execution(ev04_played):
     target = Target(endpoint_url=ev04_played.endpoint_url, region="us-east-1")
     app = AWSViewApp(target=target, lab="ev04", poll_speed=0.3)
-    async with app.run_test(size=(64, 140)) as pilot:  # half a wide terminal, tall enough for the whole graph
-        def histories() -> int:
-            return sum(1 for k in (app.model.snapshots if app.model else {}) if k.startswith("history:"))
+    async with app.run_test(
+        size=(64, 140)
+    ) as pilot:  # half a wide terminal, tall enough for the whole graph
 
-        await until(pilot, lambda: histories() == 3 and "executions" in app.board.views
-                    and len(view(app, "executions").keys) == 3, "three executions and their histories")
+        def histories() -> int:
+            return sum(
+                1 for k in (app.model.snapshots if app.model else {}) if k.startswith("history:")
+            )
+
+        await until(
+            pilot,
+            lambda: (
+                histories() == 3
+                and "executions" in app.board.views
+                and len(view(app, "executions").keys) == 3
+            ),
+            "three executions and their histories",
+        )
         machines = view(app, "state_machines")
         machines.table.focus()
         machines.table.move_cursor(row=0)
@@ -125,14 +182,19 @@ async def test_the_viewer_shows_the_graph_on_enter_over_a_machine_and_each_execu
         graph = app.screen.query_one(GraphView)
         shown = "\n".join(screen_lines(app))
         assert "│ StoreOrder" in shown and "↻ TransientOrderError 1s ×2, max 2" in shown
-        assert all(cell_len(line.text) <= graph.content_region.width for line in graph.lines(graph.content_region.width))
+        assert all(
+            cell_len(line.text) <= graph.content_region.width
+            for line in graph.lines(graph.content_region.width)
+        )
         await pilot.press("escape")
         await settle(pilot)
 
         executions = view(app, "executions")
         for name in EXECUTIONS:
             executions.table.focus()
-            executions.table.move_cursor(row=[k.rsplit(":", 1)[-1] for k in executions.keys].index(name))
+            executions.table.move_cursor(
+                row=[k.rsplit(":", 1)[-1] for k in executions.keys].index(name)
+            )
             await pilot.press("enter")
             await settle(pilot)
             shown = "\n".join(screen_lines(app))

@@ -16,8 +16,15 @@ UI_FREE = ("core", "model", "polling", "aws", "emulator", "labs")
 
 
 def _modules() -> list[str]:
-    found = ["awsview.profiles", "awsview.kinds", "awsview.cli.dump", "awsview.cli.doctor",
-             "awsview.cli.common", "awsview.cli.extras", "awsview.capture.docs"]
+    found = [
+        "awsview.profiles",
+        "awsview.kinds",
+        "awsview.cli.dump",
+        "awsview.cli.doctor",
+        "awsview.cli.common",
+        "awsview.cli.extras",
+        "awsview.capture.docs",
+    ]
     for layer in UI_FREE:
         for path in sorted((ROOT / "awsview" / layer).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
@@ -33,16 +40,22 @@ FORBIDDEN = ("textual", "rich")
 
 @pytest.mark.parametrize("module", CORE_MODULES)
 def test_core_module_does_not_import_ui_libraries(module):
-    code = (f"import sys, json, {module}\n"
-            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {'textual', 'rich'})))")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    code = (
+        f"import sys, json, {module}\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {'textual', 'rich'})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout) == [], f"{module} pulled in a UI library"
 
 
 def test_the_check_can_fail():
     code = "import sys, textual.app; print(sorted(m for m in sys.modules if m.startswith('textual'))[:1])"
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
     assert "textual" in result.stdout
 
 

@@ -65,7 +65,9 @@ def assert_second_run_of_q05(model: LabModel) -> None:
     earlier = [k for run in built.earlier for k in run.keys if k.key == "dedup-order"]
     assert [k.verdict.text for k in earlier] == [FIRST_RUN]
     assert all(d.run == built.run.number for k in built.keys for d in k.decisions)
-    assert all(d.run < built.run.number for run in built.earlier for k in run.keys for d in k.decisions)
+    assert all(
+        d.run < built.run.number for run in built.earlier for k in run.keys for d in k.decisions
+    )
 
 
 async def test_b_a_rerun_on_the_same_emulator_is_judged_on_its_own(tmp_path):
@@ -73,10 +75,15 @@ async def test_b_a_rerun_on_the_same_emulator_is_judged_on_its_own(tmp_path):
     try:
         store = DecisionStore(tmp_path / "viewer.sqlite3")
         play(running.endpoint_url)  # every step, cleanup included
-        model = await look(running.endpoint_url, store)  # a viewer that comes only after the cleanup
+        model = await look(
+            running.endpoint_url, store
+        )  # a viewer that comes only after the cleanup
         assert model.data("timeline").key(ORDERS, "dedup-order").verdict.text == FIRST_RUN
         # The cleanup holds after the run's writes: it was done, and so was every step before it.
-        assert marks(model) == ["✓"] * 5 and progress(model.data("checkpoints")).text == "all 4 steps done"
+        assert (
+            marks(model) == ["✓"] * 5
+            and progress(model.data("checkpoints")).text == "all 4 steps done"
+        )
         play(running.endpoint_url, until="repeats")
         model = await look(running.endpoint_url, store)
         assert_second_run_of_q05(model)
@@ -85,22 +92,55 @@ async def test_b_a_rerun_on_the_same_emulator_is_judged_on_its_own(tmp_path):
 
         # What a user sees: the current run, and every run with --all-runs; --json labels each decision.
         env = {**running.env, "XDG_STATE_HOME": str(tmp_path / "state")}
-        dump = subprocess.run([sys.executable, "-m", "awsview", "dump", "--endpoint-url", running.endpoint_url],
-                              capture_output=True, text=True, timeout=60, env=env)
+        dump = subprocess.run(
+            [sys.executable, "-m", "awsview", "dump", "--endpoint-url", running.endpoint_url],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
         assert dump.returncode == 0, dump.stderr
         assert "on step 4/4 cleanup" in dump.stdout.splitlines()[1]
         verdicts = dump.stdout.split("== Idempotency per business key")[1].split("==")[0]
         assert SECOND_RUN in verdicts and FIRST_RUN not in verdicts and "ALARM" not in verdicts
-        every = subprocess.run([sys.executable, "-m", "awsview", "dump", "--all-runs", "--endpoint-url",
-                                running.endpoint_url], capture_output=True, text=True, timeout=60, env=env)
+        every = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "awsview",
+                "dump",
+                "--all-runs",
+                "--endpoint-url",
+                running.endpoint_url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
         verdicts = every.stdout.split("== Idempotency per business key")[1].split("==")[0]
         assert FIRST_RUN in verdicts and SECOND_RUN in verdicts and "ALARM" not in verdicts
-        dumped = subprocess.run([sys.executable, "-m", "awsview", "dump", "--json", "--endpoint-url",
-                                 running.endpoint_url], capture_output=True, text=True, timeout=60, env=env)
+        dumped = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "awsview",
+                "dump",
+                "--json",
+                "--endpoint-url",
+                running.endpoint_url,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
         data = json.loads(dumped.stdout)["snapshots"]["timeline"]["data"]
         now = [d["run"] for k in data["keys"] for d in k["decisions"]]
         before = [d["run"] for r in data["earlier"] for k in r["keys"] for d in k["decisions"]]
-        assert set(now) == {data["run"]["number"]} and before and data["run"]["number"] not in before
+        assert (
+            set(now) == {data["run"]["number"]} and before and data["run"]["number"] not in before
+        )
     finally:
         running.stop()
 
@@ -127,7 +167,9 @@ async def test_c_a_rerun_after_the_emulator_restarted_on_its_state_directory(tmp
 async def test_d_a_viewer_open_across_both_runs_and_one_started_after_them(tmp_path):
     running = RunningEmulator(state_dir=tmp_path / "emulator").start()
     try:
-        async with LabViewer(running.endpoint_url, "q05", DecisionStore(tmp_path / "open.sqlite3")) as viewer:
+        async with LabViewer(
+            running.endpoint_url, "q05", DecisionStore(tmp_path / "open.sqlite3")
+        ) as viewer:
             app = AWSViewApp(model=viewer.model, profile=viewer.profile)
             async with app.run_test(size=(160, 60)) as pilot:
                 for step in ("setup", "connect", "deploy", "repeats", "cleanup"):
@@ -135,7 +177,13 @@ async def test_d_a_viewer_open_across_both_runs_and_one_started_after_them(tmp_p
                 assert marks(model) == ["✓"] * 5
                 await viewer.advance("setup")
                 model = await viewer.advance("connect")
-                assert marks(model) == ["✓", "✗", "·", "·", "·"]  # a new run: back at its second step
+                assert marks(model) == [
+                    "✓",
+                    "✗",
+                    "·",
+                    "·",
+                    "·",
+                ]  # a new run: back at its second step
                 assert model.data("timeline").keys == ()
                 for step in ("deploy", "repeats"):
                     model = await viewer.advance(step)
@@ -145,21 +193,30 @@ async def test_d_a_viewer_open_across_both_runs_and_one_started_after_them(tmp_p
                 await settle(pilot)
                 assert "on step 4/4 cleanup · run 2 since " in screen_lines(app)[0]
                 assert [r[:4] for r in full_rows(app, "verdicts")] == [
-                    (ORDERS, "dedup-order", SECOND_RUN, "ok"), (ORDERS, "other-order", "1 write · 0 duplicates · 0 overwrites ✓", "ok")]
+                    (ORDERS, "dedup-order", SECOND_RUN, "ok"),
+                    (ORDERS, "other-order", "1 write · 0 duplicates · 0 overwrites ✓", "ok"),
+                ]
                 assert "Earlier runs" in screen_lines(app)[-1]  # the footer offers r
                 await pilot.press("r")
                 await settle(pilot)
                 every = full_rows(app, "verdicts")
                 assert ("run 1", ORDERS, "dedup-order", FIRST_RUN, "ok") in [r[:5] for r in every]
-                assert ("run 2 (now)", ORDERS, "dedup-order", SECOND_RUN, "ok") in [r[:5] for r in every]
+                assert ("run 2 (now)", ORDERS, "dedup-order", SECOND_RUN, "ok") in [
+                    r[:5] for r in every
+                ]
                 assert {r[0] for r in full_rows(app, "decisions")} == {"run 1", "run 2 (now)"}
                 shown = view(app, "verdicts").shown.panel
-                first = dict(describe(model, shown, "verdicts", f"run:1#{ORDERS}#dedup-order").fields)
+                first = dict(
+                    describe(model, shown, "verdicts", f"run:1#{ORDERS}#dedup-order").fields
+                )
                 assert first["Verdict"] == FIRST_RUN and first["Run"].startswith("run 1 ")
                 assert "every run (r)" in screen_lines(app)[0]
                 await pilot.press("r")
                 await settle(pilot)
-                assert len(full_rows(app, "verdicts")) == 2 and full_rows(app, "decisions")[0][0] != "run 1"
+                assert (
+                    len(full_rows(app, "verdicts")) == 2
+                    and full_rows(app, "decisions")[0][0] != "run 1"
+                )
         late = await look(running.endpoint_url, DecisionStore(tmp_path / "late.sqlite3"))
         assert_second_run_of_q05(late)
     finally:
@@ -190,26 +247,45 @@ async def test_f_a_delete_then_a_create_is_a_new_lifetime_an_overwrite_still_ala
         item = {"id": {"S": "k1"}, "quantity": {"N": "1"}}
         async with LabViewer(running.endpoint_url, "q05", store) as viewer:
             await viewer.advance()
-            ddb.put_item(TableName=ORDERS, Item=item, ConditionExpression="attribute_not_exists(id)")
+            ddb.put_item(
+                TableName=ORDERS, Item=item, ConditionExpression="attribute_not_exists(id)"
+            )
             ddb.delete_item(TableName=ORDERS, Key={"id": {"S": "k1"}})
-            ddb.put_item(TableName=ORDERS, Item=item, ConditionExpression="attribute_not_exists(id)")
+            ddb.put_item(
+                TableName=ORDERS, Item=item, ConditionExpression="attribute_not_exists(id)"
+            )
             model = await viewer.advance()
             key = model.data("timeline").key(ORDERS, "k1")
-            assert [[d.kind for d in life.decisions] for life in key.lifetimes] == [["create", "delete"], ["create"]]
-            assert key.lifetimes[0].ended and key.lifetimes[0].verdict.text == \
-                "1 write · 0 duplicates · 0 overwrites · 1 delete ✓"
-            assert key.verdict.text == "1 write · 0 duplicates · 0 overwrites ✓" and not key.verdict.alarm
-            ddb.put_item(TableName=ORDERS, Item={**item, "quantity": {"N": "2"}})  # unconditional, over it
+            assert [[d.kind for d in life.decisions] for life in key.lifetimes] == [
+                ["create", "delete"],
+                ["create"],
+            ]
+            assert (
+                key.lifetimes[0].ended
+                and key.lifetimes[0].verdict.text
+                == "1 write · 0 duplicates · 0 overwrites · 1 delete ✓"
+            )
+            assert (
+                key.verdict.text == "1 write · 0 duplicates · 0 overwrites ✓"
+                and not key.verdict.alarm
+            )
+            ddb.put_item(
+                TableName=ORDERS, Item={**item, "quantity": {"N": "2"}}
+            )  # unconditional, over it
             model = await viewer.advance()
             key = model.data("timeline").key(ORDERS, "k1")
-            assert key.verdict.text == "1 write · 0 duplicates · 1 overwrite ⚠" and key.verdict.alarm
+            assert (
+                key.verdict.text == "1 write · 0 duplicates · 1 overwrite ⚠" and key.verdict.alarm
+            )
             assert len(key.lifetimes) == 2 and [r.number for r in model.data("runs")] == [1]
             panel = _panel(model, "verdicts")
             rows = {r.key: r.cells for r in panel.rows}
             assert rows[f"{ORDERS}#k1"][3] == "ALARM"
             assert rows[f"{ORDERS}#k1#lifetime1"][3].startswith("earlier lifetime, deleted ")
             earlier = dict(describe(model, panel, "verdicts", f"{ORDERS}#k1#lifetime1").fields)
-            assert earlier["Alarm"] == "no" and earlier["Lifetime"].startswith("lifetime 1 of 2, deleted ")
+            assert earlier["Alarm"] == "no" and earlier["Lifetime"].startswith(
+                "lifetime 1 of 2, deleted "
+            )
             latest = dict(describe(model, panel, "verdicts", f"{ORDERS}#k1").fields)
             assert latest["Alarm"] == "yes" and latest["Run"].startswith("run 1 since ")
     finally:
@@ -219,7 +295,9 @@ async def test_f_a_delete_then_a_create_is_a_new_lifetime_an_overwrite_still_ala
 async def test_a_done_step_whose_work_is_removed_before_the_cleanup_is_red_again(tmp_path):
     running = RunningEmulator(state_dir=tmp_path / "emulator").start()
     try:
-        async with LabViewer(running.endpoint_url, "ev04", DecisionStore(tmp_path / "viewer.sqlite3")) as viewer:
+        async with LabViewer(
+            running.endpoint_url, "ev04", DecisionStore(tmp_path / "viewer.sqlite3")
+        ) as viewer:
             for step in ("setup", "authorize", "workflow"):
                 model = await viewer.advance(step)
             assert marks(model) == ["✓", "✓", "✗", "✗", "·", "·"]
@@ -227,9 +305,17 @@ async def test_a_done_step_whose_work_is_removed_before_the_cleanup_is_red_again
             iam.delete_role_policy(RoleName="labex-ev04-workflow-role", PolicyName="InvokeWorker")
             model = await viewer.advance()
             results = model.data("checkpoints")
-            assert marks(model) == ["✗", "✓", "✗", "✗", "·", "·"]  # authorize broken; still on executions
+            assert marks(model) == [
+                "✗",
+                "✓",
+                "✗",
+                "✗",
+                "·",
+                "·",
+            ]  # authorize broken; still on executions
             assert results[0].status == "broken" and results[0].detail.startswith(
-                "role labex-ev04-workflow-role may not invoke labex-ev04-worker (held at ")
+                "role labex-ev04-workflow-role may not invoke labex-ev04-worker (held at "
+            )
             assert progress(results).text == "on step 3/4 executions"
     finally:
         running.stop()
@@ -244,6 +330,7 @@ def _panel(model: LabModel, name: str):
 
 # -- the rules on their own ------------------------------------------------------------------
 
+
 def test_a_resource_created_again_in_its_own_run_starts_the_next_one():
     book = RunBook()
     table, queue = Sighting("table t", 100.5, True), Sighting("queue q", 110.25, False)
@@ -254,7 +341,9 @@ def test_a_resource_created_again_in_its_own_run_starts_the_next_one():
     began, _ = book.observe([table, Sighting("queue q", 200.0, False)], complete=True)
     # SQS and IAM say whole seconds on AWS: the run starts once the queue surely exists.
     assert [(r.number, r.start, r.reason) for r in began] == [(2, 201.0, "queue q created again")]
-    began, _ = book.observe([Sighting("table t", 300.5, True)], complete=True, emulator_started=290.0)
+    began, _ = book.observe(
+        [Sighting("table t", 300.5, True)], complete=True, emulator_started=290.0
+    )
     # A restarted emulator ends the run; the table set up again is part of the new one.
     assert [(r.number, r.start) for r in began] == [(3, 290.0)] and book.current.number == 3
     runs = closed(book.runs)
@@ -264,24 +353,54 @@ def test_a_resource_created_again_in_its_own_run_starts_the_next_one():
 
 def test_a_viewer_new_to_a_lab_starts_its_run_at_the_learner_s_first_resource():
     book = RunBook()
-    book.observe([Sighting("table t", 100.5, True), Sighting("queue q", 150.5, False),
-                  Sighting("role r", 160.5, False)], complete=True, emulator_started=10.0)
+    book.observe(
+        [
+            Sighting("table t", 100.5, True),
+            Sighting("queue q", 150.5, False),
+            Sighting("role r", 160.5, False),
+        ],
+        complete=True,
+        emulator_started=10.0,
+    )
     assert book.current == Run(1, 150.5, "queue q created")
 
 
 def test_an_item_seen_gone_between_two_scans_ends_its_lifetime():
     profile = profiles.load("q05")
-    created = timeline.Decision("journal:j:1", 100.0, ORDERS, "k", "PutItem", None, "Accepted", None, "create",
-                                None, {"id": "k"}, timeline.Actor("api", "API call"), "journal")
-    built = timeline.build(timeline.Evidence(business_tables=(ORDERS,), journal_id="j", stored=(created,)))
+    created = timeline.Decision(
+        "journal:j:1",
+        100.0,
+        ORDERS,
+        "k",
+        "PutItem",
+        None,
+        "Accepted",
+        None,
+        "create",
+        None,
+        {"id": "k"},
+        timeline.Actor("api", "API call"),
+        "journal",
+    )
+    built = timeline.build(
+        timeline.Evidence(business_tables=(ORDERS,), journal_id="j", stored=(created,))
+    )
     poller = TimelinePoller(profile)
     model = LabModel()
     for at, items in ((101.0, ({"id": "k"},)), (103.0, ()), (110.0, ())):
-        model.apply([succeeded(None, "table", f"table:{ORDERS}", Table(ORDERS, "ACTIVE", ("id",), items), at=at)])
+        model.apply(
+            [
+                succeeded(
+                    None, "table", f"table:{ORDERS}", Table(ORDERS, "ACTIVE", ("id",), items), at=at
+                )
+            ]
+        )
         marks = poller._seen_gone(built, model)
         if at < 110.0:
             assert marks == []  # too soon after the write: the journal may not have said all yet
     (gone,) = marks
-    built = timeline.build(timeline.Evidence(business_tables=(ORDERS,), journal_id="j", stored=(created, gone)))
+    built = timeline.build(
+        timeline.Evidence(business_tables=(ORDERS,), journal_id="j", stored=(created, gone))
+    )
     key = built.key(ORDERS, "k")
     assert key.lifetimes[0].ended and key.lifetimes[0].end_text.startswith("seen gone ")

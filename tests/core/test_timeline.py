@@ -40,7 +40,11 @@ async def test_q05_dedup_order_and_other_order(emulator):
     built, _ = await _timeline(emulator.endpoint_url, "q05")
     (dedup,) = built.keys
     (first,) = dedup.decisions
-    assert (first.condition, first.outcome, first.before) == ("attribute_not_exists(id)", "Accepted", None)
+    assert (first.condition, first.outcome, first.before) == (
+        "attribute_not_exists(id)",
+        "Accepted",
+        None,
+    )
     assert (first.after["quantity"], first.after["total_cents"]) == (4, 1100)
     assert first.actor.kind == "sqs" and first.actor.message_ids
     assert "worker: RESULT processed=True, duplicate=False" in first.notes
@@ -48,12 +52,18 @@ async def test_q05_dedup_order_and_other_order(emulator):
     player.play(only="repeats")
     built, _ = await _timeline(emulator.endpoint_url, "q05")
     dedup = built.key("labex-q05-orders", "dedup-order")
-    assert _rows(dedup) == [("Accepted", None, "create"),
-                            ("Rejected", "ConditionalCheckFailedException", "duplicate"),
-                            ("Rejected", "ConditionalCheckFailedException", "duplicate")]
+    assert _rows(dedup) == [
+        ("Accepted", None, "create"),
+        ("Rejected", "ConditionalCheckFailedException", "duplicate"),
+        ("Rejected", "ConditionalCheckFailedException", "duplicate"),
+    ]
     assert all(d.before == d.after == first.after for d in dedup.decisions[1:])
-    assert all("worker: RESULT processed=False, duplicate=True" in d.notes for d in dedup.decisions[1:])
-    assert dedup.verdict.text == "1 write · 2 duplicates · 0 overwrites ✓" and not dedup.verdict.alarm
+    assert all(
+        "worker: RESULT processed=False, duplicate=True" in d.notes for d in dedup.decisions[1:]
+    )
+    assert (
+        dedup.verdict.text == "1 write · 2 duplicates · 0 overwrites ✓" and not dedup.verdict.alarm
+    )
     other = built.key("labex-q05-orders", "other-order")
     assert _rows(other) == [("Accepted", None, "create")]
     assert built.sources[0] == "emulator journal (exact)" and built.missing == ()
@@ -65,12 +75,21 @@ async def test_ev05_attributes_each_decision_to_execution_and_attempt(emulator):
     player.play(until="executions")
     built, model = await _timeline(emulator.endpoint_url, "ev05")
     protected = built.key("labex-ev05-orders", "protected-order")
-    assert [(d.actor.execution_name, d.actor.state, d.actor.attempt, d.outcome) for d in protected.decisions] == [
+    assert [
+        (d.actor.execution_name, d.actor.state, d.actor.attempt, d.outcome)
+        for d in protected.decisions
+    ] == [
         ("after-write-order", "StoreOrder", 1, "Accepted"),
         ("after-write-order", "StoreOrder", 2, "Rejected"),
-        ("repeated-order", "StoreOrder", 1, "Rejected")]
-    assert "workflow: this attempt then failed with TransientOrderError (after the write)" in protected.decisions[0].notes
-    assert "workflow: this attempt succeeded reporting duplicate: true" in protected.decisions[1].notes
+        ("repeated-order", "StoreOrder", 1, "Rejected"),
+    ]
+    assert (
+        "workflow: this attempt then failed with TransientOrderError (after the write)"
+        in protected.decisions[0].notes
+    )
+    assert (
+        "workflow: this attempt succeeded reporting duplicate: true" in protected.decisions[1].notes
+    )
     assert protected.verdict.text == "1 write · 2 duplicates · 0 overwrites ✓"
     assert built.key("labex-ev05-orders", "different-order").verdict.writes == 1
 
@@ -81,12 +100,19 @@ async def test_ev05_attributes_each_decision_to_execution_and_attempt(emulator):
 
     found = trace(protected.decisions[0], model)
     assert [e.type for e in found.execution_events][-1] == "TaskFailed"
-    assert any(e.line.kind == "RESULT" for e in found.log_lines) is False  # it failed after the write
+    assert (
+        any(e.line.kind == "RESULT" for e in found.log_lines) is False
+    )  # it failed after the write
     assert any(e.line.kind == "START" for e in found.log_lines) and found.item_present
-    run = next(e for s in model.with_prefix("executions:") for e in s.data if e.name == "after-write-order")
+    run = next(
+        e for s in model.with_prefix("executions:") for e in s.data if e.name == "after-write-order"
+    )
     detail = _execution(model, "executions", run.arn)
     made = next(s for s in detail.sections if s.title == "Write decisions made by this execution")
-    assert "StoreOrder attempt 1: PutItem labex-ev05-orders protected-order → Accepted (create)" in made.body
+    assert (
+        "StoreOrder attempt 1: PutItem labex-ev05-orders protected-order → Accepted (create)"
+        in made.body
+    )
     assert "StoreOrder attempt 2: PutItem labex-ev05-orders protected-order → Rejected" in made.body
 
 
@@ -111,7 +137,9 @@ async def test_unprotected_worker_given_the_same_key_twice_raises_the_overwrite_
         running.stop()
 
 
-async def test_same_id_different_quantity_is_a_rejected_conflict_and_the_worker_error_shows(tmp_path):
+async def test_same_id_different_quantity_is_a_rejected_conflict_and_the_worker_error_shows(
+    tmp_path,
+):
     running = RunningEmulator(state_dir=tmp_path).start()
     try:
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None)
@@ -133,9 +161,15 @@ async def test_same_id_different_quantity_is_a_rejected_conflict_and_the_worker_
                 break
             time.sleep(0.1)
         assert conflicts, key
-        assert (conflicts[0].outcome, conflicts[0].reason) == ("Rejected", "ConditionalCheckFailedException")
+        assert (conflicts[0].outcome, conflicts[0].reason) == (
+            "Rejected",
+            "ConditionalCheckFailedException",
+        )
         assert conflicts[0].before == conflicts[0].after and conflicts[0].before["quantity"] == 4
-        assert any("ValueError: Order ID already exists with different details" in n for n in conflicts[0].notes)
+        assert any(
+            "ValueError: Order ID already exists with different details" in n
+            for n in conflicts[0].notes
+        )
         assert key.verdict.conflicts >= 1 and "conflict" in key.verdict.text
     finally:
         running.stop()
@@ -143,7 +177,11 @@ async def test_same_id_different_quantity_is_a_rejected_conflict_and_the_worker_
 
 def _sqs_empty(sqs, url):
     attrs = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
-    return attrs["ApproximateNumberOfMessages"] == attrs["ApproximateNumberOfMessagesNotVisible"] == "0"
+    return (
+        attrs["ApproximateNumberOfMessages"]
+        == attrs["ApproximateNumberOfMessagesNotVisible"]
+        == "0"
+    )
 
 
 async def test_past_decisions_survive_cleanup_and_a_viewer_restart_on_a_fresh_emulator(tmp_path):
@@ -156,7 +194,9 @@ async def test_past_decisions_survive_cleanup_and_a_viewer_restart_on_a_fresh_em
         player.play()  # every step, cleanup included
         built, model = await _timeline(running.endpoint_url, "q05", DecisionStore(store_path))
         assert model.data("table:labex-q05-orders").items == ()  # current resources: empty
-        assert built.key("labex-q05-orders", "dedup-order").verdict.duplicates == 2  # past decisions kept
+        assert (
+            built.key("labex-q05-orders", "dedup-order").verdict.duplicates == 2
+        )  # past decisions kept
     finally:
         running.stop()
     # Same endpoint, new emulator with an empty journal; a new viewer process remembers, as an
@@ -167,16 +207,21 @@ async def test_past_decisions_survive_cleanup_and_a_viewer_restart_on_a_fresh_em
         assert built.keys == () and built.run.reason.startswith("the emulator restarted")
         (earlier,) = built.earlier
         dedup = next(k for k in earlier.keys if k.key == "dedup-order")
-        assert _rows(dedup)[:3] == [("Accepted", None, "create"),
-                                    ("Rejected", "ConditionalCheckFailedException", "duplicate"),
-                                    ("Rejected", "ConditionalCheckFailedException", "duplicate")]
+        assert _rows(dedup)[:3] == [
+            ("Accepted", None, "create"),
+            ("Rejected", "ConditionalCheckFailedException", "duplicate"),
+            ("Rejected", "ConditionalCheckFailedException", "duplicate"),
+        ]
     finally:
         running.stop()
 
 
 def test_without_journal_or_stream_the_timeline_says_what_is_missing():
-    built = timeline.build(timeline.Evidence(business_tables=("orders",),
-                                             journal_note="no write-decision journal on real AWS"))
+    built = timeline.build(
+        timeline.Evidence(
+            business_tables=("orders",), journal_note="no write-decision journal on real AWS"
+        )
+    )
     assert built.keys == ()
     assert built.missing[0] == "no write-decision journal on real AWS"
     assert "orders has no DynamoDB stream" in built.missing[1]
@@ -185,12 +230,23 @@ def test_without_journal_or_stream_the_timeline_says_what_is_missing():
 def test_stream_records_give_accepted_writes_and_overwrites():
     records = (
         StreamRecord("e1", "INSERT", None, "1", {"id": "k"}, None, {"id": "k", "n": 1}),
-        StreamRecord("e2", "MODIFY", None, "2", {"id": "k"}, {"id": "k", "n": 1}, {"id": "k", "n": 2}),
+        StreamRecord(
+            "e2", "MODIFY", None, "2", {"id": "k"}, {"id": "k", "n": 1}, {"id": "k", "n": 2}
+        ),
     )
-    built = timeline.build(timeline.Evidence(business_tables=("orders",), streams={"orders": records},
-                                             stream_tables=("orders",), journal_note="real AWS"))
+    built = timeline.build(
+        timeline.Evidence(
+            business_tables=("orders",),
+            streams={"orders": records},
+            stream_tables=("orders",),
+            journal_note="real AWS",
+        )
+    )
     key = built.key("orders", "k")
-    assert [(d.kind, d.source) for d in key.decisions] == [("create", "stream"), ("overwrite", "stream")]
+    assert [(d.kind, d.source) for d in key.decisions] == [
+        ("create", "stream"),
+        ("overwrite", "stream"),
+    ]
     assert key.verdict.alarm
     assert "streams do not show rejected conditional writes" in built.missing[-1]
 
@@ -205,10 +261,13 @@ async def test_stream_poller_reads_a_real_stream_on_the_emulator(tmp_path):
 
 async def _read_stream(emulator):
     ddb = emulator.client("dynamodb")
-    ddb.create_table(TableName="labex-q05-orders", BillingMode="PAY_PER_REQUEST",
-                     KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                     AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                     StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+    ddb.create_table(
+        TableName="labex-q05-orders",
+        BillingMode="PAY_PER_REQUEST",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
     ddb.put_item(TableName="labex-q05-orders", Item={"id": {"S": "s1"}, "n": {"N": "1"}})
     ddb.put_item(TableName="labex-q05-orders", Item={"id": {"S": "s1"}, "n": {"N": "2"}})
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
@@ -218,13 +277,30 @@ async def _read_stream(emulator):
         await scheduler.stop()
     records = model.data("stream:labex-q05-orders")
     assert [r.event_name for r in records] == ["INSERT", "MODIFY"]
-    assert records[1].old_image == {"id": "s1", "n": 1} and records[1].new_image == {"id": "s1", "n": 2}
+    assert records[1].old_image == {"id": "s1", "n": 1} and records[1].new_image == {
+        "id": "s1",
+        "n": 2,
+    }
 
 
 def test_dump_json_includes_timeline_and_verdicts(emulator):
-    result = subprocess.run([sys.executable, "-m", "awsview", "dump", "--lab", "q05", "--json",
-                             "--endpoint-url", emulator.endpoint_url], capture_output=True, text=True,
-                            timeout=60, env=emulator.env)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "awsview",
+            "dump",
+            "--lab",
+            "q05",
+            "--json",
+            "--endpoint-url",
+            emulator.endpoint_url,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=emulator.env,
+    )
     assert result.returncode == 0, result.stderr
     dumped = json.loads(result.stdout)
     names = [p["name"] for p in dumped["panels"]]
@@ -243,13 +319,30 @@ def test_explain_is_linear_and_its_summary_stays_short():
     from awsview.model.history import parse_history
 
     start = datetime(2026, 1, 1, tzinfo=timezone.utc)
-    raw = [{"id": 1, "timestamp": start, "type": "TaskStateEntered", "stateEnteredEventDetails": {"name": "StoreOrder"}}]
+    raw = [
+        {
+            "id": 1,
+            "timestamp": start,
+            "type": "TaskStateEntered",
+            "stateEnteredEventDetails": {"name": "StoreOrder"},
+        }
+    ]
     for _ in range(3000):
-        for kind, details in (("TaskScheduled", {"resource": "invoke", "resourceType": "lambda"}),
-                              ("TaskFailed", {"error": "TransientOrderError", "cause": "x"})):
-            field = "taskScheduledEventDetails" if kind == "TaskScheduled" else "taskFailedEventDetails"
-            raw.append({"id": len(raw) + 1, "timestamp": start + timedelta(seconds=len(raw)), "type": kind,
-                        field: details})
+        for kind, details in (
+            ("TaskScheduled", {"resource": "invoke", "resourceType": "lambda"}),
+            ("TaskFailed", {"error": "TransientOrderError", "cause": "x"}),
+        ):
+            field = (
+                "taskScheduledEventDetails" if kind == "TaskScheduled" else "taskFailedEventDetails"
+            )
+            raw.append(
+                {
+                    "id": len(raw) + 1,
+                    "timestamp": start + timedelta(seconds=len(raw)),
+                    "type": kind,
+                    field: details,
+                }
+            )
     (explained,) = explain(parse_definition(workflow_definition("w")), parse_history(raw))
     assert len(explained.attempts) == 3000
     assert [a.outcome for a in explained.attempts[:2]] == ["TransientOrderError"] * 2

@@ -28,15 +28,20 @@ def handler(event, context):
 
 
 def _decisions(emulator, table, since=0):
-    return [d for d in journal(emulator.endpoint_url, since=since)["items"] if d["table_name"] == table]
+    return [
+        d for d in journal(emulator.endpoint_url, since=since)["items"] if d["table_name"] == table
+    ]
 
 
 def test_conditional_put_records_accept_then_reject_with_items_and_caller(emulator):
     ddb, lam = emulator.client("dynamodb"), emulator.client("lambda")
     create_table(ddb, "j-orders")
     create_function(lam, "j-worker", PROTECTED, env={"TABLE": "j-orders"})
-    first = json.loads(lam.invoke(FunctionName="j-worker",
-                                  Payload=json.dumps({"id": "k", "quantity": 4}))["Payload"].read())
+    first = json.loads(
+        lam.invoke(FunctionName="j-worker", Payload=json.dumps({"id": "k", "quantity": 4}))[
+            "Payload"
+        ].read()
+    )
     assert first == {"duplicate": False}
     error, second = invoke(lam, "j-worker", {"id": "k", "quantity": 4})
     assert second["duplicate"] is True
@@ -59,19 +64,31 @@ def test_unconditional_overwrite_update_delete_and_errors(emulator):
     create_table(ddb, "j-misc")
     ddb.put_item(TableName="j-misc", Item={"id": {"S": "a"}, "n": {"N": "1"}})
     ddb.put_item(TableName="j-misc", Item={"id": {"S": "a"}, "n": {"N": "2"}})
-    ddb.update_item(TableName="j-misc", Key={"id": {"S": "a"}}, UpdateExpression="ADD n :one",
-                    ExpressionAttributeValues={":one": {"N": "1"}})
+    ddb.update_item(
+        TableName="j-misc",
+        Key={"id": {"S": "a"}},
+        UpdateExpression="ADD n :one",
+        ExpressionAttributeValues={":one": {"N": "1"}},
+    )
     with pytest.raises(ddb.exceptions.ConditionalCheckFailedException):
-        ddb.delete_item(TableName="j-misc", Key={"id": {"S": "a"}}, ConditionExpression="n = :x",
-                        ExpressionAttributeValues={":x": {"N": "9"}})
+        ddb.delete_item(
+            TableName="j-misc",
+            Key={"id": {"S": "a"}},
+            ConditionExpression="n = :x",
+            ExpressionAttributeValues={":x": {"N": "9"}},
+        )
     ddb.delete_item(TableName="j-misc", Key={"id": {"S": "a"}})
     with pytest.raises(ddb.exceptions.ClientError):
         ddb.put_item(TableName="j-misc", Item={"n": {"N": "1"}})  # no key: ValidationException
     rows = _decisions(emulator, "j-misc")
     assert [(r["operation"], r["outcome"]) for r in rows] == [
-        ("PutItem", "accepted"), ("PutItem", "accepted"), ("UpdateItem", "accepted"),
-        ("DeleteItem", "ConditionalCheckFailedException"), ("DeleteItem", "accepted"),
-        ("PutItem", "ValidationException")]
+        ("PutItem", "accepted"),
+        ("PutItem", "accepted"),
+        ("UpdateItem", "accepted"),
+        ("DeleteItem", "ConditionalCheckFailedException"),
+        ("DeleteItem", "accepted"),
+        ("PutItem", "ValidationException"),
+    ]
     overwrite = rows[1]
     assert overwrite["condition"] is None
     assert overwrite["before"]["n"] == {"N": "1"} and overwrite["after"]["n"] == {"N": "2"}
@@ -83,18 +100,34 @@ def test_unconditional_overwrite_update_delete_and_errors(emulator):
 def test_batch_and_transaction_record_each_item(emulator):
     ddb = emulator.client("dynamodb")
     create_table(ddb, "j-batch")
-    ddb.batch_write_item(RequestItems={"j-batch": [
-        {"PutRequest": {"Item": {"id": {"S": "b1"}}}}, {"PutRequest": {"Item": {"id": {"S": "b2"}}}}]})
+    ddb.batch_write_item(
+        RequestItems={
+            "j-batch": [
+                {"PutRequest": {"Item": {"id": {"S": "b1"}}}},
+                {"PutRequest": {"Item": {"id": {"S": "b2"}}}},
+            ]
+        }
+    )
     with pytest.raises(ddb.exceptions.TransactionCanceledException):
-        ddb.transact_write_items(TransactItems=[
-            {"Put": {"TableName": "j-batch", "Item": {"id": {"S": "b3"}}}},
-            {"Put": {"TableName": "j-batch", "Item": {"id": {"S": "b1"}},
-                     "ConditionExpression": "attribute_not_exists(id)"}}])
+        ddb.transact_write_items(
+            TransactItems=[
+                {"Put": {"TableName": "j-batch", "Item": {"id": {"S": "b3"}}}},
+                {
+                    "Put": {
+                        "TableName": "j-batch",
+                        "Item": {"id": {"S": "b1"}},
+                        "ConditionExpression": "attribute_not_exists(id)",
+                    }
+                },
+            ]
+        )
     rows = _decisions(emulator, "j-batch")
     assert [(r["operation"], r["key"]["id"]["S"], r["outcome"]) for r in rows] == [
-        ("BatchWriteItem.Put", "b1", "accepted"), ("BatchWriteItem.Put", "b2", "accepted"),
+        ("BatchWriteItem.Put", "b1", "accepted"),
+        ("BatchWriteItem.Put", "b2", "accepted"),
         ("TransactWriteItems.Put", "b3", "TransactionCanceled"),
-        ("TransactWriteItems.Put", "b1", "ConditionalCheckFailedException")]
+        ("TransactWriteItems.Put", "b1", "ConditionalCheckFailedException"),
+    ]
     assert rows[2]["after"] is None  # the cancelled transaction wrote nothing
 
 
@@ -104,7 +137,9 @@ def test_thousand_writes_from_eight_threads_give_thousand_records_and_survive_re
     clients = [emulator.client("dynamodb") for _ in range(8)]
 
     def write(i: int) -> None:
-        clients[i % 8].put_item(TableName="j-load", Item={"id": {"S": f"k{i % 50}"}, "i": {"N": str(i)}})
+        clients[i % 8].put_item(
+            TableName="j-load", Item={"id": {"S": f"k{i % 50}"}, "i": {"N": str(i)}}
+        )
 
     with ThreadPoolExecutor(max_workers=8) as pool:
         list(pool.map(write, range(1000)))
@@ -132,12 +167,20 @@ def test_cursor_paging_and_read_only_api(emulator):
     page = journal(emulator.endpoint_url, since=tail - 5, limit=2)
     assert len(page["items"]) == 2 and page["more"] is True
     rest = journal(emulator.endpoint_url, since=page["cursor"])
-    assert [r["key"]["id"]["S"] for r in page["items"] + rest["items"]] == [f"p{i}" for i in range(5)]
-    assert journal(emulator.endpoint_url, since=tail) == {"items": [], "cursor": tail, "more": False,
-                                                          "journal": everything["journal"],
-                                                          "instance": everything["instance"],
-                                                          "started_at": everything["started_at"]}
-    request = urllib.request.Request(f"{emulator.endpoint_url}/_awsview/journal", data=b"{}", method="POST")
+    assert [r["key"]["id"]["S"] for r in page["items"] + rest["items"]] == [
+        f"p{i}" for i in range(5)
+    ]
+    assert journal(emulator.endpoint_url, since=tail) == {
+        "items": [],
+        "cursor": tail,
+        "more": False,
+        "journal": everything["journal"],
+        "instance": everything["instance"],
+        "started_at": everything["started_at"],
+    }
+    request = urllib.request.Request(
+        f"{emulator.endpoint_url}/_awsview/journal", data=b"{}", method="POST"
+    )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=5)
     assert refused.value.code == 405

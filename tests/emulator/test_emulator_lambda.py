@@ -49,7 +49,9 @@ def test_exception_returns_lambda_error_payload_marked_unhandled(emulator):
     assert payload["errorMessage"] == "Dependency temporarily unavailable"
     assert payload["stackTrace"] and "_bootstrap" not in "".join(payload["stackTrace"])
     failure = [m for m in log_messages(logs, "/aws/lambda/raises") if m.startswith("[ERROR]")]
-    assert failure[0].startswith("[ERROR] TransientOrderError: Dependency temporarily unavailable\n")
+    assert failure[0].startswith(
+        "[ERROR] TransientOrderError: Dependency temporarily unavailable\n"
+    )
 
 
 def test_syntax_error_and_missing_handler_answer_as_aws_and_the_emulator_keeps_serving(emulator):
@@ -62,9 +64,12 @@ def test_syntax_error_and_missing_handler_answer_as_aws_and_the_emulator_keeps_s
 
     create_function(lam, "nohandler", "def other(event, context):\n    return 1\n")
     error, payload = invoke(lam, "nohandler", {})
-    assert payload == {"errorMessage": "Handler 'handler' missing on module 'app'",
-                       "errorType": "Runtime.HandlerNotFound", "stackTrace": [],
-                       "requestId": payload["requestId"]}
+    assert payload == {
+        "errorMessage": "Handler 'handler' missing on module 'app'",
+        "errorType": "Runtime.HandlerNotFound",
+        "stackTrace": [],
+        "requestId": payload["requestId"],
+    }
 
     create_function(lam, "nomodule", "x = 1\n", handler="missing.handler")
     error, payload = invoke(lam, "nomodule", {})
@@ -75,8 +80,12 @@ def test_syntax_error_and_missing_handler_answer_as_aws_and_the_emulator_keeps_s
 
 def test_handler_that_hangs_past_its_timeout_is_stopped(emulator):
     lam, logs = emulator.client("lambda"), emulator.client("logs")
-    create_function(lam, "hangs", "import time\ndef handler(e, c):\n    time.sleep(e['s'])\n    return e['s']\n",
-                    timeout=1)
+    create_function(
+        lam,
+        "hangs",
+        "import time\ndef handler(e, c):\n    time.sleep(e['s'])\n    return e['s']\n",
+        timeout=1,
+    )
     error, payload = invoke(lam, "hangs", {"s": 30})
     assert error == "Unhandled"
     assert payload["errorType"] == "Sandbox.Timedout"
@@ -90,8 +99,10 @@ def test_update_function_code_runs_the_new_archive(emulator):
     create_function(lam, "versioned", "def handler(e, c):\n    return 'old'\n")
     assert invoke(lam, "versioned", {}) == (None, "old")
     from tests.support.helpers import zip_code
-    sha = lam.update_function_code(FunctionName="versioned",
-                                   ZipFile=zip_code("def handler(e, c):\n    return 'new'\n"))["CodeSha256"]
+
+    sha = lam.update_function_code(
+        FunctionName="versioned", ZipFile=zip_code("def handler(e, c):\n    return 'new'\n")
+    )["CodeSha256"]
     assert sha and sha == lam.get_function_configuration(FunctionName="versioned")["CodeSha256"]
     assert invoke(lam, "versioned", {}) == (None, "new")
 
@@ -113,9 +124,15 @@ def test_non_json_result_is_a_marshal_error(emulator):
 def test_async_invoke_runs_in_the_background(emulator):
     lam, logs = emulator.client("lambda"), emulator.client("logs")
     create_function(lam, "later", "def handler(e, c):\n    print('RAN ' + e['x'])\n")
-    response = lam.invoke(FunctionName="later", InvocationType="Event", Payload=json.dumps({"x": "y"}))
+    response = lam.invoke(
+        FunctionName="later", InvocationType="Event", Payload=json.dumps({"x": "y"})
+    )
     assert response["StatusCode"] == 202
-    wait_for(lambda: "RAN y" in log_messages(logs, "/aws/lambda/later") if _group(logs, "later") else False)
+    wait_for(
+        lambda: (
+            "RAN y" in log_messages(logs, "/aws/lambda/later") if _group(logs, "later") else False
+        )
+    )
 
 
 def _group(logs, name):

@@ -30,39 +30,82 @@ def handler(event, context):
 DEFINITION = {
     "StartAt": "CheckQuantity",
     "States": {
-        "CheckQuantity": {"Type": "Choice", "Choices": [
-            {"Variable": "$.quantity", "NumericGreaterThan": 0, "Next": "StoreOrder"}],
-            "Default": "Rejected"},
+        "CheckQuantity": {
+            "Type": "Choice",
+            "Choices": [{"Variable": "$.quantity", "NumericGreaterThan": 0, "Next": "StoreOrder"}],
+            "Default": "Rejected",
+        },
         "StoreOrder": {
-            "Type": "Task", "Resource": "arn:aws:states:::lambda:invoke",
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
             "Parameters": {"FunctionName": "sfn-worker", "Payload.$": "$"},
-            "ResultSelector": {"result.$": "$.Payload"}, "ResultPath": "$.saved",
-            "Retry": [{"ErrorEquals": ["TransientOrderError"], "IntervalSeconds": 1,
-                       "BackoffRate": 2, "MaxAttempts": 2}],
-            "Catch": [{"ErrorEquals": ["InvalidOrder"], "Next": "Rejected", "ResultPath": "$.failure"}],
-            "Next": "ReadSummary"},
+            "ResultSelector": {"result.$": "$.Payload"},
+            "ResultPath": "$.saved",
+            "Retry": [
+                {
+                    "ErrorEquals": ["TransientOrderError"],
+                    "IntervalSeconds": 1,
+                    "BackoffRate": 2,
+                    "MaxAttempts": 2,
+                }
+            ],
+            "Catch": [
+                {"ErrorEquals": ["InvalidOrder"], "Next": "Rejected", "ResultPath": "$.failure"}
+            ],
+            "Next": "ReadSummary",
+        },
         "ReadSummary": {
-            "Type": "Task", "Resource": "arn:aws:states:::lambda:invoke",
-            "Parameters": {"FunctionName": "sfn-worker",
-                           "Payload": {"stage": "summary", "id.$": "$.saved.result.id"}},
-            "OutputPath": "$.Payload", "End": True},
-        "Rejected": {"Type": "Fail", "Error": "OrderRejected", "Cause": "Order could not be completed"},
+            "Type": "Task",
+            "Resource": "arn:aws:states:::lambda:invoke",
+            "Parameters": {
+                "FunctionName": "sfn-worker",
+                "Payload": {"stage": "summary", "id.$": "$.saved.result.id"},
+            },
+            "OutputPath": "$.Payload",
+            "End": True,
+        },
+        "Rejected": {
+            "Type": "Fail",
+            "Error": "OrderRejected",
+            "Cause": "Order could not be completed",
+        },
     },
 }
-TRUST = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-         "Principal": {"Service": "states.amazonaws.com"}}]}
+TRUST = {
+    "Version": "2012-10-17",
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Action": "sts:AssumeRole",
+            "Principal": {"Service": "states.amazonaws.com"},
+        }
+    ],
+}
 
 
 @pytest.fixture(scope="module")
 def machine(emulator):
-    lam, iam, sfn = emulator.client("lambda"), emulator.client("iam"), emulator.client("stepfunctions")
+    lam, iam, sfn = (
+        emulator.client("lambda"),
+        emulator.client("iam"),
+        emulator.client("stepfunctions"),
+    )
     worker_arn = create_function(lam, "sfn-worker", WORKER)
-    role = iam.create_role(RoleName="sfn-role", AssumeRolePolicyDocument=json.dumps(TRUST))["Role"]["Arn"]
-    policy = {"Version": "2012-10-17", "Statement": [
-        {"Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": worker_arn}]}
-    iam.put_role_policy(RoleName="sfn-role", PolicyName="InvokeWorker", PolicyDocument=json.dumps(policy))
-    arn = sfn.create_state_machine(name="orders", definition=json.dumps(DEFINITION), roleArn=role,
-                                   type="STANDARD")["stateMachineArn"]
+    role = iam.create_role(RoleName="sfn-role", AssumeRolePolicyDocument=json.dumps(TRUST))["Role"][
+        "Arn"
+    ]
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {"Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": worker_arn}
+        ],
+    }
+    iam.put_role_policy(
+        RoleName="sfn-role", PolicyName="InvokeWorker", PolicyDocument=json.dumps(policy)
+    )
+    arn = sfn.create_state_machine(
+        name="orders", definition=json.dumps(DEFINITION), roleArn=role, type="STANDARD"
+    )["stateMachineArn"]
     return {"arn": arn, "policy": policy}
 
 
@@ -72,8 +115,12 @@ def _history(sfn, execution):
 
 def test_retry_waits_interval_times_backoff_then_succeeds(emulator, machine):
     sfn = emulator.client("stepfunctions")
-    run = run_execution(sfn, machine["arn"], "retry-twice",
-                        {"id": "r2", "quantity": 2, "mode": "flaky", "failures": 2})
+    run = run_execution(
+        sfn,
+        machine["arn"],
+        "retry-twice",
+        {"id": "r2", "quantity": 2, "mode": "flaky", "failures": 2},
+    )
     assert run["status"] == "SUCCEEDED"
     assert json.loads(run["output"]) == {"id": "r2", "summary": True}
     events = _history(sfn, run)
@@ -92,11 +139,17 @@ def test_retry_waits_interval_times_backoff_then_succeeds(emulator, machine):
 
 def test_catch_routes_a_permanent_error_to_the_fail_state(emulator, machine):
     sfn = emulator.client("stepfunctions")
-    run = run_execution(sfn, machine["arn"], "permanent", {"id": "p", "quantity": 2, "mode": "permanent"})
+    run = run_execution(
+        sfn, machine["arn"], "permanent", {"id": "p", "quantity": 2, "mode": "permanent"}
+    )
     assert run["status"] == "FAILED" and run["error"] == "OrderRejected"
     events = _history(sfn, run)
-    assert [e["taskFailedEventDetails"]["error"] for e in events if e["type"] == "TaskFailed"] == ["InvalidOrder"]
-    assert [e["stateEnteredEventDetails"]["name"] for e in events if e["type"] == "FailStateEntered"] == ["Rejected"]
+    assert [e["taskFailedEventDetails"]["error"] for e in events if e["type"] == "TaskFailed"] == [
+        "InvalidOrder"
+    ]
+    assert [
+        e["stateEnteredEventDetails"]["name"] for e in events if e["type"] == "FailStateEntered"
+    ] == ["Rejected"]
 
 
 def test_choice_default_rejects_non_positive_quantity(emulator, machine):
@@ -107,15 +160,24 @@ def test_choice_default_rejects_non_positive_quantity(emulator, machine):
 
 
 def test_role_without_invoke_permission_fails_without_running_the_worker(emulator, machine):
-    sfn, iam, _logs = emulator.client("stepfunctions"), emulator.client("iam"), emulator.client("logs")
+    sfn, iam, _logs = (
+        emulator.client("stepfunctions"),
+        emulator.client("iam"),
+        emulator.client("logs"),
+    )
     iam.delete_role_policy(RoleName="sfn-role", PolicyName="InvokeWorker")
     try:
         before = _invocations(emulator)
-        run = run_execution(sfn, machine["arn"], "denied", {"id": "d", "quantity": 2, "mode": "flaky"})
+        run = run_execution(
+            sfn, machine["arn"], "denied", {"id": "d", "quantity": 2, "mode": "flaky"}
+        )
         assert _invocations(emulator) == before
     finally:
-        iam.put_role_policy(RoleName="sfn-role", PolicyName="InvokeWorker",
-                            PolicyDocument=json.dumps(machine["policy"]))
+        iam.put_role_policy(
+            RoleName="sfn-role",
+            PolicyName="InvokeWorker",
+            PolicyDocument=json.dumps(machine["policy"]),
+        )
     assert run["status"] == "FAILED"
     assert run["error"] == "Lambda.AWSLambdaException"
     assert "is not authorized to perform: lambda:InvokeFunction on resource:" in run["cause"]
@@ -131,12 +193,20 @@ def test_invocations_name_execution_state_and_attempt(emulator, machine):
     sfn = emulator.client("stepfunctions")
     run_execution(sfn, machine["arn"], "attributed", {"id": "at", "quantity": 1, "mode": "flaky"})
     from tests.support.helpers import journal
-    callers = [i["caller"] for i in journal(emulator.endpoint_url, "invocations")["items"]
-               if i["caller"].get("execution_name") == "attributed"]
+
+    callers = [
+        i["caller"]
+        for i in journal(emulator.endpoint_url, "invocations")["items"]
+        if i["caller"].get("execution_name") == "attributed"
+    ]
     assert [(c["state"], c["attempt"]) for c in callers] == [
-        ("StoreOrder", 1), ("StoreOrder", 2), ("ReadSummary", 1)]
+        ("StoreOrder", 1),
+        ("StoreOrder", 2),
+        ("ReadSummary", 1),
+    ]
 
 
 def _invocations(emulator):
     from tests.support.helpers import journal
+
     return len(journal(emulator.endpoint_url, "invocations")["items"])

@@ -35,9 +35,11 @@ def run(emulator, action: str, **kwargs) -> list[str]:
 
 
 def item(emulator, table: str, order_id: str) -> dict | None:
-    return emulator.client("dynamodb").get_item(
-        TableName=table, Key={"id": {"S": order_id}}, ConsistentRead=True
-    ).get("Item")
+    return (
+        emulator.client("dynamodb")
+        .get_item(TableName=table, Key={"id": {"S": order_id}}, ConsistentRead=True)
+        .get("Item")
+    )
 
 
 def execution(emulator, name: str) -> tuple[dict, list[dict]]:
@@ -111,7 +113,9 @@ def test_executions_retry_catch_and_denied_invocation(emulator):
     assert [e["type"] for e in tasks] == ["TaskFailed", "TaskSucceeded", "TaskSucceeded"]
     assert tasks[0]["taskFailedEventDetails"]["error"] == "TransientOrderError"
     assert item(emulator, ORDERS, "retry-order") == {
-        "id": {"S": "retry-order"}, "quantity": {"N": "2"}, "total_cents": {"N": "600"}
+        "id": {"S": "retry-order"},
+        "quantity": {"N": "2"},
+        "total_cents": {"N": "600"},
     }
     assert item(emulator, ATTEMPTS, "retry-order")["attempts"] == {"N": "2"}
 
@@ -119,8 +123,9 @@ def test_executions_retry_catch_and_denied_invocation(emulator):
     assert permanent["status"] == "FAILED" and permanent["error"] == "OrderRejected"
     failed = [e for e in events if e["type"] == "TaskFailed"]
     assert [e["taskFailedEventDetails"]["error"] for e in failed] == ["InvalidOrder"]
-    entered = [e["stateEnteredEventDetails"]["name"] for e in events
-               if e["type"] == "FailStateEntered"]
+    entered = [
+        e["stateEnteredEventDetails"]["name"] for e in events if e["type"] == "FailStateEntered"
+    ]
     assert entered == ["Rejected"]
     assert item(emulator, ORDERS, "permanent-order") is None
 
@@ -130,8 +135,9 @@ def test_executions_retry_catch_and_denied_invocation(emulator):
     assert item(emulator, ORDERS, "denied-order") is None
     assert item(emulator, ATTEMPTS, "denied-order") is None
 
-    workflow_lines = [m for m in log_messages(emulator.client("logs"), LOG_GROUP)
-                      if m.startswith("WORKFLOW ")]
+    workflow_lines = [
+        m for m in log_messages(emulator.client("logs"), LOG_GROUP) if m.startswith("WORKFLOW ")
+    ]
     assert sum('"permanent-order"' in m for m in workflow_lines) == 1
     assert not any('"denied-order"' in m for m in workflow_lines)
     # The lab restores the permission after the denied run.

@@ -40,9 +40,11 @@ def run(emulator, action: str, **kwargs) -> list[str]:
 
 
 def item(emulator, table: str, order_id: str) -> dict | None:
-    return emulator.client("dynamodb").get_item(
-        TableName=table, Key={"id": {"S": order_id}}, ConsistentRead=True
-    ).get("Item")
+    return (
+        emulator.client("dynamodb")
+        .get_item(TableName=table, Key={"id": {"S": order_id}}, ConsistentRead=True)
+        .get("Item")
+    )
 
 
 def execution(emulator, name: str) -> tuple[dict, list[dict]]:
@@ -54,8 +56,11 @@ def execution(emulator, name: str) -> tuple[dict, list[dict]]:
 
 
 def task_outputs(events: list[dict]) -> list[dict]:
-    return [json.loads(e["taskSucceededEventDetails"]["output"]) for e in events
-            if e["type"] == "TaskSucceeded"]
+    return [
+        json.loads(e["taskSucceededEventDetails"]["output"])
+        for e in events
+        if e["type"] == "TaskSucceeded"
+    ]
 
 
 def sorted_items(emulator, table: str) -> list[dict]:
@@ -103,15 +108,22 @@ def test_executions_write_each_business_order_once(emulator):
 
     first, events = execution(emulator, "after-write-order")
     assert first["status"] == "SUCCEEDED"
-    assert json.loads(first["output"]) == {"id": "protected-order", "total_cents": 1100,
-                                           "completed": True}
+    assert json.loads(first["output"]) == {
+        "id": "protected-order",
+        "total_cents": 1100,
+        "completed": True,
+    }
     tasks = [e for e in events if e["type"] in ("TaskFailed", "TaskSucceeded")]
     assert [e["type"] for e in tasks] == ["TaskFailed", "TaskSucceeded", "TaskSucceeded"]
     assert tasks[0]["taskFailedEventDetails"]["error"] == "TransientOrderError"
     # The retry found the item its failed first attempt had already written.
     stored = task_outputs(events)[0]["Payload"]
-    assert stored == {"id": "protected-order", "quantity": 4, "total_cents": 1100,
-                      "duplicate": True}
+    assert stored == {
+        "id": "protected-order",
+        "quantity": 4,
+        "total_cents": 1100,
+        "duplicate": True,
+    }
 
     repeated, events = execution(emulator, "repeated-order")
     assert repeated["status"] == "SUCCEEDED"
@@ -121,8 +133,11 @@ def test_executions_write_each_business_order_once(emulator):
 
     different, _ = execution(emulator, "different-order")
     assert different["status"] == "SUCCEEDED"
-    assert json.loads(different["output"]) == {"id": "different-order", "total_cents": 350,
-                                               "completed": True}
+    assert json.loads(different["output"]) == {
+        "id": "different-order",
+        "total_cents": 350,
+        "completed": True,
+    }
 
     assert sorted_items(emulator, ORDERS) == [DIFFERENT, PROTECTED]
     assert item(emulator, ATTEMPTS, "protected-order")["attempts"] == {"N": "3"}
@@ -130,10 +145,12 @@ def test_executions_write_each_business_order_once(emulator):
 
     messages = log_messages(emulator.client("logs"), LOG_GROUP)
     assert sum(m.startswith("START RequestId: ") for m in messages) == 7
-    results = [json.loads(m[len("RESULT "):]) for m in messages if m.startswith("RESULT ")]
+    results = [json.loads(m[len("RESULT ") :]) for m in messages if m.startswith("RESULT ")]
     stores = [r for r in results if "duplicate" in r]
     assert [(r["id"], r["duplicate"]) for r in stores] == [
-        ("protected-order", True), ("protected-order", True), ("different-order", False)
+        ("protected-order", True),
+        ("protected-order", True),
+        ("different-order", False),
     ]
 
 

@@ -70,8 +70,13 @@ def test_unreachable_endpoint_is_one_line_lab_error():
 
 
 def test_workers_are_valid_python():
-    for name in ("ev04_worker.py", "ev05_initial.py", "ev05_protected.py",
-                 "q05_initial.py", "q05_protected.py"):
+    for name in (
+        "ev04_worker.py",
+        "ev05_initial.py",
+        "ev05_protected.py",
+        "q05_initial.py",
+        "q05_protected.py",
+    ):
         ast.parse(worker_source(name), filename=name)
 
 
@@ -101,8 +106,14 @@ def test_workflow_definition_is_the_template_with_the_worker_name():
     template["States"]["ReadSummary"]["Parameters"]["FunctionName"] = "labex-ev04-worker"
     assert definition == template
     retry = definition["States"]["StoreOrder"]["Retry"]
-    assert retry == [{"ErrorEquals": ["TransientOrderError"], "IntervalSeconds": 1,
-                      "BackoffRate": 2, "MaxAttempts": 2}]
+    assert retry == [
+        {
+            "ErrorEquals": ["TransientOrderError"],
+            "IntervalSeconds": 1,
+            "BackoffRate": 2,
+            "MaxAttempts": 2,
+        }
+    ]
 
 
 def test_zip_has_app_py_at_its_root_and_a_stable_hash():
@@ -115,10 +126,16 @@ def test_zip_has_app_py_at_its_root_and_a_stable_hash():
 @pytest.mark.parametrize(
     ("endpoint", "region", "expected"),
     [
-        ("http://127.0.0.1:5000", "us-east-1",
-         "boto3.client('dynamodb',endpoint_url='http://127.0.0.1:5000',region_name='us-east-1')"),
-        ("http://127.0.0.1:4566", "us-east-1",
-         "boto3.client('dynamodb',endpoint_url='http://127.0.0.1:4566',region_name='us-east-1')"),
+        (
+            "http://127.0.0.1:5000",
+            "us-east-1",
+            "boto3.client('dynamodb',endpoint_url='http://127.0.0.1:5000',region_name='us-east-1')",
+        ),
+        (
+            "http://127.0.0.1:4566",
+            "us-east-1",
+            "boto3.client('dynamodb',endpoint_url='http://127.0.0.1:4566',region_name='us-east-1')",
+        ),
         (None, "us-east-1", "boto3.client('dynamodb',region_name='us-east-1')"),
         (None, "eu-central-1", "boto3.client('dynamodb',region_name='eu-central-1')"),
     ],

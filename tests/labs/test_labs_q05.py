@@ -45,15 +45,20 @@ def queue_counts(emulator) -> tuple[int, int]:
         QueueUrl=url,
         AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
     )["Attributes"]
-    return (int(attributes["ApproximateNumberOfMessages"]),
-            int(attributes["ApproximateNumberOfMessagesNotVisible"]))
+    return (
+        int(attributes["ApproximateNumberOfMessages"]),
+        int(attributes["ApproximateNumberOfMessagesNotVisible"]),
+    )
 
 
 def results(emulator) -> list[dict]:
     """The worker's RESULT lines, as the lab's jq pipeline selects them."""
-    lines = [line for message in log_messages(emulator.client("logs"), LOG_GROUP)
-             for line in message.split("\n")]
-    return [json.loads(line[len("RESULT "):]) for line in lines if line.startswith("RESULT ")]
+    lines = [
+        line
+        for message in log_messages(emulator.client("logs"), LOG_GROUP)
+        for line in message.split("\n")
+    ]
+    return [json.loads(line[len("RESULT ") :]) for line in lines if line.startswith("RESULT ")]
 
 
 def invocations(emulator) -> int:
@@ -92,8 +97,12 @@ def test_connect_creates_an_empty_queue_and_an_enabled_mapping(emulator):
 
 def test_deploy_consumes_the_first_order(emulator):
     lines = run(emulator, "play", only="deploy")
-    assert any(line.endswith('RESULT {"duplicate": false, "id": "dedup-order", "processed": true, '
-                             '"quantity": 4}') for line in lines)
+    assert any(
+        line.endswith(
+            'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}'
+        )
+        for line in lines
+    )
     assert sorted_items(emulator, ORDERS) == [DEDUP]
     assert queue_counts(emulator) == (0, 0)
     assert results(emulator) == [
@@ -109,8 +118,9 @@ def test_repeats_are_acknowledged_without_a_second_write(emulator):
     accepted = [r["id"] for r in reported if r["processed"]]
     assert sorted(accepted) == ["dedup-order", "other-order"]
     repeats = [r for r in reported if not r["processed"]]
-    assert repeats == [{"id": "dedup-order", "quantity": 4, "processed": False,
-                        "duplicate": True}] * 2
+    assert (
+        repeats == [{"id": "dedup-order", "quantity": 4, "processed": False, "duplicate": True}] * 2
+    )
     assert sorted_items(emulator, ORDERS) == [DEDUP, OTHER]
     assert queue_counts(emulator) == (0, 0)
     assert not any("receiptHandle" in json.dumps(r) for r in reported)

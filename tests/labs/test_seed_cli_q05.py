@@ -19,7 +19,7 @@ import pytest
 
 from tests.support.helpers import journal, wait_for
 
-SETUP = "{python} -m awsview lab setup q05 --endpoint-url \"$AWS_ENDPOINT_URL\""
+SETUP = '{python} -m awsview lab setup q05 --endpoint-url "$AWS_ENDPOINT_URL"'
 
 STEP_1 = """
 QUEUE_URL=$(aws sqs create-queue --queue-name labex-q05-jobs --attributes VisibilityTimeout=30 --query QueueUrl --output text)
@@ -68,8 +68,9 @@ aws dynamodb scan --table-name labex-q05-orders --query Items
 aws dynamodb scan --table-name labex-q05-reference --query Items
 """
 
-needs_tools = pytest.mark.skipif(not (shutil.which("zip") and shutil.which("jq")),
-                                 reason="the seed's commands use zip and jq")
+needs_tools = pytest.mark.skipif(
+    not (shutil.which("zip") and shutil.which("jq")), reason="the seed's commands use zip and jq"
+)
 
 
 def _aws_on_path(env: dict[str, str]) -> dict[str, str]:
@@ -84,8 +85,14 @@ CLI_V1_SHIM = 'aws() { command aws --endpoint-url "$AWS_ENDPOINT_URL" "$@"; }\n'
 
 def _bash(script: str, cwd: Path, env: dict[str, str]) -> str:
     script = CLI_V1_SHIM + textwrap.dedent(script)
-    result = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=cwd,
-                            env=env, capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout
 
@@ -103,30 +110,53 @@ def test_q05_seed_commands_through_the_aws_cli(emulator, tmp_path):
     assert (mapping["Batch"], mapping["State"]) == (1, "Enabled")
 
     seed_code = resources.files("awsview.labs.workers").joinpath("q05_protected.py").read_text()
-    (tmp_path / "app.py").write_text(seed_code.replace("http://127.0.0.1:5000", emulator.endpoint_url))
+    (tmp_path / "app.py").write_text(
+        seed_code.replace("http://127.0.0.1:5000", emulator.endpoint_url)
+    )
     _bash(STEP_2, tmp_path, env)
     item = wait_for(lambda: json.loads(_bash(STEP_2_READ, tmp_path, env) or "null"), timeout=60)
-    assert item == {"id": {"S": "dedup-order"}, "quantity": {"N": "4"}, "total_cents": {"N": "1100"}}
+    assert item == {
+        "id": {"S": "dedup-order"},
+        "quantity": {"N": "4"},
+        "total_cents": {"N": "1100"},
+    }
 
     _bash(STEP_3, tmp_path, env)
 
     def settled():
         counts = json.loads(_bash(STEP_3_READ, tmp_path, env))["Attributes"]
         lines = (tmp_path / "results.txt").read_text().splitlines()
-        return len(lines) == 4 and counts == {"ApproximateNumberOfMessages": "0",
-                                              "ApproximateNumberOfMessagesNotVisible": "0"} and lines
-    results = [json.loads(line[len("RESULT "):]) for line in wait_for(settled, timeout=60)]
+        return (
+            len(lines) == 4
+            and counts
+            == {"ApproximateNumberOfMessages": "0", "ApproximateNumberOfMessagesNotVisible": "0"}
+            and lines
+        )
+
+    results = [json.loads(line[len("RESULT ") :]) for line in wait_for(settled, timeout=60)]
     assert sorted((r["id"], r["processed"], r["duplicate"]) for r in results) == [
-        ("dedup-order", False, True), ("dedup-order", False, True),
-        ("dedup-order", True, False), ("other-order", True, False)]
+        ("dedup-order", False, True),
+        ("dedup-order", False, True),
+        ("dedup-order", True, False),
+        ("other-order", True, False),
+    ]
     assert "receipt" not in (tmp_path / "results.txt").read_text().lower()
     scan = json.loads((tmp_path / "scan.json").read_text())
     assert sorted((i["id"]["S"], i["quantity"]["N"], i["total_cents"]["N"]) for i in scan) == [
-        ("dedup-order", "4", "1100"), ("other-order", "1", "350")]
-    decisions = [d for d in journal(emulator.endpoint_url)["items"] if d["table_name"] == "labex-q05-orders"]
-    assert sorted((d["key"]["id"]["S"], d["outcome"]) for d in decisions) == sorted([
-        ("dedup-order", "accepted"), ("dedup-order", "ConditionalCheckFailedException"),
-        ("dedup-order", "ConditionalCheckFailedException"), ("other-order", "accepted")])
+        ("dedup-order", "4", "1100"),
+        ("other-order", "1", "350"),
+    ]
+    decisions = [
+        d for d in journal(emulator.endpoint_url)["items"] if d["table_name"] == "labex-q05-orders"
+    ]
+    assert sorted((d["key"]["id"]["S"], d["outcome"]) for d in decisions) == sorted(
+        [
+            ("dedup-order", "accepted"),
+            ("dedup-order", "ConditionalCheckFailedException"),
+            ("dedup-order", "ConditionalCheckFailedException"),
+            ("other-order", "accepted"),
+        ]
+    )
     assert all(d["before"] == d["after"] for d in decisions if d["outcome"] != "accepted")
 
     out = _bash(STEP_4, tmp_path, env)

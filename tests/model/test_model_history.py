@@ -29,8 +29,12 @@ def history(*steps):
     """botocore-shaped events from (type, seconds after T0, details), linked one after another."""
     events = []
     for number, (kind, seconds, details) in enumerate(steps, start=1):
-        event = {"id": number, "previousEventId": number - 1, "type": kind,
-                 "timestamp": T0 + timedelta(seconds=seconds)}
+        event = {
+            "id": number,
+            "previousEventId": number - 1,
+            "type": kind,
+            "timestamp": T0 + timedelta(seconds=seconds),
+        }
         if kind.endswith("StateEntered"):
             event["stateEnteredEventDetails"] = details
         elif kind.endswith("StateExited"):
@@ -42,20 +46,34 @@ def history(*steps):
 
 
 def lambda_output(payload):
-    return json.dumps({"ExecutedVersion": "$LATEST", "Payload": payload,
-                       "SdkHttpMetadata": {"httpStatusCode": 200}, "StatusCode": 200})
+    return json.dumps(
+        {
+            "ExecutedVersion": "$LATEST",
+            "Payload": payload,
+            "SdkHttpMetadata": {"httpStatusCode": 200},
+            "StatusCode": 200,
+        }
+    )
 
 
 def scheduled(payload):
-    return {**INVOKE, "region": "us-east-1", "parameters": json.dumps(
-        {"FunctionName": "labex-ev04-worker", "Payload": payload})}
+    return {
+        **INVOKE,
+        "region": "us-east-1",
+        "parameters": json.dumps({"FunctionName": "labex-ev04-worker", "Payload": payload}),
+    }
 
 
 ORDER = {"id": "retry-order", "quantity": 2, "mode": "flaky"}
 SAVED = {"id": "retry-order", "quantity": 2, "total_cents": 600}
-TRANSIENT_CAUSE = json.dumps({"errorMessage": "Temporary failure before the write",
-                              "errorType": "TransientOrderError", "requestId": "r-1",
-                              "stackTrace": ["  File \"/var/task/app.py\", line 9\n"]})
+TRANSIENT_CAUSE = json.dumps(
+    {
+        "errorMessage": "Temporary failure before the write",
+        "errorType": "TransientOrderError",
+        "requestId": "r-1",
+        "stackTrace": ['  File "/var/task/app.py", line 9\n'],
+    }
+)
 
 RETRY_ORDER = history(
     ("ExecutionStarted", 0, {"input": json.dumps(ORDER), "roleArn": "arn:aws:iam::1:role/r"}),
@@ -68,8 +86,11 @@ RETRY_ORDER = history(
     ("TaskScheduled", 1.30, scheduled(ORDER)),
     ("TaskStarted", 1.31, INVOKE),
     ("TaskSucceeded", 1.50, {**INVOKE, "output": lambda_output(SAVED)}),
-    ("TaskStateExited", 1.51, {"name": "StoreOrder",
-                               "output": json.dumps({**ORDER, "saved": {"result": SAVED}})}),
+    (
+        "TaskStateExited",
+        1.51,
+        {"name": "StoreOrder", "output": json.dumps({**ORDER, "saved": {"result": SAVED}})},
+    ),
     ("TaskStateEntered", 1.52, {"name": "ReadSummary"}),
     ("TaskScheduled", 1.53, scheduled({"stage": "summary", "id": "retry-order"})),
     ("TaskStarted", 1.54, INVOKE),
@@ -87,9 +108,15 @@ PERMANENT_ORDER = history(
     ("TaskStateEntered", 0.03, {"name": "StoreOrder"}),
     ("TaskScheduled", 0.04, scheduled(PERMANENT)),
     ("TaskStarted", 0.05, INVOKE),
-    ("TaskFailed", 0.20, {**INVOKE, "error": "InvalidOrder",
-                          "cause": json.dumps({"errorType": "InvalidOrder",
-                                               "errorMessage": "Order is invalid"})}),
+    (
+        "TaskFailed",
+        0.20,
+        {
+            **INVOKE,
+            "error": "InvalidOrder",
+            "cause": json.dumps({"errorType": "InvalidOrder", "errorMessage": "Order is invalid"}),
+        },
+    ),
     ("TaskStateExited", 0.21, {"name": "StoreOrder"}),
     ("FailStateEntered", 0.22, {"name": "Rejected"}),
     ("ExecutionFailed", 0.23, {"error": "OrderRejected", "cause": "Order could not be completed"}),
@@ -99,7 +126,8 @@ DENIED_CAUSE = (
     "User: arn:aws:sts::123456789012:assumed-role/labex-ev04-workflow-role/abc is not authorized"
     f" to perform: lambda:InvokeFunction on resource: {WORKER} because no identity-based policy"
     " allows the lambda:InvokeFunction action (Service: AWSLambda; Status Code: 403;"
-    " Error Code: AccessDeniedException; Request ID: 1234)")
+    " Error Code: AccessDeniedException; Request ID: 1234)"
+)
 DENIED_ORDER = history(
     ("ExecutionStarted", 0, {"input": json.dumps({**ORDER, "id": "denied-order"})}),
     ("ChoiceStateEntered", 0.01, {"name": "CheckQuantity"}),
@@ -116,7 +144,8 @@ def test_retry_order_counts_two_attempts_of_store_order():
     assert dict(parsed.attempts) == {"StoreOrder": 2, "ReadSummary": 1}
     assert parsed.is_finished and parsed.status == "SUCCEEDED" and parsed.failure is None
     assert [(e.type, e.error) for e in parsed.task_failures] == [
-        ("TaskFailed", "TransientOrderError")]
+        ("TaskFailed", "TransientOrderError")
+    ]
     assert [e.type for e in parsed.events].count("TaskSucceeded") == 2
 
 
@@ -163,8 +192,10 @@ def test_permanent_order_is_caught_into_rejected():
     assert dict(parsed.attempts) == {"StoreOrder": 1}
     assert [e.error for e in parsed.task_failures] == ["InvalidOrder"]
     assert [(e.type, e.state) for e in parsed.events[-3:]] == [
-        ("TaskStateExited", "StoreOrder"), ("FailStateEntered", "Rejected"),
-        ("ExecutionFailed", None)]
+        ("TaskStateExited", "StoreOrder"),
+        ("FailStateEntered", "Rejected"),
+        ("ExecutionFailed", None),
+    ]
     assert parsed.status == "FAILED" and parsed.is_finished
     assert parsed.failure.error == "OrderRejected"
     assert parsed.failure.cause == "Order could not be completed"
@@ -206,9 +237,15 @@ def test_empty_history():
 
 def test_unknown_event_type_keeps_details_and_state():
     events = history(("ExecutionStarted", 0, {}), ("TaskStateEntered", 1, {"name": "S"}))
-    events.append({"id": 3, "previousEventId": 2, "type": "FancyNewThing",
-                   "timestamp": "2025-05-01T12:00:03+00:00",
-                   "fancyNewThingEventDetails": {"x": 1, "output": "not json {"}})
+    events.append(
+        {
+            "id": 3,
+            "previousEventId": 2,
+            "type": "FancyNewThing",
+            "timestamp": "2025-05-01T12:00:03+00:00",
+            "fancyNewThingEventDetails": {"x": 1, "output": "not json {"},
+        }
+    )
     events.append({"id": 4, "type": "Odd"})  # no link, no timestamp, no details
     parsed = parse_history(events)
     fancy, odd = parsed.events[2:]
@@ -249,19 +286,30 @@ def test_concurrent_map_iterations_count_attempts_per_entry():
     ]
     parsed = parse_history(events)
     assert [(e.id, e.state, e.attempt) for e in parsed.events[2:]] == [
-        (3, "M", None), (4, "M", None), (5, "M", None), (6, "I", None), (7, "I", None),
-        (8, "I", 1), (9, "I", 1), (10, "I", 1), (11, "I", 2), (12, "I", 1)]
+        (3, "M", None),
+        (4, "M", None),
+        (5, "M", None),
+        (6, "I", None),
+        (7, "I", None),
+        (8, "I", 1),
+        (9, "I", 1),
+        (10, "I", 1),
+        (11, "I", 2),
+        (12, "I", 1),
+    ]
     assert dict(parsed.attempts) == {"I": 3}
     assert parsed.events[-1].payload == [1, 2]
 
 
 def test_legacy_lambda_resource_events():
-    parsed = parse_history(history(
-        ("ExecutionStarted", 0, {}),
-        ("TaskStateEntered", 0, {"name": "Legacy"}),
-        ("LambdaFunctionScheduled", 0, {"resource": WORKER, "input": '{"a": 1}'}),
-        ("LambdaFunctionSucceeded", 1, {"output": '{"ok": true}'}),
-    ))
+    parsed = parse_history(
+        history(
+            ("ExecutionStarted", 0, {}),
+            ("TaskStateEntered", 0, {"name": "Legacy"}),
+            ("LambdaFunctionScheduled", 0, {"resource": WORKER, "input": '{"a": 1}'}),
+            ("LambdaFunctionSucceeded", 1, {"output": '{"ok": true}'}),
+        )
+    )
     scheduled_event, succeeded = parsed.events[2:]
     assert scheduled_event.attempt == 1 and scheduled_event.resource == WORKER
     assert scheduled_event.input == {"a": 1}

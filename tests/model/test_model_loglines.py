@@ -7,12 +7,20 @@ import json
 import pytest
 
 from awsview.model.loglines import (
-    MAX_LINE_BYTES, REDACTED, LogLine, classify, clean_text, parse_event, redact, redact_data,
+    MAX_LINE_BYTES,
+    REDACTED,
+    LogLine,
+    classify,
+    clean_text,
+    parse_event,
+    redact,
+    redact_data,
     split_event,
 )
 
-RECEIPT = ("AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a+Kk/NUsQ6ZBK0XMbWmvsRTz4CFbU2yZGqkZr0Zr6PXlHz"
-           "TzW/5EULBw==")
+RECEIPT = (
+    "AQEBwJnKyrHigUMZj6rYigCgxlaS3SLy0a+Kk/NUsQ6ZBK0XMbWmvsRTz4CFbU2yZGqkZr0Zr6PXlHzTzW/5EULBw=="
+)
 ACCESS_KEY = "AKIAIOSFODNN7EXAMPLE"
 SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 REQUEST = "6f3a1c2e-1111-4a2b-9c3d-0123456789ab"
@@ -20,17 +28,26 @@ REQUEST = "6f3a1c2e-1111-4a2b-9c3d-0123456789ab"
 
 def sqs_event_line():
     """The EVENT line q05's worker prints for one SQS record (json.dumps, sort_keys=True)."""
-    event = {"Records": [{
-        "messageId": "059f36b4-87a3-44ab-83d2-661975830a7d",
-        "receiptHandle": RECEIPT,
-        "body": json.dumps({"id": "dedup-order", "quantity": 4}),
-        "attributes": {"ApproximateReceiveCount": "1", "SentTimestamp": "1545082649183",
-                       "SenderId": "AIDAIENQZJOLO23YVJ4VO",
-                       "ApproximateFirstReceiveTimestamp": "1545082649185"},
-        "messageAttributes": {}, "md5OfBody": "e4e68fb7bd0e697a0ae8f1bb342846b3",
-        "eventSource": "aws:sqs",
-        "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:labex-q05-jobs",
-        "awsRegion": "us-east-1"}]}
+    event = {
+        "Records": [
+            {
+                "messageId": "059f36b4-87a3-44ab-83d2-661975830a7d",
+                "receiptHandle": RECEIPT,
+                "body": json.dumps({"id": "dedup-order", "quantity": 4}),
+                "attributes": {
+                    "ApproximateReceiveCount": "1",
+                    "SentTimestamp": "1545082649183",
+                    "SenderId": "AIDAIENQZJOLO23YVJ4VO",
+                    "ApproximateFirstReceiveTimestamp": "1545082649185",
+                },
+                "messageAttributes": {},
+                "md5OfBody": "e4e68fb7bd0e697a0ae8f1bb342846b3",
+                "eventSource": "aws:sqs",
+                "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:labex-q05-jobs",
+                "awsRegion": "us-east-1",
+            }
+        ]
+    }
     return "EVENT " + json.dumps(event, sort_keys=True)
 
 
@@ -48,24 +65,31 @@ def test_sqs_event_line_has_its_receipt_handle_redacted():
 
 def test_result_line_parses():
     line = classify(
-        'RESULT {"duplicate": true, "id": "dedup-order", "processed": false, "quantity": 4}')
-    assert line == LogLine("RESULT", line.text, {"duplicate": True, "id": "dedup-order",
-                                                  "processed": False, "quantity": 4})
+        'RESULT {"duplicate": true, "id": "dedup-order", "processed": false, "quantity": 4}'
+    )
+    assert line == LogLine(
+        "RESULT",
+        line.text,
+        {"duplicate": True, "id": "dedup-order", "processed": False, "quantity": 4},
+    )
     assert line.text.startswith("RESULT {")
 
 
-@pytest.mark.parametrize("text, kind, data", [
-    ("RESULT not json", "RESULT", None),
-    ("RESULT", "RESULT", None),
-    ('JOB "just a string"', "JOB", "just a string"),
-    ("WORKFLOW 42", "WORKFLOW", 42),
-    ("WORKFLOW NaN", "WORKFLOW", None),
-    ('EVENT {"a": [1, 2.5, null]}', "EVENT", {"a": [1, 2.5, None]}),
-    ("RESULTS {}", "OTHER", None),
-    ("result {}", "OTHER", None),
-    ("some print output", "OTHER", None),
-    ("", "OTHER", None),
-])
+@pytest.mark.parametrize(
+    "text, kind, data",
+    [
+        ("RESULT not json", "RESULT", None),
+        ("RESULT", "RESULT", None),
+        ('JOB "just a string"', "JOB", "just a string"),
+        ("WORKFLOW 42", "WORKFLOW", 42),
+        ("WORKFLOW NaN", "WORKFLOW", None),
+        ('EVENT {"a": [1, 2.5, null]}', "EVENT", {"a": [1, 2.5, None]}),
+        ("RESULTS {}", "OTHER", None),
+        ("result {}", "OTHER", None),
+        ("some print output", "OTHER", None),
+        ("", "OTHER", None),
+    ],
+)
 def test_tagged_lines(text, kind, data):
     line = classify(text)
     assert (line.kind, line.data) == (kind, data)
@@ -77,26 +101,37 @@ def test_runtime_lines():
     assert start.data == {"RequestId": REQUEST, "Version": "$LATEST"}
     end = classify(f"END RequestId: {REQUEST}")
     assert (end.kind, end.request_id, end.data) == ("END", REQUEST, {"RequestId": REQUEST})
-    report = classify(f"REPORT RequestId: {REQUEST}\tDuration: 12.34 ms\tBilled Duration: 13 ms\t"
-                      "Memory Size: 128 MB\tMax Memory Used: 41 MB\tInit Duration: 105.20 ms\t")
+    report = classify(
+        f"REPORT RequestId: {REQUEST}\tDuration: 12.34 ms\tBilled Duration: 13 ms\t"
+        "Memory Size: 128 MB\tMax Memory Used: 41 MB\tInit Duration: 105.20 ms\t"
+    )
     assert report.kind == "REPORT" and report.request_id == REQUEST
-    assert report.data == {"RequestId": REQUEST, "Duration": 12.34, "Billed Duration": 13,
-                           "Memory Size": 128, "Max Memory Used": 41, "Init Duration": 105.2}
+    assert report.data == {
+        "RequestId": REQUEST,
+        "Duration": 12.34,
+        "Billed Duration": 13,
+        "Memory Size": 128,
+        "Max Memory Used": 41,
+        "Init Duration": 105.2,
+    }
     timeout = classify(f"REPORT RequestId: {REQUEST}\tDuration: 3000.00 ms\tStatus: timeout")
     assert timeout.data["Status"] == "timeout"
     assert classify("START of something").kind == "OTHER"
 
 
 def test_lambda_error_event_is_one_multiline_event():
-    message = ("[ERROR] TransientOrderError: Temporary failure before the write\r\n"
-               "Traceback (most recent call last):\n"
-               '  File "/var/task/app.py", line 21, in handler\r'
-               "    raise TransientOrderError('Temporary failure before the write')\n")
+    message = (
+        "[ERROR] TransientOrderError: Temporary failure before the write\r\n"
+        "Traceback (most recent call last):\n"
+        '  File "/var/task/app.py", line 21, in handler\r'
+        "    raise TransientOrderError('Temporary failure before the write')\n"
+    )
     assert split_event(message) == (
         "[ERROR] TransientOrderError: Temporary failure before the write",
         "Traceback (most recent call last):",
         '  File "/var/task/app.py", line 21, in handler',
-        "    raise TransientOrderError('Temporary failure before the write')")
+        "    raise TransientOrderError('Temporary failure before the write')",
+    )
     lines = parse_event(message)
     assert [line.kind for line in lines] == ["ERROR"] * 4
     assert classify("Traceback (most recent call last):").kind == "OTHER"
@@ -115,48 +150,77 @@ def test_split_event_edges():
 def test_parse_event_keeps_line_kinds():
     lines = parse_event(f"START RequestId: {REQUEST} Version: $LATEST\nRESULT {{}}\n")
     assert [(line.kind, line.data) for line in lines] == [
-        ("START", {"RequestId": REQUEST, "Version": "$LATEST"}), ("RESULT", {})]
+        ("START", {"RequestId": REQUEST, "Version": "$LATEST"}),
+        ("RESULT", {}),
+    ]
 
 
-@pytest.mark.parametrize("text, secret", [
-    (f"key {ACCESS_KEY} used", ACCESS_KEY),
-    ("ASIAY34FZKBOKMUTVV7A in a role session", "ASIAY34FZKBOKMUTVV7A"),
-    (f"aws_secret_access_key = {SECRET}", SECRET),
-    (f'{{"SecretAccessKey": "{SECRET}"}}', SECRET),
-    ("AWS_SESSION_TOKEN=IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJH+abc= next",
-     "IQoJb3JpZ2lu"),
-    ('{"SessionToken": "IQoJb3JpZ2luX2VjEJr//+abc=="}', "IQoJb3JpZ2lu"),
-    (f"receiptHandle={RECEIPT}", RECEIPT),
-    (f"<ReceiptHandle>{RECEIPT}</ReceiptHandle>", RECEIPT),
-    (f"{{'receiptHandle': '{RECEIPT}'}}", RECEIPT),
-    ("Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20250501/us-east-1/sqs/"
-     "aws4_request, SignedHeaders=host;x-amz-date, Signature="
-     "fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024", "fe5f80f77d5f"),
-    ("https://b.s3.amazonaws.com/k?X-Amz-Signature=fe5f80f77d5fa3beca038a248ff027d0"
-     "&X-Amz-Security-Token=FQoGZXIvYXdzE", "fe5f80f77d5f"),
-])
+@pytest.mark.parametrize(
+    "text, secret",
+    [
+        (f"key {ACCESS_KEY} used", ACCESS_KEY),
+        ("ASIAY34FZKBOKMUTVV7A in a role session", "ASIAY34FZKBOKMUTVV7A"),
+        (f"aws_secret_access_key = {SECRET}", SECRET),
+        (f'{{"SecretAccessKey": "{SECRET}"}}', SECRET),
+        (
+            "AWS_SESSION_TOKEN=IQoJb3JpZ2luX2VjEJr//////////wEaCXVzLWVhc3QtMSJH+abc= next",
+            "IQoJb3JpZ2lu",
+        ),
+        ('{"SessionToken": "IQoJb3JpZ2luX2VjEJr//+abc=="}', "IQoJb3JpZ2lu"),
+        (f"receiptHandle={RECEIPT}", RECEIPT),
+        (f"<ReceiptHandle>{RECEIPT}</ReceiptHandle>", RECEIPT),
+        (f"{{'receiptHandle': '{RECEIPT}'}}", RECEIPT),
+        (
+            "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20250501/us-east-1/sqs/"
+            "aws4_request, SignedHeaders=host;x-amz-date, Signature="
+            "fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
+            "fe5f80f77d5f",
+        ),
+        (
+            "https://b.s3.amazonaws.com/k?X-Amz-Signature=fe5f80f77d5fa3beca038a248ff027d0"
+            "&X-Amz-Security-Token=FQoGZXIvYXdzE",
+            "fe5f80f77d5f",
+        ),
+    ],
+)
 def test_redact_free_text(text, secret):
     redacted = redact(text)
     assert secret not in redacted and REDACTED in redacted
 
 
 def test_redact_keeps_ordinary_text():
-    for text in ("RESULT processed", "Billed Duration: 13 ms", "AKIA is a prefix",
-                 "CodeSha256: 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
-                 "[/bold] [link=http://x]"):
+    for text in (
+        "RESULT processed",
+        "Billed Duration: 13 ms",
+        "AKIA is a prefix",
+        "CodeSha256: 47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=",
+        "[/bold] [link=http://x]",
+    ):
         assert redact(text) == text
     assert redact("Authorization: AWS4-HMAC-SHA256 Credential=x, Signature=ab") == (
-        f"Authorization: AWS4-HMAC-SHA256 {REDACTED}")
+        f"Authorization: AWS4-HMAC-SHA256 {REDACTED}"
+    )
 
 
 def test_redact_data_is_recursive_and_by_key():
-    data = {"a": [{"ReceiptHandle": {"nested": "x"}}, {"receipt_handle": 5}],
-            "note": f"key {ACCESS_KEY}", "sessionToken": "t", "n": 1, "ok": True, "none": None,
-            "esc\x1b[31m": "red\x1b[0m text\nnext"}
+    data = {
+        "a": [{"ReceiptHandle": {"nested": "x"}}, {"receipt_handle": 5}],
+        "note": f"key {ACCESS_KEY}",
+        "sessionToken": "t",
+        "n": 1,
+        "ok": True,
+        "none": None,
+        "esc\x1b[31m": "red\x1b[0m text\nnext",
+    }
     assert redact_data(data) == {
         "a": [{"ReceiptHandle": REDACTED}, {"receipt_handle": REDACTED}],
-        "note": f"key {REDACTED}", "sessionToken": REDACTED, "n": 1, "ok": True, "none": None,
-        "esc": "red text\nnext"}
+        "note": f"key {REDACTED}",
+        "sessionToken": REDACTED,
+        "n": 1,
+        "ok": True,
+        "none": None,
+        "esc": "red text\nnext",
+    }
 
 
 def test_escape_sequences_in_data_strings_are_removed():
@@ -165,22 +229,25 @@ def test_escape_sequences_in_data_strings_are_removed():
     assert line.text == 'RESULT {"id": "\\u001b[31mred\\u001b]8;;http://x\\u0007"}'  # inert text
 
 
-@pytest.mark.parametrize("raw, clean", [
-    ("\x1b[31mred\x1b[0m", "red"),
-    ("\x1b]8;;http://x\x07link\x1b]8;;\x07", "link"),
-    ("\x1b]0;title\x1b\\after", "after"),
-    ("\x1b]unterminated text", "unterminated text"),
-    ("a\x00b\x07c\x08d\x7fe\x85f\x9cg", "abcdefg"),
-    ("a\x9bgb", "ab"),  # 8-bit CSI takes its final byte with it
-    ("\x9b31mX", "X"),
-    ("tab\tstays", "tab\tstays"),
-    ("line\nbreak\rgone", "linebreakgone"),
-    ("\x1bMreverse index", "reverse index"),
-    ("\x1b(Bcharset", "charset"),
-    ("[/bold] and [link=http://x] stay", "[/bold] and [link=http://x] stay"),
-    ("ünïcode ✓ 日本語", "ünïcode ✓ 日本語"),
-    ("lone \ud800 surrogate", "lone \ufffd surrogate"),
-])
+@pytest.mark.parametrize(
+    "raw, clean",
+    [
+        ("\x1b[31mred\x1b[0m", "red"),
+        ("\x1b]8;;http://x\x07link\x1b]8;;\x07", "link"),
+        ("\x1b]0;title\x1b\\after", "after"),
+        ("\x1b]unterminated text", "unterminated text"),
+        ("a\x00b\x07c\x08d\x7fe\x85f\x9cg", "abcdefg"),
+        ("a\x9bgb", "ab"),  # 8-bit CSI takes its final byte with it
+        ("\x9b31mX", "X"),
+        ("tab\tstays", "tab\tstays"),
+        ("line\nbreak\rgone", "linebreakgone"),
+        ("\x1bMreverse index", "reverse index"),
+        ("\x1b(Bcharset", "charset"),
+        ("[/bold] and [link=http://x] stay", "[/bold] and [link=http://x] stay"),
+        ("ünïcode ✓ 日本語", "ünïcode ✓ 日本語"),
+        ("lone \ud800 surrogate", "lone \ufffd surrogate"),
+    ],
+)
 def test_clean_text(raw, clean):
     assert clean_text(raw) == clean
 
@@ -230,7 +297,11 @@ def test_log_row_keys_survive_the_feed_dropping_its_oldest_lines():
     from awsview.model.state import LabModel
 
     def entries(events):
-        return tuple(LogEntry(1000 * n, "s", f"e{n}", classify(f"line {n}.{k}")) for n in events for k in range(3))
+        return tuple(
+            LogEntry(1000 * n, "s", f"e{n}", classify(f"line {n}.{k}"))
+            for n in events
+            for k in range(3)
+        )
 
     def keys(lines):
         model = LabModel()

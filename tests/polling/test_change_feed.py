@@ -26,8 +26,13 @@ from tests.support.helpers import create_function, create_table, wait_for
 
 PREFIX = "feed-"
 SLOW = 100.0  # polling a hundred times slower: 30 s while active, 15 min idle
-WAIT_MACHINE = {"StartAt": "Pause", "States": {"Pause": {"Type": "Wait", "Seconds": 1, "Next": "Done"},
-                                               "Done": {"Type": "Succeed"}}}
+WAIT_MACHINE = {
+    "StartAt": "Pause",
+    "States": {
+        "Pause": {"Type": "Wait", "Seconds": 1, "Next": "Done"},
+        "Done": {"Type": "Succeed"},
+    },
+}
 WORKER = "def handler(event, context):\n    print('MARK ' + str(event.get('mark')))\n    return {'ok': True}\n"
 
 
@@ -70,9 +75,12 @@ async def until(predicate: Callable[[], Any], timeout: float = 20.0, what: str =
 
 # -- the feed itself ---------------------------------------------------------------------------
 
+
 def test_every_kind_of_change_is_in_the_feed_with_those_the_emulator_makes_itself(emulator):
     url = emulator.endpoint_url
-    ddb, sqs, lam, sfn, iam = (emulator.client(s) for s in ("dynamodb", "sqs", "lambda", "stepfunctions", "iam"))
+    ddb, sqs, lam, sfn, iam = (
+        emulator.client(s) for s in ("dynamodb", "sqs", "lambda", "stepfunctions", "iam")
+    )
 
     start = cursor(url)
     create_table(ddb, "feed-a-orders")
@@ -95,27 +103,43 @@ def test_every_kind_of_change_is_in_the_feed_with_those_the_emulator_makes_itsel
     heard(url, start, "journal", "invocations")
 
     dlq = sqs.create_queue(QueueName="feed-a-dlq")["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"][
+        "QueueArn"
+    ]
     start = cursor(url)
-    queue = sqs.create_queue(QueueName="feed-a-jobs", Attributes={
-        "VisibilityTimeout": "1",
-        "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "1"})})["QueueUrl"]
+    queue = sqs.create_queue(
+        QueueName="feed-a-jobs",
+        Attributes={
+            "VisibilityTimeout": "1",
+            "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": "1"}),
+        },
+    )["QueueUrl"]
     heard(url, start, "queue", "feed-a-jobs")
     sqs.send_message(QueueUrl=queue, MessageBody="x")
     assert sqs.receive_message(QueueUrl=queue)["Messages"]
     start = cursor(url)  # nothing is asked of the emulator from here …
     back = heard(url, start, "queue", "feed-a-jobs")  # … but the visibility timeout ends
     assert back["cursor"] > start
-    assert int(sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["ApproximateNumberOfMessages"])
-               ["Attributes"]["ApproximateNumberOfMessages"]) == 1
+    assert (
+        int(
+            sqs.get_queue_attributes(
+                QueueUrl=queue, AttributeNames=["ApproximateNumberOfMessages"]
+            )["Attributes"]["ApproximateNumberOfMessages"]
+        )
+        == 1
+    )
     start = cursor(url)
     assert not sqs.receive_message(QueueUrl=queue).get("Messages")  # received once: redriven
     heard(url, start, "queue", "feed-a-dlq")
 
     start = cursor(url)
-    mapping = lam.create_event_source_mapping(EventSourceArn=sqs.get_queue_attributes(
-        QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"],
-        FunctionName="feed-a-worker", BatchSize=1)["UUID"]
+    mapping = lam.create_event_source_mapping(
+        EventSourceArn=sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])[
+            "Attributes"
+        ]["QueueArn"],
+        FunctionName="feed-a-worker",
+        BatchSize=1,
+    )["UUID"]
     heard(url, start, "mapping", mapping)
     start = cursor(url)
     heard(url, start, "mapping", mapping)  # Creating → Enabled, with no call in between
@@ -124,12 +148,23 @@ def test_every_kind_of_change_is_in_the_feed_with_those_the_emulator_makes_itsel
     sent = cursor(url)
     heard(url, sent, "queue", "feed-a-jobs")  # the emulator's SQS poller received and deleted it
     heard(url, start, "log_group", "/aws/lambda/feed-a-worker")
-    wait_for(lambda: int(sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])["Attributes"]
-                         ["ApproximateNumberOfMessagesNotVisible"]) == 0)
+    wait_for(
+        lambda: (
+            int(
+                sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["All"])["Attributes"][
+                    "ApproximateNumberOfMessagesNotVisible"
+                ]
+            )
+            == 0
+        )
+    )
 
     start = cursor(url)
-    machine = sfn.create_state_machine(name="feed-a-flow", definition=json.dumps(WAIT_MACHINE),
-                                       roleArn="arn:aws:iam::123456789012:role/feed-a-role")["stateMachineArn"]
+    machine = sfn.create_state_machine(
+        name="feed-a-flow",
+        definition=json.dumps(WAIT_MACHINE),
+        roleArn="arn:aws:iam::123456789012:role/feed-a-role",
+    )["stateMachineArn"]
     heard(url, start, "state_machine", machine)
     execution = sfn.start_execution(stateMachineArn=machine, name="run-1")["executionArn"]
     started = cursor(url)  # the Wait state ends and the execution succeeds with no call from here
@@ -148,7 +183,9 @@ def test_the_feed_answers_at_once_and_waits_only_when_nothing_changed(emulator):
     emulator.client("sqs").create_queue(QueueName="feed-b-jobs")
     began = time.monotonic()
     page = changes(url, now["cursor"], wait=20, feed=now["feed"])
-    assert time.monotonic() - began < 10 and ("queue", "feed-b-jobs") in {(c["kind"], c["name"]) for c in page["changes"]}
+    assert time.monotonic() - began < 10 and ("queue", "feed-b-jobs") in {
+        (c["kind"], c["name"]) for c in page["changes"]
+    }
     assert changes(url, 0, feed="another-emulator")["reset"] is True  # a cursor of another feed
 
 
@@ -157,16 +194,26 @@ def test_the_feed_is_read_only(emulator, method):
     url = emulator.endpoint_url
     sqs = emulator.client("sqs")
     before, queues = cursor(url), sqs.list_queues().get("QueueUrls", [])
-    body = b"Action=CreateQueue&QueueName=feed-c-sneaky" if method in ("POST", "PUT", "PATCH") else None
-    request = urllib.request.Request(f"{url}/_awsview/changes?since=0", data=body, method=method,
-                                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+    body = (
+        b"Action=CreateQueue&QueueName=feed-c-sneaky"
+        if method in ("POST", "PUT", "PATCH")
+        else None
+    )
+    request = urllib.request.Request(
+        f"{url}/_awsview/changes?since=0",
+        data=body,
+        method=method,
+        headers={"Content-Type": "application/x-www-form-urlencoded"},
+    )
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(request, timeout=10)
     assert refused.value.code == 405 and refused.value.headers["Allow"] == "GET"
     assert cursor(url) == before and sqs.list_queues().get("QueueUrls", []) == queues
 
 
-@pytest.mark.parametrize("query", ["since=abc", "since=0&wait=soon", "since=-1", "since=0&wait=nan"])
+@pytest.mark.parametrize(
+    "query", ["since=abc", "since=0&wait=soon", "since=-1", "since=0&wait=nan"]
+)
 def test_bad_feed_queries_get_one_clear_line(emulator, query):
     with pytest.raises(urllib.error.HTTPError) as bad:
         urllib.request.urlopen(f"{emulator.endpoint_url}/_awsview/changes?{query}", timeout=10)
@@ -174,6 +221,7 @@ def test_bad_feed_queries_get_one_clear_line(emulator, query):
 
 
 # -- the viewer following it -------------------------------------------------------------------
+
 
 def _slow_scheduler(conn: Connection, prefix: str = PREFIX) -> Scheduler:
     return Scheduler(conn, profiles.generic_profile(prefix), speed=SLOW, safety=3600.0)
@@ -186,14 +234,24 @@ def _rows(scheduler: Scheduler, key: str) -> Any:
 
 async def _ready(scheduler: Scheduler) -> None:
     await until(lambda: scheduler.pushed, what="the feed is followed")
-    await until(lambda: all(s.live for s in scheduler.model.snapshots.values()
-                            if s.health is Health.OK and s.kind != "journal") and scheduler.model.get("roles"),
-                what="the first full read, live")
+    await until(
+        lambda: (
+            all(
+                s.live
+                for s in scheduler.model.snapshots.values()
+                if s.health is Health.OK and s.kind != "journal"
+            )
+            and scheduler.model.get("roles")
+        ),
+        what="the first full read, live",
+    )
 
 
 async def test_every_kind_reaches_the_model_without_waiting_for_a_poll(emulator):
     url = emulator.endpoint_url
-    ddb, sqs, lam, sfn, iam = (emulator.client(s) for s in ("dynamodb", "sqs", "lambda", "stepfunctions", "iam"))
+    ddb, sqs, lam, sfn, iam = (
+        emulator.client(s) for s in ("dynamodb", "sqs", "lambda", "stepfunctions", "iam")
+    )
     act = asyncio.to_thread
     async with Connection(Target(endpoint_url=url)) as conn:
         scheduler = _slow_scheduler(conn, "feed-d-")
@@ -205,55 +263,134 @@ async def test_every_kind_reaches_the_model_without_waiting_for_a_poll(emulator)
             await act(create_table, ddb, "feed-d-orders")
             await until(lambda: _rows(scheduler, "table:feed-d-orders") is not None, what="table")
             await act(ddb.put_item, TableName="feed-d-orders", Item={"id": {"S": "o-1"}})
-            await until(lambda: [i for i in _rows(scheduler, "table:feed-d-orders").items if i["id"] == "o-1"],
-                        what="item")
+            await until(
+                lambda: [
+                    i for i in _rows(scheduler, "table:feed-d-orders").items if i["id"] == "o-1"
+                ],
+                what="item",
+            )
             await until(lambda: _rows(scheduler, "journal").decisions, what="write decision")
 
             await act(iam.create_role, RoleName="feed-d-role", AssumeRolePolicyDocument="{}")
-            await until(lambda: [r for r in _rows(scheduler, "roles") if r.name == "feed-d-role"], what="role")
-            await act(iam.put_role_policy, RoleName="feed-d-role", PolicyName="p", PolicyDocument=json.dumps(
-                {"Version": "2012-10-17",
-                 "Statement": [{"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": "*"}]}))
-            await until(lambda: next(r for r in _rows(scheduler, "roles") if r.name == "feed-d-role").grants,
-                        what="role policy")
+            await until(
+                lambda: [r for r in _rows(scheduler, "roles") if r.name == "feed-d-role"],
+                what="role",
+            )
+            await act(
+                iam.put_role_policy,
+                RoleName="feed-d-role",
+                PolicyName="p",
+                PolicyDocument=json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": "*"}
+                        ],
+                    }
+                ),
+            )
+            await until(
+                lambda: (
+                    next(r for r in _rows(scheduler, "roles") if r.name == "feed-d-role").grants
+                ),
+                what="role policy",
+            )
 
             await act(create_function, lam, "feed-d-worker", WORKER)
-            await until(lambda: [f for f in _rows(scheduler, "functions") if f.name == "feed-d-worker"],
-                        what="function")
+            await until(
+                lambda: [f for f in _rows(scheduler, "functions") if f.name == "feed-d-worker"],
+                what="function",
+            )
             await act(lam.invoke, FunctionName="feed-d-worker", Payload=b'{"mark": "logged-1"}')
-            await until(lambda: [e for e in _rows(scheduler, "logs:/aws/lambda/feed-d-worker").lines
-                                 if "logged-1" in e.line.text], what="log line")
+            await until(
+                lambda: [
+                    e
+                    for e in _rows(scheduler, "logs:/aws/lambda/feed-d-worker").lines
+                    if "logged-1" in e.line.text
+                ],
+                what="log line",
+            )
 
-            queue = (await act(sqs.create_queue, QueueName="feed-d-jobs",
-                               Attributes={"VisibilityTimeout": "1"}))["QueueUrl"]
+            queue = (
+                await act(
+                    sqs.create_queue, QueueName="feed-d-jobs", Attributes={"VisibilityTimeout": "1"}
+                )
+            )["QueueUrl"]
             await act(sqs.send_message, QueueUrl=queue, MessageBody="m")
-            await until(lambda: [q for q in _rows(scheduler, "queues") if q.name == "feed-d-jobs" and q.visible == 1],
-                        what="queue count")
+            await until(
+                lambda: [
+                    q
+                    for q in _rows(scheduler, "queues")
+                    if q.name == "feed-d-jobs" and q.visible == 1
+                ],
+                what="queue count",
+            )
             await act(sqs.receive_message, QueueUrl=queue)
-            await until(lambda: [q for q in _rows(scheduler, "queues") if q.name == "feed-d-jobs" and q.in_flight == 1],
-                        what="message in flight")
-            await until(lambda: [q for q in _rows(scheduler, "queues") if q.name == "feed-d-jobs" and q.visible == 1],
-                        what="visible again when its visibility timeout ends (no call in between)")
+            await until(
+                lambda: [
+                    q
+                    for q in _rows(scheduler, "queues")
+                    if q.name == "feed-d-jobs" and q.in_flight == 1
+                ],
+                what="message in flight",
+            )
+            await until(
+                lambda: [
+                    q
+                    for q in _rows(scheduler, "queues")
+                    if q.name == "feed-d-jobs" and q.visible == 1
+                ],
+                what="visible again when its visibility timeout ends (no call in between)",
+            )
 
-            arn = (await act(sqs.get_queue_attributes, QueueUrl=queue, AttributeNames=["QueueArn"]))["Attributes"]["QueueArn"]
-            await act(lam.create_event_source_mapping, EventSourceArn=arn, FunctionName="feed-d-worker")
+            arn = (
+                await act(sqs.get_queue_attributes, QueueUrl=queue, AttributeNames=["QueueArn"])
+            )["Attributes"]["QueueArn"]
+            await act(
+                lam.create_event_source_mapping, EventSourceArn=arn, FunctionName="feed-d-worker"
+            )
 
             def mapping_state() -> str | None:
                 worker = next(f for f in _rows(scheduler, "functions") if f.name == "feed-d-worker")
                 return worker.mappings[0].state if worker.mappings else None
 
-            await until(lambda: mapping_state() == "Enabled", what="mapping enabled (it settles by itself)")
-            await until(lambda: [q for q in _rows(scheduler, "queues") if q.name == "feed-d-jobs" and q.empty],
-                        what="the emulator's SQS poller consumed the message")
+            await until(
+                lambda: mapping_state() == "Enabled", what="mapping enabled (it settles by itself)"
+            )
+            await until(
+                lambda: [
+                    q for q in _rows(scheduler, "queues") if q.name == "feed-d-jobs" and q.empty
+                ],
+                what="the emulator's SQS poller consumed the message",
+            )
 
-            machine = (await act(sfn.create_state_machine, name="feed-d-flow", definition=json.dumps(WAIT_MACHINE),
-                                 roleArn="arn:aws:iam::123456789012:role/feed-d-role"))["stateMachineArn"]
-            await until(lambda: [m for m in _rows(scheduler, "state_machines") if m.arn == machine], what="machine")
+            machine = (
+                await act(
+                    sfn.create_state_machine,
+                    name="feed-d-flow",
+                    definition=json.dumps(WAIT_MACHINE),
+                    roleArn="arn:aws:iam::123456789012:role/feed-d-role",
+                )
+            )["stateMachineArn"]
+            await until(
+                lambda: [m for m in _rows(scheduler, "state_machines") if m.arn == machine],
+                what="machine",
+            )
             await act(sfn.start_execution, stateMachineArn=machine, name="run-1")
-            await until(lambda: [e for e in _rows(scheduler, "executions:feed-d-flow") if e.name == "run-1"],
-                        what="execution started")
-            await until(lambda: [e for e in _rows(scheduler, "executions:feed-d-flow")
-                                 if e.name == "run-1" and e.status == "SUCCEEDED"], what="execution succeeded")
+            await until(
+                lambda: [
+                    e for e in _rows(scheduler, "executions:feed-d-flow") if e.name == "run-1"
+                ],
+                what="execution started",
+            )
+            await until(
+                lambda: [
+                    e
+                    for e in _rows(scheduler, "executions:feed-d-flow")
+                    if e.name == "run-1" and e.status == "SUCCEEDED"
+                ],
+                what="execution succeeded",
+            )
             assert scheduler.pushed
             assert all(s.live for s in scheduler.model.snapshots.values() if s.health is Health.OK)
             assert conn.limiter.total_calls > calls
@@ -284,17 +421,29 @@ async def test_the_feed_survives_an_emulator_restart(tmp_path):
             scheduler.start()
             try:
                 await _ready(scheduler)
-                await until(lambda: [q for q in _rows(scheduler, "queues") if q.name == "feed-f-before"])
+                await until(
+                    lambda: [q for q in _rows(scheduler, "queues") if q.name == "feed-f-before"]
+                )
                 first = scheduler.follower.feed
                 await asyncio.to_thread(running.restart)
                 # moto's state went with the process: the new feed makes the viewer read it all again
-                await until(lambda: scheduler.follower.feed not in (None, first) and scheduler.pushed,
-                            timeout=30, what="following the restarted emulator's feed")
-                await until(lambda: _rows(scheduler, "queues") == (), timeout=30,
-                            what="the queue the restart lost is gone from the model")
-                await asyncio.to_thread(running.client("sqs").create_queue, QueueName="feed-f-after")
-                await until(lambda: [q for q in _rows(scheduler, "queues") if q.name == "feed-f-after"],
-                            what="a change after the restart")
+                await until(
+                    lambda: scheduler.follower.feed not in (None, first) and scheduler.pushed,
+                    timeout=30,
+                    what="following the restarted emulator's feed",
+                )
+                await until(
+                    lambda: _rows(scheduler, "queues") == (),
+                    timeout=30,
+                    what="the queue the restart lost is gone from the model",
+                )
+                await asyncio.to_thread(
+                    running.client("sqs").create_queue, QueueName="feed-f-after"
+                )
+                await until(
+                    lambda: [q for q in _rows(scheduler, "queues") if q.name == "feed-f-after"],
+                    what="a change after the restart",
+                )
                 assert scheduler.model.get("queues").live
             finally:
                 await scheduler.stop()
@@ -310,16 +459,22 @@ async def test_a_viewer_started_again_reads_everything_then_follows(emulator):
         first.start()
         await _ready(first)
         await first.stop()
-    await asyncio.to_thread(sqs.create_queue, QueueName="feed-g-while-closed")  # missed by the closed viewer
+    await asyncio.to_thread(
+        sqs.create_queue, QueueName="feed-g-while-closed"
+    )  # missed by the closed viewer
     async with Connection(Target(endpoint_url=url)) as conn:
         again = _slow_scheduler(conn, "feed-g-")
         again.start()
         try:
             await _ready(again)
-            await until(lambda: [q for q in _rows(again, "queues") if q.name == "feed-g-while-closed"])
+            await until(
+                lambda: [q for q in _rows(again, "queues") if q.name == "feed-g-while-closed"]
+            )
             await asyncio.to_thread(sqs.create_queue, QueueName="feed-g-after")
-            await until(lambda: [q for q in _rows(again, "queues") if q.name == "feed-g-after"],
-                        what="a change after the restart, through the feed")
+            await until(
+                lambda: [q for q in _rows(again, "queues") if q.name == "feed-g-after"],
+                what="a change after the restart, through the feed",
+            )
             assert again.follower.cursor > 0 and again.pushed
         finally:
             await again.stop()
@@ -333,8 +488,12 @@ def stock_moto(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-p", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=tmp_path)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=tmp_path,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_for(lambda: _answers(url), timeout=30)
@@ -355,16 +514,24 @@ def _answers(url: str) -> bool:
 async def test_on_stock_moto_the_viewer_polls_as_before(stock_moto):
     import boto3
 
-    sqs = boto3.client("sqs", endpoint_url=stock_moto, region_name="us-east-1",
-                       aws_access_key_id="testing", aws_secret_access_key="testing")
+    sqs = boto3.client(
+        "sqs",
+        endpoint_url=stock_moto,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
     async with Connection(Target(endpoint_url=stock_moto)) as conn:
         scheduler = Scheduler(conn, profiles.generic_profile("feed-h-"))
         scheduler.start()
         try:
             await until(lambda: _rows(scheduler, "queues") is not None, what="first poll")
             await asyncio.to_thread(sqs.create_queue, QueueName="feed-h-jobs")
-            await until(lambda: [q for q in _rows(scheduler, "queues") if q.name == "feed-h-jobs"], timeout=30,
-                        what="found by polling")
+            await until(
+                lambda: [q for q in _rows(scheduler, "queues") if q.name == "feed-h-jobs"],
+                timeout=30,
+                what="found by polling",
+            )
             assert not scheduler.pushed and scheduler.follower.answers == 0
             assert not scheduler.model.get("queues").live
             assert "ago" in scheduler.model.get("queues").freshness()

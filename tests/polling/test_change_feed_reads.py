@@ -46,12 +46,22 @@ def _ids(scheduler: Scheduler, table: str) -> set[str]:
 def _fill(emulator: Any, table: str) -> None:
     ddb = emulator.client("dynamodb")
     for first in range(0, BIG_ITEMS, 25):
-        ddb.batch_write_item(RequestItems={table: [
-            {"PutRequest": {"Item": {"id": {"S": f"filler-{i:05d}"}, "note": {"S": FILLER}}}}
-            for i in range(first, min(first + 25, BIG_ITEMS))]})
+        ddb.batch_write_item(
+            RequestItems={
+                table: [
+                    {
+                        "PutRequest": {
+                            "Item": {"id": {"S": f"filler-{i:05d}"}, "note": {"S": FILLER}}
+                        }
+                    }
+                    for i in range(first, min(first + 25, BIG_ITEMS))
+                ]
+            }
+        )
 
 
 # -- a table named by the feed and its scan budget --------------------------------------------
+
 
 async def test_a_table_named_by_the_feed_waits_out_its_read_units_then_is_read_once(emulator):
     big, small = "feed-j-big", "feed-j-small"
@@ -59,7 +69,9 @@ async def test_a_table_named_by_the_feed_waits_out_its_read_units_then_is_read_o
     create_table(ddb, big)
     create_table(ddb, small)
     _fill(emulator, big)
-    put = lambda table, key: asyncio.to_thread(ddb.put_item, TableName=table, Item={"id": {"S": key}})  # noqa: E731
+    put = lambda table, key: asyncio.to_thread(
+        ddb.put_item, TableName=table, Item={"id": {"S": key}}
+    )  # noqa: E731
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         conn.limiter.scale = 1.0  # the budget as on AWS: the big table waits seconds between reads
         scheduler = _scheduler(conn, "feed-j-")
@@ -69,7 +81,11 @@ async def test_a_table_named_by_the_feed_waits_out_its_read_units_then_is_read_o
             await _ready(scheduler)
             # A change read through the feed: the big table's last read, and what it must wait now.
             await put(big, "first")
-            await until(lambda: "first" in _ids(scheduler, big), DEADLINE, "the first change, through the feed")
+            await until(
+                lambda: "first" in _ids(scheduler, big),
+                DEADLINE,
+                "the first change, through the feed",
+            )
             read_at, units = tables._passes[big].read_at, conn.limiter.read_units[big]
             wait = tables.wait(big, conn)
             assert wait == pytest.approx(tables._passes[big].units / READ_UNITS_PER_S) and wait > 5
@@ -78,16 +94,27 @@ async def test_a_table_named_by_the_feed_waits_out_its_read_units_then_is_read_o
             # big one when its read units are paid back — once, and the change is not lost.
             await put(big, "second")
             await put(small, "beside")
-            await until(lambda: "beside" in _ids(scheduler, small), DEADLINE, "the small table's change")
-            assert tables._passes[small].read_at < read_at + wait, "the small table waited for the big one"
-            await until(lambda: "second" in _ids(scheduler, big), DEADLINE + wait, "the big table's change")
-            assert tables._passes[big].read_at >= read_at + wait, "read before its read units were paid back"
-            assert conn.limiter.read_units[big] == pytest.approx(units + tables._passes[big].units)  # one read
+            await until(
+                lambda: "beside" in _ids(scheduler, small), DEADLINE, "the small table's change"
+            )
+            assert tables._passes[small].read_at < read_at + wait, (
+                "the small table waited for the big one"
+            )
+            await until(
+                lambda: "second" in _ids(scheduler, big), DEADLINE + wait, "the big table's change"
+            )
+            assert tables._passes[big].read_at >= read_at + wait, (
+                "read before its read units were paid back"
+            )
+            assert conn.limiter.read_units[big] == pytest.approx(
+                units + tables._passes[big].units
+            )  # one read
         finally:
             await scheduler.stop()
 
 
 # -- a queue's depth across a read of another queue -------------------------------------------
+
 
 async def test_a_queues_depth_stays_whole_across_a_feed_read_of_another_queue(emulator):
     sqs = emulator.client("sqs")
@@ -113,14 +140,20 @@ async def test_a_queues_depth_stays_whole_across_a_feed_read_of_another_queue(em
 
             await send(b)  # a read of B alone
             await until(lambda: queue("feed-k-b").visible == 1, DEADLINE, "B's change")
-            assert conn.limiter.calls[("sqs", "ListQueues")] == lists, "B was read alone, not the whole list"
+            assert conn.limiter.calls[("sqs", "ListQueues")] == lists, (
+                "B was read alone, not the whole list"
+            )
             assert queue("feed-k-a").depth == before.depth  # not dropped, not reset
             now = time.time()
-            assert render.sparklines(queue("feed-k-a").depth, now) == render.sparklines(before.depth, now)
+            assert render.sparklines(queue("feed-k-a").depth, now) == render.sparklines(
+                before.depth, now
+            )
 
             await send(a)  # A again: its points go on from where they were
             await until(lambda: queue("feed-k-a").visible == 4, DEADLINE, "A at 4")
-            assert queue("feed-k-a").depth[:-1] == before.depth and queue("feed-k-a").depth[-1][1:] == (4, 0)
+            assert queue("feed-k-a").depth[:-1] == before.depth and queue("feed-k-a").depth[-1][
+                1:
+            ] == (4, 0)
             assert [p[1:] for p in queue("feed-k-b").depth] == [(0, 0), (1, 0)]
         finally:
             await scheduler.stop()
@@ -128,11 +161,18 @@ async def test_a_queues_depth_stays_whole_across_a_feed_read_of_another_queue(em
 
 # -- where the endpoint came from -------------------------------------------------------------
 
+
 @pytest.fixture
 def aws_home(tmp_path, monkeypatch):
     """An AWS configuration of the test's own; no endpoint in the environment."""
-    for name in ("AWS_ENDPOINT_URL", "AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_ACCESS_KEY_ID",
-                 "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
+    for name in (
+        "AWS_ENDPOINT_URL",
+        "AWS_PROFILE",
+        "AWS_DEFAULT_PROFILE",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+    ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
@@ -150,8 +190,11 @@ async def _follows_the_feed(emulator: Any, target: Target, queue: str) -> None:
         try:
             await _ready(scheduler)
             await asyncio.to_thread(emulator.client("sqs").create_queue, QueueName=queue)
-            await until(lambda: [q for q in _rows(scheduler, "queues") if q.name == queue], DEADLINE,
-                        "a queue created, through the feed")
+            await until(
+                lambda: [q for q in _rows(scheduler, "queues") if q.name == queue],
+                DEADLINE,
+                "a queue created, through the feed",
+            )
             assert scheduler.pushed and scheduler.model.get("queues").live
             assert scheduler.model.get("queues").health is Health.OK
         finally:
@@ -159,13 +202,15 @@ async def _follows_the_feed(emulator: Any, target: Target, queue: str) -> None:
 
 
 async def test_the_feed_is_found_from_a_profiles_endpoint_url(emulator, aws_home):
-    (aws_home / "config").write_text(textwrap.dedent(f"""
+    (aws_home / "config").write_text(
+        textwrap.dedent(f"""
         [profile lab]
         region = us-east-1
         endpoint_url = {emulator.endpoint_url}
         aws_access_key_id = testing
         aws_secret_access_key = testing
-        """))
+        """)
+    )
     await _follows_the_feed(emulator, Target(profile="lab"), "feed-l-jobs")
 
 

@@ -14,7 +14,10 @@ from awsview.profiles import Checkpoint
 
 def _results(*marks):
     steps = ["a", "a", "b", "c"]
-    return tuple(CheckResult(Checkpoint(step, f"t{i}"), mark, "") for i, (step, mark) in enumerate(zip(steps, marks)))
+    return tuple(
+        CheckResult(Checkpoint(step, f"t{i}"), mark, "")
+        for i, (step, mark) in enumerate(zip(steps, marks))
+    )
 
 
 def test_current_step_is_the_last_step_passed_in_order():
@@ -25,14 +28,20 @@ def test_current_step_is_the_last_step_passed_in_order():
     assert current_step(_results(True, True, True, True)) == "c"
 
 
-@pytest.mark.parametrize("text,problem", [
-    ("", "expected one or more [[learner]] tables"),
-    ("[[learner]]\nendpoint_url = 'http://x:1'\n", "learner 1 needs a name"),
-    ("[[learner]]\nname = 'a'\nendpoint_url = 'ftp://x'\n", "endpoint_url must be an http(s) URL"),
-    ("[[learner]]\nname = 'a'\n[[learner]]\nname = 'a'\n", "listed twice"),
-    ("[[learner]]\nname = 'a'\nlab = 'ev99'\n", "unknown lab 'ev99'"),
-    ("[[learner\n", "line 1"),
-])
+@pytest.mark.parametrize(
+    "text,problem",
+    [
+        ("", "expected one or more [[learner]] tables"),
+        ("[[learner]]\nendpoint_url = 'http://x:1'\n", "learner 1 needs a name"),
+        (
+            "[[learner]]\nname = 'a'\nendpoint_url = 'ftp://x'\n",
+            "endpoint_url must be an http(s) URL",
+        ),
+        ("[[learner]]\nname = 'a'\n[[learner]]\nname = 'a'\n", "listed twice"),
+        ("[[learner]]\nname = 'a'\nlab = 'ev99'\n", "unknown lab 'ev99'"),
+        ("[[learner\n", "line 1"),
+    ],
+)
 def test_malformed_roster(tmp_path: Path, text: str, problem: str):
     path = tmp_path / "class.toml"
     path.write_text(text)
@@ -45,8 +54,11 @@ async def test_monitor_follows_learners_and_a_dead_one_shows_its_error(emulator)
     player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
     player.setup()
     player.play(until="deploy")
-    learners = (Learner("ada", emulator.endpoint_url), Learner("bob", emulator.endpoint_url, "q05"),
-                Learner("cy", "http://127.0.0.1:9"))
+    learners = (
+        Learner("ada", emulator.endpoint_url),
+        Learner("bob", emulator.endpoint_url, "q05"),
+        Learner("cy", "http://127.0.0.1:9"),
+    )
     monitor = ClassMonitor(learners, concurrency=2)
     try:
         statuses = {s.learner.name: s for s in await monitor.round()}
@@ -100,4 +112,11 @@ async def test_a_learner_joined_late_is_credited_with_the_steps_a_later_one_prov
     finally:
         await monitor.close()
     assert status.step == "executions" and status.error is None
-    assert [r.mark for r in status.checkpoints] == ["✓", "✓", "✓", "✓", "✗", "✓"] and status.passed == 5
+    assert [r.mark for r in status.checkpoints] == [
+        "✓",
+        "✓",
+        "✓",
+        "✓",
+        "✗",
+        "✓",
+    ] and status.passed == 5

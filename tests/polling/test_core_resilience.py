@@ -26,7 +26,9 @@ async def test_stopped_emulator_turns_snapshots_stale_and_restart_recovers(tmp_p
     running = RunningEmulator(state_dir=tmp_path).start()
     try:
         create_table(running.client("dynamodb"), "labex-q05-orders")
-        running.client("dynamodb").put_item(TableName="labex-q05-orders", Item={"id": {"S": "kept"}})
+        running.client("dynamodb").put_item(
+            TableName="labex-q05-orders", Item={"id": {"S": "kept"}}
+        )
         running.client("sqs").create_queue(QueueName="labex-q05-jobs")
         async with Connection(Target(endpoint_url=running.endpoint_url), connect_timeout=1) as conn:
             scheduler = Scheduler(conn, profiles.load("q05"))
@@ -39,15 +41,25 @@ async def test_stopped_emulator_turns_snapshots_stale_and_restart_recovers(tmp_p
             queues = model.get("queues")
             assert queues.health is Health.STALE
             assert "connection refused" in queues.error
-            assert [q.name for q in queues.data] == ["labex-q05-jobs"]  # last good data kept, not "empty"
+            assert [q.name for q in queues.data] == [
+                "labex-q05-jobs"
+            ]  # last good data kept, not "empty"
             orders = model.get("table:labex-q05-orders")
             assert orders.health is Health.STALE and orders.data.items[0]["id"] == "kept"
-            assert orders.freshness().startswith("stale ") and "connection refused" in orders.freshness()
-            reference = model.get("table:labex-q05-reference")  # was absent: now unknown, not absent
+            assert (
+                orders.freshness().startswith("stale ")
+                and "connection refused" in orders.freshness()
+            )
+            reference = model.get(
+                "table:labex-q05-reference"
+            )  # was absent: now unknown, not absent
             assert reference.health is Health.STALE and reference.note == "was absent"
             assert model.get("state_machines").health is Health.STALE
-            assert all(s.health is not Health.ABSENT for s in model.snapshots.values()
-                       if s.kind != "journal")
+            assert all(
+                s.health is not Health.ABSENT
+                for s in model.snapshots.values()
+                if s.kind != "journal"
+            )
 
             running.restart()
             model = await scheduler.run_once()
@@ -61,7 +73,9 @@ async def test_stopped_emulator_turns_snapshots_stale_and_restart_recovers(tmp_p
 
 async def test_log_events_are_transferred_once(emulator):
     lam = emulator.client("lambda")
-    create_function(lam, "labex-q05-worker", "def handler(e, c):\n    print('RESULT {\"n\": %d}' % e['n'])\n")
+    create_function(
+        lam, "labex-q05-worker", "def handler(e, c):\n    print('RESULT {\"n\": %d}' % e['n'])\n"
+    )
     profile = profiles.load("q05")
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         poller, model = LogPoller(profile), LabModel()
@@ -69,7 +83,11 @@ async def test_log_events_are_transferred_once(emulator):
             invoke(lam, "labex-q05-worker", {"n": n})
         model.apply(await poller.poll(conn, model))
         first = model.data("logs:/aws/lambda/labex-q05-worker")
-        assert [e.line.data for e in first.lines if e.line.kind == "RESULT"] == [{"n": 0}, {"n": 1}, {"n": 2}]
+        assert [e.line.data for e in first.lines if e.line.kind == "RESULT"] == [
+            {"n": 0},
+            {"n": 1},
+            {"n": 2},
+        ]
         invoke(lam, "labex-q05-worker", {"n": 3})
         model.apply(await poller.poll(conn, model))
         model.apply(await poller.poll(conn, model))
@@ -120,7 +138,9 @@ def test_interval_is_fast_while_active_slow_when_idle_and_backs_off_when_failing
     scheduler.model.apply([succeeded(None, "slow", "k", 1)])
     scheduler.model.apply([succeeded(None, "slow", "k", 2)])  # data changed just now
     assert scheduler.interval(poller, ok) == 0.5
-    poller.last_failure = Failure("throttled", "throttled (ThrottlingException)", "ThrottlingException")
+    poller.last_failure = Failure(
+        "throttled", "throttled (ThrottlingException)", "ThrottlingException"
+    )
     bad = [failed(ok[0], "slow", "k", "throttled")]
     waits = [scheduler.interval(poller, bad) for _ in range(5)]
     assert waits == sorted(waits) and waits[-1] == 60.0 and waits[0] >= 8.0
@@ -139,15 +159,23 @@ async def test_token_bucket_holds_filter_log_events_to_one_per_second():
     assert loop.time() - started >= 4 / 20 * 0.9
 
 
-@pytest.mark.parametrize("text,expected", [
-    ('name = "bad"\ntitle = \n', "line 2"),
-    ('name = "bad"\ntitle = "t"\nprefix = "p-"\n[[resources]]\nkind = "funtion"\nname = "x"\n',
-     "line 5: unknown resource kind 'funtion'"),
-    ('name = "bad"\ntitle = "t"\nprefix = "p-"\npanels = ["tables", "charts"]\n', "line 4: unknown panel 'charts'"),
-    ('name = "bad"\ntitle = "t"\nprefix = 7\n', "line 3: 'prefix' must be a string"),
-    ('name = "other"\ntitle = "t"\nprefix = "p"\n', "line 1: name 'other' does not match"),
-    ('name = "bad"\nprefix = "p"\n', "missing required key 'title'"),
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ('name = "bad"\ntitle = \n', "line 2"),
+        (
+            'name = "bad"\ntitle = "t"\nprefix = "p-"\n[[resources]]\nkind = "funtion"\nname = "x"\n',
+            "line 5: unknown resource kind 'funtion'",
+        ),
+        (
+            'name = "bad"\ntitle = "t"\nprefix = "p-"\npanels = ["tables", "charts"]\n',
+            "line 4: unknown panel 'charts'",
+        ),
+        ('name = "bad"\ntitle = "t"\nprefix = 7\n', "line 3: 'prefix' must be a string"),
+        ('name = "other"\ntitle = "t"\nprefix = "p"\n', "line 1: name 'other' does not match"),
+        ('name = "bad"\nprefix = "p"\n', "missing required key 'title'"),
+    ],
+)
 def test_malformed_profile_names_file_line_and_problem(tmp_path: Path, text: str, expected: str):
     path = tmp_path / "bad.toml"
     path.write_text(text)
@@ -166,8 +194,10 @@ def test_shipped_profiles_load_and_name_their_resources():
         profile = profiles.load(name)
         assert profile.prefix == f"labex-{name}-"
         assert profile.tables("reference") == (f"labex-{name}-reference",)
-        assert all(r.name.startswith(profile.prefix) or r.kind in ("log_group", "mapping")
-                   for r in profile.resources)
+        assert all(
+            r.name.startswith(profile.prefix) or r.kind in ("log_group", "mapping")
+            for r in profile.resources
+        )
         assert json.dumps([c.text for c in profile.checkpoints])
 
 
@@ -204,8 +234,16 @@ def test_checkpoint_is_unknown_until_the_data_it_needs_was_read():
 
     profile = profiles.load("ev04")
     model = LabModel()
-    model.apply([succeeded(None, "state_machines", "state_machines",
-                           (StateMachine("labex-ev04-orders", "arn:m", "STANDARD", None),))])
+    model.apply(
+        [
+            succeeded(
+                None,
+                "state_machines",
+                "state_machines",
+                (StateMachine("labex-ev04-orders", "arn:m", "STANDARD", None),),
+            )
+        ]
+    )
     workflow = next(r for r in evaluate(profile, model) if r.checkpoint.step == "workflow")
     assert workflow.passed is None and "not read yet" in workflow.detail  # not a pass: unknown
     model.apply([succeeded(None, "executions", "executions:labex-ev04-orders", ())])
@@ -222,8 +260,12 @@ def test_an_unreachable_journal_is_an_error_on_the_decision_panels_not_empty():
 
     profile = profiles.load("q05")
     model = LabModel()
-    model.apply([failed(None, "journal", "journal", "connection refused — http://127.0.0.1:9/"),
-                 succeeded(None, "timeline", "timeline", Timeline(keys=(), sources=()))])
+    model.apply(
+        [
+            failed(None, "journal", "journal", "connection refused — http://127.0.0.1:9/"),
+            succeeded(None, "timeline", "timeline", Timeline(keys=(), sources=())),
+        ]
+    )
     shown = {p.name: p for p in panels(model, profile)}
     for name in ("decisions", "verdicts"):
         assert shown[name].health == "error" and "connection refused" in shown[name].freshness
@@ -242,7 +284,9 @@ async def test_generic_mode_drops_tables_and_log_groups_that_are_gone(emulator):
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         scheduler = Scheduler(conn, profiles.generic_profile("gen-"))
         model = await scheduler.run_once()
-        assert {"table:gen-orders", "table:gen-kept", "logs:/aws/lambda/gen-worker"} <= set(model.snapshots)
+        assert {"table:gen-orders", "table:gen-kept", "logs:/aws/lambda/gen-worker"} <= set(
+            model.snapshots
+        )
         ddb.delete_table(TableName="gen-orders")
         logs.delete_log_group(logGroupName="/aws/lambda/gen-worker")
         model = await scheduler.run_once()
@@ -298,11 +342,15 @@ async def test_after_an_outage_the_first_poll_through_brings_the_others_back():
     state = {"down": True}
     quick, slow = _Outage("quick", 0.01, state), _Outage("slow", 1.0, state)
     scheduler = Scheduler(conn=None, profile=quick.profile, pollers=[quick, slow])
-    scheduler._backoff["slow"] = MAX_BACKOFF_S / 2  # a long outage so far: its next wait is a minute
+    scheduler._backoff["slow"] = (
+        MAX_BACKOFF_S / 2
+    )  # a long outage so far: its next wait is a minute
     scheduler.start()
     await _until(lambda: scheduler._backoff.get("slow") == MAX_BACKOFF_S, "slow backs off", 30)
     state["down"] = False
-    await _until(lambda: slow.recovered_at is not None, "slow back before its backoff", MAX_BACKOFF_S / 2)
+    await _until(
+        lambda: slow.recovered_at is not None, "slow back before its backoff", MAX_BACKOFF_S / 2
+    )
     await scheduler.stop()
     assert quick.recovered_at is not None and quick.recovered_at <= slow.recovered_at
 
@@ -322,8 +370,11 @@ async def test_a_poll_in_flight_as_the_endpoint_returns_does_not_wait_out_its_ba
     await _until(lambda: quick.recovered_at is not None, "quick gets through", 30)
     gate.set()  # its call fails now, after the endpoint came back
     await _until(lambda: straggler.failures == 1, "the straggler fails", 30)
-    await _until(lambda: straggler.recovered_at is not None, "the straggler back before its backoff",
-                 MAX_BACKOFF_S / 2)
+    await _until(
+        lambda: straggler.recovered_at is not None,
+        "the straggler back before its backoff",
+        MAX_BACKOFF_S / 2,
+    )
     await scheduler.stop()
 
 
@@ -359,7 +410,9 @@ async def test_stop_ends_a_poll_loop_whose_wake_was_just_set(turns):
     """On Python 3.11 asyncio.wait_for swallowed a cancellation that landed as the wake it
     waited for was set, and stop() waited forever for a loop that polled on (the demo's lab
     switch and the app's exit wait for it; hung 3 runs in 8 of the outage test)."""
-    scheduler = Scheduler(conn=None, profile=profiles.generic_profile(), pollers=[_Moving("moving")])
+    scheduler = Scheduler(
+        conn=None, profile=profiles.generic_profile(), pollers=[_Moving("moving")]
+    )
     scheduler.start()
     await asyncio.sleep(0.05)  # polled once, now waiting on the wake
     scheduler._pending["moving"].mark(None)  # its wake: read everything
@@ -378,13 +431,26 @@ async def test_a_policy_deleted_mid_poll_does_not_hide_its_role(emulator):
     from awsview.polling.iam import RolePoller
 
     iam = emulator.client("iam")
-    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-                                                     "Principal": {"Service": "states.amazonaws.com"}}]}
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": "sts:AssumeRole",
+                "Principal": {"Service": "states.amazonaws.com"},
+            }
+        ],
+    }
     iam.create_role(RoleName="labex-ev04-race-role", AssumeRolePolicyDocument=_json.dumps(trust))
-    policy = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "lambda:InvokeFunction",
-                                                      "Resource": "*"}]}
-    iam.put_role_policy(RoleName="labex-ev04-race-role", PolicyName="InvokeWorker",
-                        PolicyDocument=_json.dumps(policy))
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [{"Effect": "Allow", "Action": "lambda:InvokeFunction", "Resource": "*"}],
+    }
+    iam.put_role_policy(
+        RoleName="labex-ev04-race-role",
+        PolicyName="InvokeWorker",
+        PolicyDocument=_json.dumps(policy),
+    )
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         real_call = conn.call
 
@@ -418,7 +484,9 @@ async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulato
         real_call = conn.call
 
         async def call(service, operation, **params):
-            if params.get("stateMachineArn") == doomed["stateMachineArn"] and operation.startswith("describe"):
+            if params.get("stateMachineArn") == doomed["stateMachineArn"] and operation.startswith(
+                "describe"
+            ):
                 sfn.delete_state_machine(stateMachineArn=doomed["stateMachineArn"])
             if operation == "describe_execution" and params["executionArn"].endswith(":survivor"):
                 sfn.delete_state_machine(stateMachineArn=kept["stateMachineArn"])  # and its run

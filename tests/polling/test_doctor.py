@@ -35,16 +35,22 @@ def _free_port() -> int:
 def moto_server() -> Iterator[str]:
     """A stock moto server (no AWS View additions), on a free port."""
     port = _free_port()
-    process = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
 
     def up() -> bool:
         try:
-            boto3.client("sts", endpoint_url=url, region_name=REGION, **CREDENTIALS).get_caller_identity()
+            boto3.client(
+                "sts", endpoint_url=url, region_name=REGION, **CREDENTIALS
+            ).get_caller_identity()
             return True
         except Exception:
             return False
+
     try:
         wait_for(up, timeout=60, interval=0.2)
         yield url
@@ -62,8 +68,12 @@ class _NoStepFunctions(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else None
         if self.headers.get("X-Amz-Target", "").startswith("AWSStepFunctions."):
-            answer = json.dumps({"__type": "UnknownOperationException",
-                                 "message": "Step Functions is not enabled on this backend"}).encode()
+            answer = json.dumps(
+                {
+                    "__type": "UnknownOperationException",
+                    "message": "Step Functions is not enabled on this backend",
+                }
+            ).encode()
             self.send_response(400)
             self.send_header("Content-Type", "application/x-amz-json-1.0")
             self.send_header("Content-Length", str(len(answer)))
@@ -115,39 +125,65 @@ async def test_on_the_embedded_emulator_every_panel_is_exact(emulator: RunningEm
     assert diagnosis.probe("emulator journal").state == "ok"
     feed = diagnosis.probe("change feed")
     assert feed.state == "ok" or feed.detail.startswith("no change feed: polled")
-    assert diagnosis.probe("stream labex-q05-orders").state == "absent"  # no stream, and the journal is exact
-    assert "exact" in diagnosis.summary and diagnosis.summary.startswith("backend: AWS View emulator")
+    assert (
+        diagnosis.probe("stream labex-q05-orders").state == "absent"
+    )  # no stream, and the journal is exact
+    assert "exact" in diagnosis.summary and diagnosis.summary.startswith(
+        "backend: AWS View emulator"
+    )
     ev04 = await diagnose(Target(endpoint_url=emulator.endpoint_url), "ev04")
     assert _levels(ev04)["executions"] == EXACT
 
 
 async def test_on_stock_moto_decisions_are_inferred_and_a_stream_is_advised(moto_server: str):
     ddb = boto3.client("dynamodb", endpoint_url=moto_server, region_name=REGION, **CREDENTIALS)
-    ddb.create_table(TableName="labex-q05-orders", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                     AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                     BillingMode="PAY_PER_REQUEST")
+    ddb.create_table(
+        TableName="labex-q05-orders",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
     diagnosis = await diagnose(Target(endpoint_url=moto_server), "q05")
     assert diagnosis.backend == "an AWS-compatible endpoint (not the AWS View emulator)"
     assert diagnosis.probe("emulator journal").state == "absent"
     assert diagnosis.probe("change feed").detail.startswith("no change feed: polled")
     decisions = diagnosis.panel("decisions")
     assert decisions.level == INFERRED and "RESULT lines" in decisions.why
-    assert "update-table --table-name labex-q05-orders" in decisions.fix and "NEW_AND_OLD_IMAGES" in decisions.fix
+    assert (
+        "update-table --table-name labex-q05-orders" in decisions.fix
+        and "NEW_AND_OLD_IMAGES" in decisions.fix
+    )
     assert _levels(diagnosis)["tables"] == EXACT and _levels(diagnosis)["queues"] == EXACT
     # With the stream the advice asked for, accepted writes come from it; rejections stay unseen.
-    ddb.update_table(TableName="labex-q05-orders",
-                     StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
+    ddb.update_table(
+        TableName="labex-q05-orders",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
     streamed = await diagnose(Target(endpoint_url=moto_server), "q05")
     assert streamed.panel("decisions").level == INFERRED
-    assert "DynamoDB Streams" in streamed.panel("decisions").why and "rejected writes" in streamed.panel("decisions").why
+    assert (
+        "DynamoDB Streams" in streamed.panel("decisions").why
+        and "rejected writes" in streamed.panel("decisions").why
+    )
     ev04 = await diagnose(Target(endpoint_url=moto_server), "ev04")
     assert _levels(ev04)["executions"] == EXACT  # moto answers Step Functions reads
-    done = subprocess.run([sys.executable, "-m", "awsview", "doctor", "--endpoint-url", moto_server, "--lab", "q05"],
-                          capture_output=True, text=True, timeout=60,
-                          env={**__import__("os").environ, "AWS_ACCESS_KEY_ID": "testing",
-                               "AWS_SECRET_ACCESS_KEY": "testing"})
+    done = subprocess.run(
+        [sys.executable, "-m", "awsview", "doctor", "--endpoint-url", moto_server, "--lab", "q05"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={
+            **__import__("os").environ,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+        },
+    )
     assert done.returncode == 0, done.stderr
-    assert "decisions" in done.stdout and "inferred" in done.stdout and "nothing was changed" in done.stdout
+    assert (
+        "decisions" in done.stdout
+        and "inferred" in done.stdout
+        and "nothing was changed" in done.stdout
+    )
 
 
 async def test_without_step_functions_the_workflow_panels_are_missing(no_step_functions: str):
@@ -164,8 +200,12 @@ async def test_without_step_functions_the_workflow_panels_are_missing(no_step_fu
 
 
 def test_doctor_says_an_unreachable_endpoint_in_one_line():
-    done = subprocess.run([sys.executable, "-m", "awsview", "doctor", "--endpoint-url", "http://127.0.0.1:9"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "awsview", "doctor", "--endpoint-url", "http://127.0.0.1:9"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 
@@ -180,7 +220,9 @@ async def test_the_viewer_says_it_in_the_status_line_and_the_help(emulator: Runn
             await pilot.pause(0.2)
         assert app.diagnosis is not None
         await pilot.pause()
-        assert "backend: AWS View emulator · all panels exact" in str(app.query_one("#status").render())
+        assert "backend: AWS View emulator · all panels exact" in str(
+            app.query_one("#status").render()
+        )
         await pilot.press("question_mark")
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)

@@ -37,7 +37,9 @@ def test_sparklines_say_what_they_do_not_know():
     now = 10_000.0
     assert render.sparklines((), now) == "—"
     visible, in_flight = render.sparklines(((now - 60, 0, 0), (now - 30, 3, 1)), now).split(" / ")
-    assert visible.startswith(" " * 9) and visible.endswith("▁██")  # not watched before, then 0, then 3
+    assert visible.startswith(" " * 9) and visible.endswith(
+        "▁██"
+    )  # not watched before, then 0, then 3
     assert in_flight.endswith("▁▄▄")  # one scale for both: 1 of 3
     assert render.sparklines(((now - 900, 0, 0),), now) == "▁" * 12 + " / " + "▁" * 12
 
@@ -50,7 +52,9 @@ async def test_the_poison_message_comes_back_on_the_queue_panel(emulator: Runnin
     player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
     player.setup()
     sqs = emulator.client("sqs")
-    url = sqs.create_queue(QueueName="labex-q05-jobs")["QueueUrl"]  # the lab's queue, no worker connected
+    url = sqs.create_queue(QueueName="labex-q05-jobs")[
+        "QueueUrl"
+    ]  # the lab's queue, no worker connected
     profile = profiles.load("q05")
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         scheduler = Scheduler(conn, profile, speed=0.5)
@@ -73,11 +77,16 @@ async def test_the_poison_message_comes_back_on_the_queue_panel(emulator: Runnin
             await seen((1, 0))
             for _ in range(2):  # taken, fails, comes back
                 received = await asyncio.to_thread(
-                    sqs.receive_message, QueueUrl=url, VisibilityTimeout=600, WaitTimeSeconds=5)
+                    sqs.receive_message, QueueUrl=url, VisibilityTimeout=600, WaitTimeSeconds=5
+                )
                 handle = received["Messages"][0]["ReceiptHandle"]
                 await seen((0, 1))
                 await asyncio.to_thread(
-                    sqs.change_message_visibility, QueueUrl=url, ReceiptHandle=handle, VisibilityTimeout=0)
+                    sqs.change_message_visibility,
+                    QueueUrl=url,
+                    ReceiptHandle=handle,
+                    VisibilityTimeout=0,
+                )
                 await seen((1, 0))
             points = scheduler.model.get("queues").data[0].depth
             assert sum(1 for a, b in zip(points, points[1:]) if a[2] > 0 and b[1] > 0) == 2

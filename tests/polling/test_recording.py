@@ -35,12 +35,28 @@ from awsview.aws.session import Target
 from tests.support import sample
 
 NOW = sample.NOW
-STREAM = StreamRecord("e-1", "MODIFY", sample.at(3), "000001", {"id": "a"}, {"id": "a", "n": 1},
-                      {"id": "a", "n": Decimal("2.5"), "tags": frozenset({"x", "y"}), "raw": b"\x00\xff"})
+STREAM = StreamRecord(
+    "e-1",
+    "MODIFY",
+    sample.at(3),
+    "000001",
+    {"id": "a"},
+    {"id": "a", "n": 1},
+    {"id": "a", "n": Decimal("2.5"), "tags": frozenset({"x", "y"}), "raw": b"\x00\xff"},
+)
 # Dataclasses of the codec's modules that a snapshot never holds (working objects, not data).
 # Progress is computed from the checkpoint results when drawn; Sighting and RunBook are the run
 # keeper's own book (the "runs" snapshot holds Run values): none is held in a snapshot.
-NOT_SNAPSHOT_DATA = {"Evidence", "Memory", "_Parser", "ItemDiff", "Opaque", "Progress", "Sighting", "RunBook"}
+NOT_SNAPSHOT_DATA = {
+    "Evidence",
+    "Memory",
+    "_Parser",
+    "ItemDiff",
+    "Opaque",
+    "Progress",
+    "Sighting",
+    "RunBook",
+}
 
 
 def corpus() -> list[tuple[str, object]]:
@@ -51,12 +67,22 @@ def corpus() -> list[tuple[str, object]]:
         profile, model = sample.sample(lab)
         values.append((f"{lab} profile", profile))
         values += [(f"{lab} {key}", snapshot) for key, snapshot in sorted(model.snapshots.items())]
-    values.append(("stream", Snapshot("stream", "stream:t", Health.OK, (STREAM,), fetched_at=NOW, attempted_at=NOW)))
+    values.append(
+        (
+            "stream",
+            Snapshot("stream", "stream:t", Health.OK, (STREAM,), fetched_at=NOW, attempted_at=NOW),
+        )
+    )
     queues = sample.sample("q05")[1].get("queues")
     values.append(("stale", failed(queues, "queues", "queues", "connection refused", at=NOW + 5)))
-    values.append(("absent", Snapshot("table", "table:x", Health.ABSENT, None, fetched_at=NOW, note="gone")))
+    values.append(
+        ("absent", Snapshot("table", "table:x", Health.ABSENT, None, fetched_at=NOW, note="gone"))
+    )
     built = sample.sample("q05")[1].get("timeline")
-    first, second = Run(1, NOW - 600, "table created", end=NOW - 300), Run(2, NOW - 300, "table created again")
+    first, second = (
+        Run(1, NOW - 600, "table created", end=NOW - 300),
+        Run(2, NOW - 300, "table created again"),
+    )
     rerun = replace(built.data, run=second, earlier=(RunTimeline(first, built.data.keys),))
     values.append(("timeline with an earlier run", replace(built, data=rerun)))
     return values
@@ -93,13 +119,36 @@ def test_the_corpus_covers_every_type_a_snapshot_can_hold():
     assert declared - found - NOT_SNAPSHOT_DATA == set()
 
 
-@pytest.mark.parametrize("value", [
-    1 << 70, -(1 << 80), Decimal("-0.000123"), Decimal("1E+40"), frozenset({1, "a", b"b"}), {1, 2},
-    {1: "int key", (1, "t"): [1, (2, [3])], "": None}, "lone \ud800 surrogate", b"\x00\xff", [], (), {},
-    datetime(2026, 1, 1, 12, 0, 0, 123456, tzinfo=timezone(timedelta(hours=5, minutes=30))),
-    datetime(2026, 1, 1, 12, 0, 0, 999999), True, False, 0, 1.5, float("inf"), None, Health.STALE,
-    MappingProxyType({"a": (1, 2)}), [[], ((),)], "[/bold] \x1b[31m",
-], ids=repr)
+@pytest.mark.parametrize(
+    "value",
+    [
+        1 << 70,
+        -(1 << 80),
+        Decimal("-0.000123"),
+        Decimal("1E+40"),
+        frozenset({1, "a", b"b"}),
+        {1, 2},
+        {1: "int key", (1, "t"): [1, (2, [3])], "": None},
+        "lone \ud800 surrogate",
+        b"\x00\xff",
+        [],
+        (),
+        {},
+        datetime(2026, 1, 1, 12, 0, 0, 123456, tzinfo=timezone(timedelta(hours=5, minutes=30))),
+        datetime(2026, 1, 1, 12, 0, 0, 999999),
+        True,
+        False,
+        0,
+        1.5,
+        float("inf"),
+        None,
+        Health.STALE,
+        MappingProxyType({"a": (1, 2)}),
+        [[], ((),)],
+        "[/bold] \x1b[31m",
+    ],
+    ids=repr,
+)
 def test_awkward_values_keep_their_type(value):
     back = Codec().unpack(Codec().pack(value))
     assert back == value and type(back) is type(value)
@@ -113,22 +162,32 @@ def test_unknown_objects_are_written_as_opaque_text_never_code():
             return "Elsewhere()"
 
     back = Codec().unpack(Codec().pack({"x": Elsewhere()}))
-    assert back == {"x": Opaque(f"{__name__}:test_unknown_objects_are_written_as_opaque_text_never_code.<locals>.Elsewhere",
-                                "Elsewhere()")}
+    assert back == {
+        "x": Opaque(
+            f"{__name__}:test_unknown_objects_are_written_as_opaque_text_never_code.<locals>.Elsewhere",
+            "Elsewhere()",
+        )
+    }
 
 
 def test_a_schema_from_another_version_reads_with_defaults_and_drops_what_is_gone():
     schema = current_schema()
     queue = next(entry for entry in schema if entry[0].endswith(":Queue"))
     fields = list(queue[1])
-    older = [[name, ([f for f in fields if f != "dlq_arn"] + ["retired_field"]) if name == queue[0] else f]
-             for name, f in schema]
+    older = [
+        [
+            name,
+            ([f for f in fields if f != "dlq_arn"] + ["retired_field"]) if name == queue[0] else f,
+        ]
+        for name, f in schema
+    ]
     writer = Codec(older)
     # Written by "another version": dlq_arn unknown to it, retired_field known.
     _, model = sample.sample("q05")
     q = model.get("queues").data[0]
     values = [getattr(q, f) for f in fields if f != "dlq_arn"] + ["old value"]
     from awsview.model import codec as module
+
     data = writer.pack([module._MARKS[module._DATACLASS], schema.index(queue), *values])
     back = Codec(older).unpack(data)
     assert back == replace(q, dlq_arn=None)
@@ -160,16 +219,49 @@ def _changes():
     table = next(s for s in model.snapshots.values() if s.key.startswith("table:"))
     items = table.data.items
     return [
-        ("log line appended", logs, replace(logs, data=replace(logs.data, lines=lines + (extra,)), fetched_at=NOW + 1)),
-        ("capped feed", logs, replace(logs, data=replace(logs.data, lines=lines[2:] + (extra, extra)))),
-        ("execution prepended", executions, replace(executions, data=(replace(first, name="new", arn="arn:new"),)
-                                                     + executions.data)),
-        ("execution finished", executions, replace(executions, data=(replace(first, status="ABORTED"),)
-                                                   + executions.data[1:])),
-        ("history grows", history, replace(history, data=replace(history.data, history=replace(
-            history.data.history, events=events + events[-1:])))),
-        ("item changed", table, replace(table, data=replace(table.data, items=items[:-1] + (
-            {**items[-1], "status": "CHANGED", "n": Decimal("1.5")},)))),
+        (
+            "log line appended",
+            logs,
+            replace(logs, data=replace(logs.data, lines=lines + (extra,)), fetched_at=NOW + 1),
+        ),
+        (
+            "capped feed",
+            logs,
+            replace(logs, data=replace(logs.data, lines=lines[2:] + (extra, extra))),
+        ),
+        (
+            "execution prepended",
+            executions,
+            replace(
+                executions, data=(replace(first, name="new", arn="arn:new"),) + executions.data
+            ),
+        ),
+        (
+            "execution finished",
+            executions,
+            replace(executions, data=(replace(first, status="ABORTED"),) + executions.data[1:]),
+        ),
+        (
+            "history grows",
+            history,
+            replace(
+                history,
+                data=replace(
+                    history.data, history=replace(history.data.history, events=events + events[-1:])
+                ),
+            ),
+        ),
+        (
+            "item changed",
+            table,
+            replace(
+                table,
+                data=replace(
+                    table.data,
+                    items=items[:-1] + ({**items[-1], "status": "CHANGED", "n": Decimal("1.5")},),
+                ),
+            ),
+        ),
         ("item removed", table, replace(table, data=replace(table.data, items=items[1:]))),
         ("became stale", table, failed(table, "table", table.key, "timeout")),
         ("only the time", table, replace(table, fetched_at=NOW + 9, attempted_at=NOW + 9)),
@@ -204,8 +296,10 @@ def _record(path: Path, steps: int = 30) -> tuple[list[dict], list[float]]:
     profile, full = sample.sample("q05")
     clock = [sample.T0]
     writer = open_recording(path, "test")
-    recorder = Recorder(writer.channel("", target_info(Target(endpoint_url="http://127.0.0.1:5000")), clock[0]),
-                        clock=lambda: clock[0])
+    recorder = Recorder(
+        writer.channel("", target_info(Target(endpoint_url="http://127.0.0.1:5000")), clock[0]),
+        clock=lambda: clock[0],
+    )
     model = LabModel()
     recorder.attach(profile, model)
     states, times = [dict(model.snapshots)], [clock[0]]
@@ -278,11 +372,15 @@ def test_files_that_are_not_recordings_are_one_clear_line(tmp_path):
     _record(tmp_path / "there.rec", steps=2)
     with pytest.raises(RecordingError, match="already exists"):
         open_recording(tmp_path / "there.rec", "test")
-    for args in (["dump", "--from", str(tmp_path / "text.rec")], ["replay", str(tmp_path / "missing.rec")],
-                 ["dump", "--from", str(tmp_path / "there.rec"), "--at", "yesterday"],
-                 ["watch", "--record", str(tmp_path / "there.rec")]):
-        done = subprocess.run([sys.executable, "-m", "awsview", *args], capture_output=True, text=True,
-                              timeout=60)
+    for args in (
+        ["dump", "--from", str(tmp_path / "text.rec")],
+        ["replay", str(tmp_path / "missing.rec")],
+        ["dump", "--from", str(tmp_path / "there.rec"), "--at", "yesterday"],
+        ["watch", "--record", str(tmp_path / "there.rec")],
+    ):
+        done = subprocess.run(
+            [sys.executable, "-m", "awsview", *args], capture_output=True, text=True, timeout=60
+        )
         assert done.returncode == 2, (args, done.stderr)
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
 
@@ -306,16 +404,25 @@ def test_dump_from_prints_a_moment_as_dump_does(tmp_path, utc):
     profile, _ = sample.sample("q05")
     env = {**os.environ, "TZ": "UTC"}
     for at, index in (("end", len(states) - 1), ("+3", 2), ("start", 0)):
-        done = subprocess.run([sys.executable, "-m", "awsview", "dump", "--from", str(path), "--at", at],
-                              capture_output=True, text=True, timeout=60, env=env)
+        done = subprocess.run(
+            [sys.executable, "-m", "awsview", "dump", "--from", str(path), "--at", at],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env=env,
+        )
         assert done.returncode == 0, done.stderr
         header, moment, shown = done.stdout.split("\n", 2)
-        assert header.startswith("recording q05.rec · http://127.0.0.1:5000 · account unknown account")
+        assert header.startswith(
+            "recording q05.rec · http://127.0.0.1:5000 · account unknown account"
+        )
         if index == 0:
             assert "no lab" not in shown
         moment_time = max(times[index], parse_moment(at, times[0], times[-1]))
         target = Target(endpoint_url="http://127.0.0.1:5000")
-        assert shown == as_text(profile, LabModel(snapshots=states[index]), target, "?", moment_time)
+        assert shown == as_text(
+            profile, LabModel(snapshots=states[index]), target, "?", moment_time
+        )
 
 
 # -- the replay viewer ------------------------------------------------------------------------
@@ -382,7 +489,10 @@ async def test_replay_controls(tmp_path):
         assert "‖ 32×" in str(timeline.render())
         # Ages are the recording's: the queue panel's freshness reads as it did then.
         view = app.board.views["queues"]
-        assert view.shown.panel.freshness == render.queues(LabModel(snapshots=states[last]), None, times[last])[0].freshness
+        assert (
+            view.shown.panel.freshness
+            == render.queues(LabModel(snapshots=states[last]), None, times[last])[0].freshness
+        )
         await pilot.press("question_mark")
         await pilot.pause()
         await pilot.press("g")  # under the help screen the time line does not move

@@ -45,15 +45,30 @@ def _shown(path: Path) -> list[dict]:
 def test_a_recording_killed_mid_lab_replays_what_was_shown(tmp_path):
     running = RunningEmulator(state_dir=tmp_path / "emulator").start()
     recording, shown = tmp_path / "q05.rec", tmp_path / "shown.jsonl"
-    probe = subprocess.Popen([sys.executable, "-m", "tests.support.record_probe", running.endpoint_url, "q05",
-                              str(recording), str(shown)], cwd=ROOT, stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"})
+    probe = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.support.record_probe",
+            running.endpoint_url,
+            "q05",
+            str(recording),
+            str(shown),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
     try:
         assert probe.stdout.readline().strip() == "recording", probe.stderr.read()
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None)
         player.setup()
         player.play(until="deploy")
-        wait_for(lambda: any("Accepted" in e["text"] for e in _shown(shown)), timeout=90)  # a decision shown
+        wait_for(
+            lambda: any("Accepted" in e["text"] for e in _shown(shown)), timeout=90
+        )  # a decision shown
         # Kill it while the repeats are being played and polled: frames are being written.
         before = len(_shown(shown))
         repeats = threading.Thread(target=lambda: player.play(only="repeats"), daemon=True)
@@ -79,17 +94,26 @@ def test_a_recording_killed_mid_lab_replays_what_was_shown(tmp_path):
         state = player.state(index)
         assert state.time == entry["time"]
         account = state.meta.get("account") or "?"
-        assert as_text(state.profile, LabModel(snapshots=state.snapshots), target, account, state.time) \
-            == entry["text"], f"record {index + 1}"
+        assert (
+            as_text(state.profile, LabModel(snapshots=state.snapshots), target, account, state.time)
+            == entry["text"]
+        ), f"record {index + 1}"
     assert any(m.flags & DECISION for m in player.marks)
     # The command line says the same of the end, and where it was recorded.
-    done = subprocess.run([sys.executable, "-m", "awsview", "dump", "--from", str(recording)],
-                          capture_output=True, text=True, timeout=60, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "awsview", "dump", "--from", str(recording)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+    )
     assert done.returncode == 0, done.stderr
     header, _, text = done.stdout.split("\n", 2)
     assert f"· {running.endpoint_url} · account 123456789012 · region us-east-1 ·" in header
     end = player.state(player.last)
-    assert text == as_text(end.profile, LabModel(snapshots=end.snapshots), target, "123456789012", end.time)
+    assert text == as_text(
+        end.profile, LabModel(snapshots=end.snapshots), target, "123456789012", end.time
+    )
     if len(entries) == complete:
         assert text == entries[-1]["text"]
 
@@ -98,9 +122,15 @@ def _in_a_terminal(args: list[str], env: dict[str, str]) -> subprocess.Popen:
     """``awsview ARGS`` with a 120×40 pseudo-terminal as its screen and keyboard."""
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
-    process = subprocess.Popen([sys.executable, "-m", "awsview", *args], stdin=slave, stdout=slave,
-                               stderr=slave, env={**env, "TERM": "xterm-256color"}, start_new_session=True,
-                               cwd=ROOT)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "awsview", *args],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**env, "TERM": "xterm-256color"},
+        start_new_session=True,
+        cwd=ROOT,
+    )
     os.close(slave)
 
     def drain() -> None:  # a terminal nobody reads would block the viewer
@@ -119,23 +149,34 @@ def _in_a_terminal(args: list[str], env: dict[str, str]) -> subprocess.Popen:
 def test_watch_record_in_a_terminal_then_kill_9(emulator: RunningEmulator, tmp_path):
     LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None).setup()
     path = tmp_path / "watch.rec"
-    viewer = _in_a_terminal(["watch", "--lab", "q05", "--endpoint-url", emulator.endpoint_url,
-                             "--record", str(path)], emulator.env)
+    viewer = _in_a_terminal(
+        ["watch", "--lab", "q05", "--endpoint-url", emulator.endpoint_url, "--record", str(path)],
+        emulator.env,
+    )
     try:
+
         def functions_recorded() -> bool:
             try:
                 state = Recording(path).player(0)
                 return "labex-q05-worker" in str(state.state(state.last).snapshots.get("functions"))
             except Exception:
                 return False
+
         wait_for(functions_recorded, timeout=60, interval=0.2)
     finally:
         viewer.kill()
         viewer.wait(timeout=10)
-    done = subprocess.run([sys.executable, "-m", "awsview", "dump", "--from", str(path)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "awsview", "dump", "--from", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
-    assert f"{emulator.endpoint_url} · account 123456789012 · region us-east-1" in done.stdout.splitlines()[0]
+    assert (
+        f"{emulator.endpoint_url} · account 123456789012 · region us-east-1"
+        in done.stdout.splitlines()[0]
+    )
     assert "labex-q05-worker" in done.stdout and "== Lambda functions" in done.stdout
     header = Recording(path).header
     assert header["command"] == "watch" and header["format"] == "awsview recording"
@@ -149,7 +190,10 @@ async def test_a_class_recording_keeps_each_learner(emulator: RunningEmulator, t
     LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None).setup()
     path = tmp_path / "class.rec"
     recording = ClassRecorder(open_recording(path, "class"))
-    learners = (Learner("Ada", emulator.endpoint_url, "q05"), Learner("Bob", "http://127.0.0.1:9", "q05"))
+    learners = (
+        Learner("Ada", emulator.endpoint_url, "q05"),
+        Learner("Bob", "http://127.0.0.1:9", "q05"),
+    )
     monitor = ClassMonitor(learners, on_update=recording.status, on_model=recording.model)
     try:
         for _ in range(3):
@@ -177,9 +221,27 @@ def test_serve_records_once_whatever_the_tabs(emulator: RunningEmulator, tmp_pat
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     path = tmp_path / "serve.rec"
-    server = subprocess.Popen([sys.executable, "-m", "awsview", "serve", "--lab", "q05", "--endpoint-url",
-                               emulator.endpoint_url, "--port", str(port), "--record", str(path)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=emulator.env, cwd=ROOT)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "awsview",
+            "serve",
+            "--lab",
+            "q05",
+            "--endpoint-url",
+            emulator.endpoint_url,
+            "--port",
+            str(port),
+            "--record",
+            str(path),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=emulator.env,
+        cwd=ROOT,
+    )
     try:
         assert "recording to" in server.stdout.readline()
 
@@ -189,11 +251,16 @@ def test_serve_records_once_whatever_the_tabs(emulator: RunningEmulator, tmp_pat
                 return player.state(player.last).meta.get("account") == "123456789012"
             except Exception:
                 return False
+
         wait_for(recorded, timeout=60, interval=0.2)
     finally:
         server.terminate()
         server.wait(timeout=10)
     assert Recording(path).header["command"] == "serve"
-    again = subprocess.run([sys.executable, "-m", "awsview", "serve", "--port", str(port), "--record", str(path)],
-                           capture_output=True, text=True, timeout=60)
+    again = subprocess.run(
+        [sys.executable, "-m", "awsview", "serve", "--port", str(port), "--record", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert again.returncode == 2 and "already exists" in again.stderr

@@ -64,10 +64,23 @@ class Browser:
             raise RuntimeError("chromium is not installed (make test installs it)")
         self._profile = tempfile.mkdtemp(prefix="awsview-chromium-")
         self._proc = subprocess.Popen(
-            [binary, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-             "--no-first-run", "--hide-scrollbars", f"--window-size={self.size[0]},{self.size[1]}",
-             f"--user-data-dir={self._profile}", "--remote-debugging-port=0", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            [
+                binary,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-background-networking",
+                "--no-first-run",
+                "--hide-scrollbars",
+                f"--window-size={self.size[0]},{self.size[1]}",
+                f"--user-data-dir={self._profile}",
+                "--remote-debugging-port=0",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         endpoint = await asyncio.wait_for(asyncio.to_thread(self._devtools_endpoint), 30)
         self._http = aiohttp.ClientSession()
         port = re.search(r":(\d+)/", endpoint).group(1)
@@ -145,8 +158,15 @@ class Browser:
         """One key press (modifiers: 2 = Ctrl)."""
         await self.focus_terminal()
         for kind in ("keyDown", "keyUp"):
-            await self.call("Input.dispatchKeyEvent", type=kind, key=key, code=code, text=text if kind == "keyDown" else "",
-                            modifiers=modifiers, windowsVirtualKeyCode=ord(key.upper()) if len(key) == 1 else 0)
+            await self.call(
+                "Input.dispatchKeyEvent",
+                type=kind,
+                key=key,
+                code=code,
+                text=text if kind == "keyDown" else "",
+                modifiers=modifiers,
+                windowsVirtualKeyCode=ord(key.upper()) if len(key) == 1 else 0,
+            )
 
     async def screenshot(self) -> bytes:
         return base64.b64decode((await self.call("Page.captureScreenshot", format="png"))["data"])

@@ -28,9 +28,20 @@ class RunningEmulator:
     def start(self) -> RunningEmulator:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "awsview", "emulator", "--port", str(self.port),
-             "--state-dir", str(self.state_dir)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            [
+                sys.executable,
+                "-m",
+                "awsview",
+                "emulator",
+                "--port",
+                str(self.port),
+                "--state-dir",
+                str(self.state_dir),
+            ],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
         )
         line = self.process.stdout.readline()
         if "listening on" not in line:
@@ -62,12 +73,18 @@ class RunningEmulator:
                 time.sleep(0.2)
 
     def client(self, service: str) -> Any:
-        return boto3.client(service, endpoint_url=self.endpoint_url, region_name=REGION,
-                            **CREDENTIALS)
+        return boto3.client(
+            service, endpoint_url=self.endpoint_url, region_name=REGION, **CREDENTIALS
+        )
 
     @property
     def env(self) -> dict[str, str]:
         """Environment for the AWS CLI (or any SDK) pointed at this emulator."""
-        return {**os.environ, "AWS_ENDPOINT_URL": self.endpoint_url, "AWS_DEFAULT_REGION": REGION,
-                "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
-                "AWS_PAGER": ""}
+        return {
+            **os.environ,
+            "AWS_ENDPOINT_URL": self.endpoint_url,
+            "AWS_DEFAULT_REGION": REGION,
+            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_SECRET_ACCESS_KEY": "testing",
+            "AWS_PAGER": "",
+        }

@@ -24,28 +24,55 @@ def zip_code(source: str, name: str = "app.py") -> bytes:
 
 
 def ensure_worker_role(iam: Any) -> None:
-    trust = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "sts:AssumeRole",
-             "Principal": {"Service": "lambda.amazonaws.com"}}]}
+    trust = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Action": "sts:AssumeRole",
+                "Principal": {"Service": "lambda.amazonaws.com"},
+            }
+        ],
+    }
     try:
-        iam.create_role(RoleName=ROLE.rsplit("/", 1)[-1], AssumeRolePolicyDocument=json.dumps(trust))
+        iam.create_role(
+            RoleName=ROLE.rsplit("/", 1)[-1], AssumeRolePolicyDocument=json.dumps(trust)
+        )
     except iam.exceptions.EntityAlreadyExistsException:
         pass
 
 
-def create_function(lam: Any, name: str, source: str, timeout: int = 5,
-                    env: dict[str, str] | None = None, handler: str = "app.handler") -> str:
+def create_function(
+    lam: Any,
+    name: str,
+    source: str,
+    timeout: int = 5,
+    env: dict[str, str] | None = None,
+    handler: str = "app.handler",
+) -> str:
     ensure_worker_role(_iam_for(lam))
     response = lam.create_function(
-        FunctionName=name, Runtime="python3.12", Role=ROLE, Handler=handler, Timeout=timeout,
-        Code={"ZipFile": zip_code(source)}, Environment={"Variables": env or {}},
+        FunctionName=name,
+        Runtime="python3.12",
+        Role=ROLE,
+        Handler=handler,
+        Timeout=timeout,
+        Code={"ZipFile": zip_code(source)},
+        Environment={"Variables": env or {}},
     )
     return response["FunctionArn"]
 
 
 def _iam_for(client: Any) -> Any:
     import boto3
-    return boto3.client("iam", endpoint_url=client.meta.endpoint_url, region_name="us-east-1",
-                        aws_access_key_id="testing", aws_secret_access_key="testing")
+
+    return boto3.client(
+        "iam",
+        endpoint_url=client.meta.endpoint_url,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
 
 
 def invoke(lam: Any, name: str, payload: Any) -> tuple[str | None, Any]:
@@ -55,7 +82,8 @@ def invoke(lam: Any, name: str, payload: Any) -> tuple[str | None, Any]:
 
 def create_table(ddb: Any, name: str, key: str = "id") -> None:
     ddb.create_table(
-        TableName=name, KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
+        TableName=name,
+        KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
     )
@@ -88,8 +116,9 @@ def log_messages(logs: Any, group: str) -> list[str]:
 
 
 def run_execution(sfn: Any, machine_arn: str, name: str, payload: Any, timeout: float = 30) -> dict:
-    arn = sfn.start_execution(stateMachineArn=machine_arn, name=name,
-                              input=json.dumps(payload))["executionArn"]
+    arn = sfn.start_execution(stateMachineArn=machine_arn, name=name, input=json.dumps(payload))[
+        "executionArn"
+    ]
     wait_for(lambda: sfn.describe_execution(executionArn=arn)["status"] != "RUNNING", timeout)
     return sfn.describe_execution(executionArn=arn)
 
@@ -106,7 +135,9 @@ class LabViewer:
         self.profile = profiles.load(lab)
         self.conn = Connection(Target(endpoint_url=endpoint_url, region="us-east-1"))
         self.player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
-        self.store = store  # awsview.polling.store.DecisionStore; None: the (test session's) state directory
+        self.store = (
+            store  # awsview.polling.store.DecisionStore; None: the (test session's) state directory
+        )
         self.scheduler: Any = None
 
     async def __aenter__(self) -> "LabViewer":
@@ -155,10 +186,15 @@ def processes(session: int | None = None) -> list[Process]:
             continue
         try:
             stat = open(f"/proc/{entry}/stat").read()
-            args = open(f"/proc/{entry}/cmdline", "rb").read().replace(b"\0", b" ").decode(errors="replace")
+            args = (
+                open(f"/proc/{entry}/cmdline", "rb")
+                .read()
+                .replace(b"\0", b" ")
+                .decode(errors="replace")
+            )
         except OSError:
             continue  # gone meanwhile
-        fields = stat[stat.rindex(")") + 2:].split()  # the command name may hold spaces and ')'
+        fields = stat[stat.rindex(")") + 2 :].split()  # the command name may hold spaces and ')'
         state, ppid, sid = fields[0], int(fields[1]), int(fields[3])
         if state in ("Z", "X") or (session is not None and sid != session):
             continue
@@ -173,7 +209,9 @@ async def until(pilot, predicate, timeout: float = 30.0, what: str = "condition"
         if value:
             return value
         if time.monotonic() > deadline:
-            raise AssertionError(f"{what} not met within {timeout} s; screen:\n" + "\n".join(screen_lines(pilot.app)))
+            raise AssertionError(
+                f"{what} not met within {timeout} s; screen:\n" + "\n".join(screen_lines(pilot.app))
+            )
         await pilot.pause(0.1)
 
 

@@ -19,7 +19,9 @@ def views(app: App) -> dict[str, PanelView]:
 
 def view(app: App, ident: str) -> PanelView:
     """The panel whose id is ``ident`` or starts with it ("executions", "tables:labex-q05-orders")."""
-    found = app.board.views.get(ident) or next((v for i, v in app.board.views.items() if i.startswith(ident)), None)
+    found = app.board.views.get(ident) or next(
+        (v for i, v in app.board.views.items() if i.startswith(ident)), None
+    )
     if found is None:
         raise KeyError(f"no panel {ident!r}; panels: {', '.join(app.board.views)}")
     return found
@@ -76,9 +78,7 @@ def screen_lines(app: App) -> list[str]:
 
 def screen_styles(app: App) -> list[tuple[str, object]]:
     """(text, rich style) of every segment on the screen."""
-    return [(segment.text, segment.style) for strip in screen_strips(app)
-            for segment in strip]
-
+    return [(segment.text, segment.style) for strip in screen_strips(app) for segment in strip]
 
 
 async def settle(pilot, rounds: int = 3) -> None:

@@ -33,9 +33,12 @@ async def main(endpoint: str, lab: str, recording: Path, shown: Path) -> None:
         def wrapper(at, *args, **kwargs):
             write(at, *args, **kwargs)
             account = app.live.account if app.live is not None else None
-            text = as_text(app.profile, app.model, target, account or "?", at) if app.profile else ""
+            text = (
+                as_text(app.profile, app.model, target, account or "?", at) if app.profile else ""
+            )
             line = json.dumps({"record": recorder.frames + 1, "time": at, "text": text}) + "\n"
             os.write(log, line.encode())
+
         return wrapper
 
     channel.keyframe = logged(channel.keyframe)

@@ -27,8 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 GONE_WITHIN_S = 20.0  # generous on a busy machine; measured: 0.1–1.5 s
 STARTED_WITHIN_S = 90.0  # the demo sets up ev04 before a Lambda worker exists
 
-pytestmark = [pytest.mark.timeout(240),
-              pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (make tools)")]
+pytestmark = [
+    pytest.mark.timeout(240),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="needs tmux (make tools)"),
+]
 
 
 class Tmux:
@@ -38,13 +40,30 @@ class Tmux:
         self.socket = f"awsview-test-{os.getpid()}-{time.monotonic_ns()}"
 
     def tmux(self, *args: str) -> str:
-        return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
-                              capture_output=True, text=True, check=True, timeout=30).stdout
+        return subprocess.run(
+            ["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            check=True,
+            timeout=30,
+        ).stdout
 
     def pane(self, command: str) -> int:
         """A new detached 120×40 window running ``command`` in ROOT; the pane's process id."""
-        out = self.tmux("new-session", "-d", "-P", "-F", "#{pane_pid}", "-x", "120", "-y", "40",
-                        "-c", str(ROOT), command)
+        out = self.tmux(
+            "new-session",
+            "-d",
+            "-P",
+            "-F",
+            "#{pane_pid}",
+            "-x",
+            "120",
+            "-y",
+            "40",
+            "-c",
+            str(ROOT),
+            command,
+        )
         return int(out.strip())
 
     def send(self, pane_pid: int, keys: str) -> None:
@@ -108,7 +127,9 @@ def test_make_demo_in_a_killed_tmux_pane_leaves_nothing_behind(tmux):
         pytest.skip("the awsview script is not beside this interpreter")
     # The Makefile's own demo target; -o: never reinstall the virtualenv from a test.
     pane = tmux.pane(f"make -o .venv/.installed demo BIN={shlex.quote(str(bin_dir))}")
-    wait_for(lambda: any("_bootstrap.py" in p.args for p in processes(session=pane)), STARTED_WITHIN_S)
+    wait_for(
+        lambda: any("_bootstrap.py" in p.args for p in processes(session=pane)), STARTED_WITHIN_S
+    )
     tree = [p.args for p in processes(session=pane)]  # make, awsview demo, a Lambda worker
     assert any(a.startswith("make") for a in tree) and any("awsview demo" in a for a in tree), tree
     tmux.kill(pane)
@@ -161,15 +182,29 @@ def test_the_viewer_goes_when_its_parent_dies_though_its_terminal_stays(tmux, em
 
 # -- awsview serve -------------------------------------------------------------------------
 
+
 class ServeTree:
     """`awsview serve` in a session of its own, and a websocket client holding one screen open."""
 
     def __init__(self, endpoint_url: str, port: int):
         self.port = port
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "awsview", "serve", "--port", str(port), "--lab", "q05",
-             "--endpoint-url", endpoint_url],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "awsview",
+                "serve",
+                "--port",
+                str(port),
+                "--lab",
+                "q05",
+                "--endpoint-url",
+                endpoint_url,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self.session = self.process.pid
 
     async def open_screen(self) -> object:
@@ -180,7 +215,9 @@ class ServeTree:
         deadline = time.monotonic() + 30
         while True:
             try:
-                ws = await client.ws_connect(f"{url}/ws?width=100&height=30", headers={"Origin": url})
+                ws = await client.ws_connect(
+                    f"{url}/ws?width=100&height=30", headers={"Origin": url}
+                )
                 break
             except aiohttp.ClientConnectionError:
                 if time.monotonic() > deadline:
@@ -198,8 +235,11 @@ class ServeTree:
         self.process.wait()
 
     def viewers(self) -> list:
-        return [p for p in processes(session=self.session)
-                if p.args.startswith(f"{sys.executable} -m awsview watch --presenter")]
+        return [
+            p
+            for p in processes(session=self.session)
+            if p.args.startswith(f"{sys.executable} -m awsview watch --presenter")
+        ]
 
 
 def free_port() -> int:
@@ -226,8 +266,9 @@ async def test_stopping_serve_ends_its_open_sessions(emulator, stop):
 
 async def test_serve_in_a_killed_tmux_pane_ends_its_sessions(tmux, emulator):
     port = free_port()
-    command = awsview_command("serve", "--port", str(port), "--lab", "q05", "--endpoint-url",
-                              emulator.endpoint_url)
+    command = awsview_command(
+        "serve", "--port", str(port), "--lab", "q05", "--endpoint-url", emulator.endpoint_url
+    )
     pane = tmux.pane(f"sh -c {shlex.quote(command + '; sleep 300')}")
     tree = ServeTree.__new__(ServeTree)
     tree.port, tree.session = port, pane
@@ -242,6 +283,7 @@ async def test_serve_in_a_killed_tmux_pane_ends_its_sessions(tmux, emulator):
 
 # -- Lambda workers ------------------------------------------------------------------------
 
+
 def test_a_busy_lambda_worker_dies_with_its_killed_emulator(tmp_path):
     """A handler that sleeps for minutes: the worker must not outlive an emulator killed
     mid-invocation (end-of-file on its stdin only comes between invocations)."""
@@ -254,13 +296,23 @@ def test_a_busy_lambda_worker_dies_with_its_killed_emulator(tmp_path):
     try:
         lam = running.client("lambda")
         inside = tmp_path / "inside"
-        create_function(lam, "sleepy", "import os, time\ndef handler(e, c):\n"
-                        "    open(os.environ['INSIDE'], 'w').close()\n    time.sleep(300)\n",
-                        timeout=600, env={"INSIDE": str(inside)})
+        create_function(
+            lam,
+            "sleepy",
+            "import os, time\ndef handler(e, c):\n"
+            "    open(os.environ['INSIDE'], 'w').close()\n    time.sleep(300)\n",
+            timeout=600,
+            env={"INSIDE": str(inside)},
+        )
         threading.Thread(target=_invoke_quietly, args=(lam,), daemon=True).start()
         emulator_pid = running.process.pid
-        worker = wait_for(lambda: next((p for p in processes() if p.ppid == emulator_pid
-                                        and "_bootstrap.py" in p.args), None), 30)
+        worker = wait_for(
+            lambda: next(
+                (p for p in processes() if p.ppid == emulator_pid and "_bootstrap.py" in p.args),
+                None,
+            ),
+            30,
+        )
         wait_for(inside.exists, 30)  # the handler runs
         running.process.kill()
         running.process.wait()

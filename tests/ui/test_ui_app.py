@@ -24,8 +24,6 @@ from awsview.ui.themes import ThemeError
 pytestmark = pytest.mark.usefixtures("utc")  # times on screen read the same everywhere
 
 
-
-
 def app_for(name: str, **kwargs) -> tuple[AWSViewApp, LabModel]:
     profile, model = sample.sample(name)
     return AWSViewApp(model=model, profile=profile, clock=lambda: sample.NOW, **kwargs), model
@@ -43,8 +41,13 @@ async def test_panels_follow_the_profile_and_show_render_rows():
         wanted = [n for n in app.profile.panels if n in order]
         assert [n for i, n in enumerate(order) if i == 0 or order[i - 1] != n] == wanted
         assert [r[:2] for r in full_rows(app, "executions")] == [
-            ("denied-order", "FAILED"), ("permanent-order", "FAILED"), ("retry-order", "SUCCEEDED")]
-        assert full_rows(app, "tables:labex-ev04-orders") == [("retry-order", "quantity=2, total_cents=600")]
+            ("denied-order", "FAILED"),
+            ("permanent-order", "FAILED"),
+            ("retry-order", "SUCCEEDED"),
+        ]
+        assert full_rows(app, "tables:labex-ev04-orders") == [
+            ("retry-order", "quantity=2, total_cents=600")
+        ]
         assert "0.4 s ago" in str(view(app, "executions").border_subtitle)
         assert "reference unchanged" in str(view(app, "tables:labex-ev04-reference").border_title)
 
@@ -61,13 +64,23 @@ async def test_rows_are_diffed_by_key_and_the_cursor_stays_on_its_row(monkeypatc
         cleared = []
         monkeypatch.setattr(DataTable, "clear", lambda self, *a, **k: cleared.append(self))
         runs = _executions(model)
-        newest = dataclasses.replace(runs[-1], name="again-order", arn=runs[-1].arn.replace("retry", "again"),
-                                     status="RUNNING", started=sample.at(9), stopped=None)
+        newest = dataclasses.replace(
+            runs[-1],
+            name="again-order",
+            arn=runs[-1].arn.replace("retry", "again"),
+            status="RUNNING",
+            started=sample.at(9),
+            stopped=None,
+        )
         model.apply([sample.ok("executions:labex-ev04-orders", (newest,) + runs)])
         await settle(pilot)
         assert cleared == []  # diffed, never cleared
         assert [r[0] for r in full_rows(app, "executions")] == [
-            "again-order", "denied-order", "permanent-order", "retry-order"]
+            "again-order",
+            "denied-order",
+            "permanent-order",
+            "retry-order",
+        ]
         assert executions.cursor_key().endswith(":permanent-order")  # moved down with its row
         cells = executions.table.get_row(newest.arn)
         assert cells[1].plain == "RUNNING"
@@ -89,14 +102,20 @@ async def test_highlights_fade_and_changed_item_attributes_stay_marked():
         await settle(pilot)
         table = model.data("table:labex-q05-orders")
         changed = ({**table.items[0], "quantity": 5, "total_cents": 1350}, table.items[1])
-        model.apply([sample.ok("table:labex-q05-orders", dataclasses.replace(table, items=changed))])
+        model.apply(
+            [sample.ok("table:labex-q05-orders", dataclasses.replace(table, items=changed))]
+        )
         await settle(pilot)
         orders = view(app, "tables:labex-q05-orders")
         assert orders._lit["dedup-order"][1] == frozenset({1})
 
         def marked() -> set[str]:
             attributes = orders.table.get_row("dedup-order")[1]
-            return {attributes.plain[s.start:s.end] for s in attributes.spans if "underline" in str(s.style)}
+            return {
+                attributes.plain[s.start : s.end]
+                for s in attributes.spans
+                if "underline" in str(s.style)
+            }
 
         def lit() -> bool:
             attributes = orders.table.get_row("dedup-order")[1]
@@ -144,13 +163,16 @@ async def test_enter_opens_the_row_and_escape_goes_back():
         assert executions.cursor_key().endswith(":retry-order")
 
 
-@pytest.mark.parametrize("ident,row,expected", [
-    ("state_machines", 0, ["Retry TransientOrderError", '"StartAt": "CheckQuantity"']),
-    ("history:retry-order", 3, ["TaskFailed", "TransientOrderError"]),
-    ("tables:labex-ev04-orders", 0, ['"total_cents": 600', "Write decisions for this key"]),
-    ("logs", 2, ["[ERROR] TransientOrderError"]),
-    ("decisions", 0, ["no previous item", "After the write", '"total_cents": 600']),
-])
+@pytest.mark.parametrize(
+    "ident,row,expected",
+    [
+        ("state_machines", 0, ["Retry TransientOrderError", '"StartAt": "CheckQuantity"']),
+        ("history:retry-order", 3, ["TaskFailed", "TransientOrderError"]),
+        ("tables:labex-ev04-orders", 0, ['"total_cents": 600', "Write decisions for this key"]),
+        ("logs", 2, ["[ERROR] TransientOrderError"]),
+        ("decisions", 0, ["no previous item", "After the write", '"total_cents": 600']),
+    ],
+)
 async def test_details_of_each_kind(ident, row, expected):
     app, _ = app_for("ev04")
     async with app.run_test(size=(120, 60)) as pilot:
@@ -199,7 +221,10 @@ async def test_palette_switches_lab_and_theme():
         assert app.theme != "awsview-dark" and app.theme in app.awsview_themes
         await pilot.press("ctrl+p", *"Lab: q05")
         for _ in range(600):  # the palette searches in a worker: wait for its hits, not a guess
-            if isinstance(app.screen, CommandPalette) and app.screen.query_one(OptionList).option_count:
+            if (
+                isinstance(app.screen, CommandPalette)
+                and app.screen.query_one(OptionList).option_count
+            ):
                 break
             await pilot.pause(0.05)
         await pilot.press("enter")
@@ -216,7 +241,10 @@ def test_themes_load_and_an_unknown_one_is_refused():
     assert len(list(theme_dir().glob("*.toml"))) == len(names)
     with pytest.raises(ThemeError):
         AWSViewApp(model=LabModel(), profile=profiles.load("q05"), theme="no-such-theme")
-    assert AWSViewApp(model=LabModel(), profile=profiles.load("q05"), theme="docs").theme == "awsview-docs"
+    assert (
+        AWSViewApp(model=LabModel(), profile=profiles.load("q05"), theme="docs").theme
+        == "awsview-docs"
+    )
 
 
 def test_tcss_uses_theme_variables_only():
@@ -228,7 +256,11 @@ def test_tcss_uses_theme_variables_only():
     ui = Path(awsview.ui.__file__).parent
     for path in [*ui.rglob("*.tcss"), *ui.rglob("*.py")]:
         text = path.read_text()
-        css = text if path.suffix == ".tcss" else "\n".join(re.findall(r'DEFAULT_CSS = """(.*?)"""', text, re.S))
+        css = (
+            text
+            if path.suffix == ".tcss"
+            else "\n".join(re.findall(r'DEFAULT_CSS = """(.*?)"""', text, re.S))
+        )
         assert not re.search(r"#[0-9a-fA-F]{3,8}\b", css), f"hard-coded colour in {path.name}"
 
 
@@ -236,13 +268,31 @@ async def test_errors_read_as_errors_never_as_empty():
     profile = profiles.load("q05")
     model = LabModel()
     now = time.time()
-    model.apply([
-        Snapshot("queues", "queues", Health.ERROR, None, attempted_at=now, error="connection refused",
-                 error_since=now - 3),
-        Snapshot("table", "table:labex-q05-orders", Health.STALE,
-                 Table("labex-q05-orders", "ACTIVE", ("id",), ({"id": "dedup-order", "quantity": 4},)),
-                 fetched_at=now - 12, attempted_at=now, error="connection refused", error_since=now - 12),
-    ])
+    model.apply(
+        [
+            Snapshot(
+                "queues",
+                "queues",
+                Health.ERROR,
+                None,
+                attempted_at=now,
+                error="connection refused",
+                error_since=now - 3,
+            ),
+            Snapshot(
+                "table",
+                "table:labex-q05-orders",
+                Health.STALE,
+                Table(
+                    "labex-q05-orders", "ACTIVE", ("id",), ({"id": "dedup-order", "quantity": 4},)
+                ),
+                fetched_at=now - 12,
+                attempted_at=now,
+                error="connection refused",
+                error_since=now - 12,
+            ),
+        ]
+    )
     app = AWSViewApp(model=model, profile=profile, clock=lambda: now)
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(pilot)
@@ -250,15 +300,30 @@ async def test_errors_read_as_errors_never_as_empty():
         assert queues.has_class("-error")
         assert body(app, "queues") == "error — connection refused"
         orders = view(app, "tables:labex-q05-orders")
-        assert orders.has_class("-stale") and "stale 12 s — connection refused" in str(orders.border_subtitle)
-        assert rows(app, "tables:labex-q05-orders") == [("dedup-order", "quantity=4")]  # last good data kept
+        assert orders.has_class("-stale") and "stale 12 s — connection refused" in str(
+            orders.border_subtitle
+        )
+        assert rows(app, "tables:labex-q05-orders") == [
+            ("dedup-order", "quantity=4")
+        ]  # last good data kept
         assert "no queues" not in "\n".join(screen_lines(app))
 
 
-@pytest.mark.parametrize("name,facts", [
-    ("ev04", ["retry-order", "SUCCEEDED", "FAILED"]),
-    ("q05", ["labex-q05-jobs", "dedup-order", "Accepted", "Rejected: ConditionalCheckFailedException"]),
-])
+@pytest.mark.parametrize(
+    "name,facts",
+    [
+        ("ev04", ["retry-order", "SUCCEEDED", "FAILED"]),
+        (
+            "q05",
+            [
+                "labex-q05-jobs",
+                "dedup-order",
+                "Accepted",
+                "Rejected: ConditionalCheckFailedException",
+            ],
+        ),
+    ],
+)
 async def test_at_60_by_20_nothing_breaks_and_the_key_facts_show(name, facts):
     app, _ = app_for(name)
     async with app.run_test(size=(60, 20)) as pilot:
@@ -281,20 +346,32 @@ async def test_panels_hidden_by_zoom_catch_up_when_unzoomed():
         app.board.visit(view(app, "queues"))
         await pilot.press("z")
         table = model.data("table:labex-q05-orders")
-        model.apply([sample.ok("table:labex-q05-orders", dataclasses.replace(table, items=table.items[:1]))])
+        model.apply(
+            [sample.ok("table:labex-q05-orders", dataclasses.replace(table, items=table.items[:1]))]
+        )
         await settle(pilot)
         assert len(full_rows(app, "tables:labex-q05-orders")) == 2  # not drawn while hidden
         await pilot.press("escape")
         await settle(pilot)
-        assert full_rows(app, "tables:labex-q05-orders") == [("dedup-order", "quantity=4, total_cents=1100")]
+        assert full_rows(app, "tables:labex-q05-orders") == [
+            ("dedup-order", "quantity=4, total_cents=1100")
+        ]
 
 
 async def test_rows_seen_at_start_are_not_lit_but_later_ones_are():
     clock = [0.0]
     profile, model = sample.sample("q05")
     logs = model.snapshots.pop("logs:/aws/lambda/labex-q05-worker")
-    model.apply([Snapshot("logs", logs.key, Health.ABSENT, None, fetched_at=sample.NOW, note="no group yet")])
-    app = AWSViewApp(model=model, profile=profile, clock=lambda: sample.NOW, monotonic=lambda: clock[0])
+    model.apply(
+        [
+            Snapshot(
+                "logs", logs.key, Health.ABSENT, None, fetched_at=sample.NOW, note="no group yet"
+            )
+        ]
+    )
+    app = AWSViewApp(
+        model=model, profile=profile, clock=lambda: sample.NOW, monotonic=lambda: clock[0]
+    )
     async with app.run_test(size=(120, 50)) as pilot:
         await settle(pilot)
         assert view(app, "queues")._lit == {}  # the first sight is not news
@@ -310,7 +387,9 @@ async def test_the_execution_graph_colours_each_state_by_what_happened():
         await settle(pilot)
         executions = view(app, "executions")
         executions.table.focus()
-        executions.table.move_cursor(row=[k.rsplit(":", 1)[-1] for k in executions.keys].index("permanent-order"))
+        executions.table.move_cursor(
+            row=[k.rsplit(":", 1)[-1] for k in executions.keys].index("permanent-order")
+        )
         await pilot.press("enter")
         await settle(pilot)
         colours = {}
@@ -319,17 +398,25 @@ async def test_the_execution_graph_colours_each_state_by_what_happened():
                 if text.startswith(name):
                     colours[name] = style.color
         theme = app.current_theme
-        assert near(colours["↪ StoreOrder"], theme.warning) and near(colours["✗ Rejected"], theme.error)
-        assert not any(near(colours["· ReadSummary"], c) for c in (theme.error, theme.warning, theme.success))
+        assert near(colours["↪ StoreOrder"], theme.warning) and near(
+            colours["✗ Rejected"], theme.error
+        )
+        assert not any(
+            near(colours["· ReadSummary"], c) for c in (theme.error, theme.warning, theme.success)
+        )
 
 
 def near(color, hex_colour: str) -> bool:
     """The same theme colour, give or take the rounding of blending."""
-    wanted = tuple(int(hex_colour.lstrip("#")[i:i + 2], 16) for i in (0, 2, 4))
+    wanted = tuple(int(hex_colour.lstrip("#")[i : i + 2], 16) for i in (0, 2, 4))
     return all(abs(a - b) <= 2 for a, b in zip(color.triplet, wanted))
 
 
 def screen_lines_styles(app):
     from tests.support.probe import screen_styles
 
-    return [(text.strip(), style) for text, style in screen_styles(app) if text.strip() and style is not None]
+    return [
+        (text.strip(), style)
+        for text, style in screen_styles(app)
+        if text.strip() and style is not None
+    ]

@@ -36,7 +36,8 @@ def halfway(emulator):
     # The step sends its message and returns; the worker writes the order a moment later.
     deadline = time.monotonic() + 20
     while "Item" not in emulator.client("dynamodb").get_item(
-            TableName="labex-q05-orders", Key={"id": {"S": "dedup-order"}}, ConsistentRead=True):
+        TableName="labex-q05-orders", Key={"id": {"S": "dedup-order"}}, ConsistentRead=True
+    ):
         assert time.monotonic() < deadline, "the q05 worker never wrote dedup-order"
         time.sleep(0.1)
     return emulator
@@ -52,9 +53,11 @@ def untouched(tmp_path_factory):
 
 
 def class_of(halfway, untouched) -> tuple[Learner, ...]:
-    return (Learner("Ada", halfway.endpoint_url),  # lab detected
-            Learner("Bob [/bold]", untouched.endpoint_url, "q05"),
-            Learner("Cy", DEAD, "q05"))
+    return (
+        Learner("Ada", halfway.endpoint_url),  # lab detected
+        Learner("Bob [/bold]", untouched.endpoint_url, "q05"),
+        Learner("Cy", DEAD, "q05"),
+    )
 
 
 def cards(app: ClassApp) -> dict[str, LearnerCard]:
@@ -70,8 +73,10 @@ async def until(pilot, predicate, timeout: float = 60.0) -> None:
 
 
 def everyone_read(app: ClassApp) -> bool:
-    return all(card.status is not None and (card.status.checkpoints or card.status.error)
-               for card in cards(app).values())
+    return all(
+        card.status is not None and (card.status.checkpoints or card.status.error)
+        for card in cards(app).values()
+    )
 
 
 async def test_cards_show_step_marks_and_an_error_never_as_empty(halfway, untouched):
@@ -91,9 +96,19 @@ async def test_cards_show_step_marks_and_an_error_never_as_empty(halfway, untouc
         assert "✗" not in cards(app)["Cy"].text and "empty" not in cards(app)["Cy"].text
         assert cards(app)["Cy"].has_class("-error") and cards(app)["Ada"].has_class("-ok")
         lines = screen_lines(app)
-        assert lines[0].strip().startswith("AWS View · class · 3 learners · 1 at deploy · 1 not started · 1 with errors")
-        assert any("Bob [/bold]" in line for line in lines)  # a name is shown as written, never as markup
-        top = [line for line in lines if "╭" in line][0]  # roster order, three side by side at 120 columns
+        assert (
+            lines[0]
+            .strip()
+            .startswith(
+                "AWS View · class · 3 learners · 1 at deploy · 1 not started · 1 with errors"
+            )
+        )
+        assert any(
+            "Bob [/bold]" in line for line in lines
+        )  # a name is shown as written, never as markup
+        top = [line for line in lines if "╭" in line][
+            0
+        ]  # roster order, three side by side at 120 columns
         assert top.index("Ada") < top.index("Bob") < top.index("Cy")
 
 
@@ -113,7 +128,9 @@ async def test_enter_opens_the_learners_panels_and_escape_comes_back(halfway, un
         await until(pilot, lambda: rows(screen, "checkpoints"))
         checkpoints = rows(screen, "checkpoints")
         assert [r[0] for r in checkpoints] == ["✓", "✓", "✗", "·", "·"]
-        assert ("dedup-order", "quantity=4, total_cents=1100") in rows(screen, "tables:labex-q05-orders")
+        assert ("dedup-order", "quantity=4, total_cents=1100") in rows(
+            screen, "tables:labex-q05-orders"
+        )
         assert "Ada · q05: An idempotent SQS consumer" in screen_lines(app)[0]
         assert app.focused is view(screen, "checkpoints").table  # arrows move in the first panel
         await pilot.press("enter")  # a row's whole content, as in the viewer
@@ -154,15 +171,21 @@ async def test_a_learner_who_stops_answering_keeps_the_last_known_marks_as_stale
             assert app.grid.columns == 1
             assert card.text.splitlines()[2] == "✗ · · · ·  0/5"  # nothing provided, nothing done
             read = card.status
-            await until(pilot, lambda: card.status is not read)  # just after a round: stop between two
+            await until(
+                pilot, lambda: card.status is not read
+            )  # just after a round: stop between two
             running.stop()
             await until(pilot, lambda: card.status.stale)
-            await until(pilot, lambda: card.text.splitlines()[3].startswith("stale "))  # a freshness tick
+            await until(
+                pilot, lambda: card.text.splitlines()[3].startswith("stale ")
+            )  # a freshness tick
             lines = card.text.splitlines()
             # The last known marks (a round cut short by the stop may have turned some to ?), never cleared.
             kept = card.status.checkpoints
             assert len(kept) == 5
-            assert lines[2] == f"{' '.join(r.mark for r in kept)}  {card.status.passed}/5 · last known"
+            assert (
+                lines[2] == f"{' '.join(r.mark for r in kept)}  {card.status.passed}/5 · last known"
+            )
             assert lines[3].startswith("stale ") and "connection refused" in lines[3]
             assert card.has_class("-stale") and "1 with errors" in screen_lines(app)[0]
     finally:
@@ -170,7 +193,9 @@ async def test_a_learner_who_stops_answering_keeps_the_last_known_marks_as_stale
 
 
 async def test_presenter_mode_only_navigates(halfway):
-    app = ClassApp((Learner("Ada", halfway.endpoint_url, "q05"), Learner("Cy", DEAD, "q05")), presenter=True)
+    app = ClassApp(
+        (Learner("Ada", halfway.endpoint_url, "q05"), Learner("Cy", DEAD, "q05")), presenter=True
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: everyone_read(app))
         theme = app.theme
@@ -182,7 +207,9 @@ async def test_presenter_mode_only_navigates(halfway):
             assert not isinstance(app.screen, CommandPalette) and app.theme == theme, key
         footer = screen_lines(app)[-1]
         assert "Quit" not in footer and "palette" not in footer
-        await pilot.press("question_mark")  # help is looking, not touching: as on the viewer's presenter screen
+        await pilot.press(
+            "question_mark"
+        )  # help is looking, not touching: as on the viewer's presenter screen
         await settle(pilot)
         assert not isinstance(app.screen, GridScreen)
         await pilot.press("escape")
@@ -209,21 +236,42 @@ def status(name: str, marks: tuple, step: str | None = None, **kwargs) -> Learne
 
 
 def test_card_text_and_summary_without_a_screen():
-    q05 = (("connect", "Connect"), ("deploy", "Deploy"), ("repeats", "Repeats"), ("cleanup", "Clean up"))
+    q05 = (
+        ("connect", "Connect"),
+        ("deploy", "Deploy"),
+        ("repeats", "Repeats"),
+        ("cleanup", "Clean up"),
+    )
     done = status("a", (True,) * 5, "cleanup", updated_at=100.0)
     assert card_content(done.learner, done, q05, 103.0).plain.splitlines()[1:] == [
-        "✓ all 4 steps done · Clean up", "✓ ✓ ✓ ✓ ✓  5/5", "updated 3 s ago"]
-    hostile = status("[/bold]", (True, None), "connect", updated_at=100.0, error="[link=x]no[/link]")
+        "✓ all 4 steps done · Clean up",
+        "✓ ✓ ✓ ✓ ✓  5/5",
+        "updated 3 s ago",
+    ]
+    hostile = status(
+        "[/bold]", (True, None), "connect", updated_at=100.0, error="[link=x]no[/link]"
+    )
     text = card_content(hostile.learner, hostile, q05, 100.0).plain
     assert "? " in text and "updated 0 s ago · [link=x]no[/link]" in text
-    never = LearnerStatus(Learner("c", DEAD), error="cannot use http://127.0.0.1:9 (us-east-1): connection refused")
+    never = LearnerStatus(
+        Learner("c", DEAD), error="cannot use http://127.0.0.1:9 (us-east-1): connection refused"
+    )
     assert card_content(never.learner, never, (), 0.0, width=30).plain.split("\n") == [
-        f"lab ? · {DEAD}", "no checkpoints read yet", "error — connection refused", ""]
-    statuses = {"a": done, "b": status("b", (True, True, False), "deploy", updated_at=1.0),
-                "c": never, "d": status("d", (False,), updated_at=1.0)}
+        f"lab ? · {DEAD}",
+        "no checkpoints read yet",
+        "error — connection refused",
+        "",
+    ]
+    statuses = {
+        "a": done,
+        "b": status("b", (True, True, False), "deploy", updated_at=1.0),
+        "c": never,
+        "d": status("d", (False,), updated_at=1.0),
+    }
     learners = tuple(Learner(n, DEAD) for n in "abcde")
     assert summary(learners, statuses, {n: q05 for n in "abd"}) == (
-        "AWS View · class · 5 learners · 1 done · 1 at deploy · 1 not started · 1 connecting · 1 with errors")
+        "AWS View · class · 5 learners · 1 done · 1 at deploy · 1 not started · 1 connecting · 1 with errors"
+    )
     assert [columns_for(w) for w in (60, 79, 80, 120, 200, 400)] == [1, 1, 2, 3, 5, 6]
 
 
@@ -235,13 +283,21 @@ def test_themes_are_awsview_s():
 
 
 def awsview(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "awsview", *args], capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "awsview", *args], capture_output=True, text=True, timeout=60
+    )
 
 
-@pytest.mark.parametrize("text,problem", [
-    ("[[learner\n", "class.toml"),
-    ("[[learner]]\nname = 'a'\nendpoint_url = 'ftp://x'\n", "endpoint_url must be an http(s) URL"),
-])
+@pytest.mark.parametrize(
+    "text,problem",
+    [
+        ("[[learner\n", "class.toml"),
+        (
+            "[[learner]]\nname = 'a'\nendpoint_url = 'ftp://x'\n",
+            "endpoint_url must be an http(s) URL",
+        ),
+    ],
+)
 def test_a_malformed_roster_is_one_line_and_exit_2(tmp_path: Path, text: str, problem: str):
     roster = tmp_path / "class.toml"
     roster.write_text(text)

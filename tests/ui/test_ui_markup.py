@@ -32,17 +32,30 @@ def hostile_model():
     items = tuple({"id": f"evil-{n}", "note": raw} for n, (raw, _) in enumerate(HOSTILE))
     group = "/aws/lambda/labex-q05-worker"
     feed = model.data(f"logs:{group}")
-    lines = tuple(LogEntry(feed.lines[-1].timestamp_ms, "s", f"evil-{n}", classify(f"RESULT {raw}"))
-                  for n, (raw, _) in enumerate(HOSTILE))
-    model.apply([
-        sample.ok("table:labex-q05-orders", dataclasses.replace(table, items=table.items + items)),
-        sample.ok(f"logs:{group}", LogFeed(group, feed.lines + lines, len(feed.lines) + len(lines))),
-        Snapshot("queues", "queues", Health.ERROR, None, attempted_at=sample.NOW,
-                 error="[/bold] \x1b[31m[link=https://evil.example]denied[/link]\x07", error_since=sample.NOW),
-    ])
+    lines = tuple(
+        LogEntry(feed.lines[-1].timestamp_ms, "s", f"evil-{n}", classify(f"RESULT {raw}"))
+        for n, (raw, _) in enumerate(HOSTILE)
+    )
+    model.apply(
+        [
+            sample.ok(
+                "table:labex-q05-orders", dataclasses.replace(table, items=table.items + items)
+            ),
+            sample.ok(
+                f"logs:{group}", LogFeed(group, feed.lines + lines, len(feed.lines) + len(lines))
+            ),
+            Snapshot(
+                "queues",
+                "queues",
+                Health.ERROR,
+                None,
+                attempted_at=sample.NOW,
+                error="[/bold] \x1b[31m[link=https://evil.example]denied[/link]\x07",
+                error_since=sample.NOW,
+            ),
+        ]
+    )
     return profile, model
-
-
 
 
 @pytest.fixture
@@ -57,7 +70,9 @@ async def running():
 async def test_item_cells_show_the_literal_text(running):
     app, _ = running
     notes = {r[0]: r[1] for r in full_rows(app, "tables:labex-q05-orders")}
-    shown = {r[0]: r[1] for r in rows(app, "tables:labex-q05-orders")}  # rows() insists on Text cells
+    shown = {
+        r[0]: r[1] for r in rows(app, "tables:labex-q05-orders")
+    }  # rows() insists on Text cells
     for n, (_, literal) in enumerate(HOSTILE):
         assert notes[f"evil-{n}"] == f"note={literal}"
         assert shown[f"evil-{n}"] == f"note={literal}"
@@ -73,15 +88,24 @@ async def test_log_lines_show_the_literal_text(running):
 async def test_the_screen_has_no_link_no_escape_and_no_injected_style(running):
     app, _ = running
     text = "\n".join(screen_lines(app))
-    for literal in ("[/bold]", "[link=https://evil.example]click[/link]", "[bold red]loud[/]", ":smile:"):
+    for literal in (
+        "[/bold]",
+        "[link=https://evil.example]click[/link]",
+        "[bold red]loud[/]",
+        ":smile:",
+    ):
         assert literal in text
     assert "\x1b" not in text and "\x07" not in text
     styles = screen_styles(app)
     assert not [t for t, style in styles if style is not None and style.link], "a link was injected"
-    assert not [t for t, style in styles if style is not None and style.meta and "@click" in style.meta]
+    assert not [
+        t for t, style in styles if style is not None and style.meta and "@click" in style.meta
+    ]
     loud = [style for t, style in styles if "loud" in t]
-    assert loud and not any(style is not None and style.bold and style.color and style.color.name == "red"
-                            for style in loud)
+    assert loud and not any(
+        style is not None and style.bold and style.color and style.color.name == "red"
+        for style in loud
+    )
 
 
 async def test_error_text_in_the_border_is_literal(running):
@@ -114,8 +138,10 @@ async def test_state_names_in_the_graph_show_the_literal_text():
     profile, model = sample.ev04()
     machine = model.data("state_machines")[0]
     names = [raw for raw, _ in HOSTILE]
-    states = {raw: {"Type": "Pass", **({"Next": names[n + 1]} if n + 1 < len(names) else {"End": True})}
-              for n, raw in enumerate(names)}
+    states = {
+        raw: {"Type": "Pass", **({"Next": names[n + 1]} if n + 1 < len(names) else {"End": True})}
+        for n, raw in enumerate(names)
+    }
     text = json.dumps({"StartAt": names[0], "States": states})
     hostile = dataclasses.replace(machine, definition=parse_definition(text), definition_text=text)
     model.apply([sample.ok("state_machines", (hostile,))])

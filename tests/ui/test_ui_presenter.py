@@ -20,7 +20,9 @@ pytestmark = pytest.mark.timeout(120)
 
 def presenter(name: str = "ev04", **kwargs) -> AWSViewApp:
     profile, model = sample.sample(name)
-    return AWSViewApp(model=model, profile=profile, clock=lambda: sample.NOW, presenter=True, **kwargs)
+    return AWSViewApp(
+        model=model, profile=profile, clock=lambda: sample.NOW, presenter=True, **kwargs
+    )
 
 
 def _keys_and_actions() -> list[tuple[str, str]]:
@@ -38,7 +40,11 @@ def _keys_and_actions() -> list[tuple[str, str]]:
 
 
 def _refused() -> list[tuple[str, str]]:
-    return [(k, a) for k, a in _keys_and_actions() if a.rsplit(".", 1)[-1].split("(")[0] not in NAVIGATION]
+    return [
+        (k, a)
+        for k, a in _keys_and_actions()
+        if a.rsplit(".", 1)[-1].split("(")[0] not in NAVIGATION
+    ]
 
 
 def test_the_list_of_refused_bindings_is_not_empty():
@@ -55,12 +61,19 @@ async def test_every_binding_that_is_not_navigation_is_refused():
             await pilot.press(key)
             await pilot.pause()
             assert app.is_running, f"{key} ({action}) ended the presenter screen"
-            assert (app.theme, app.needle, app.board.zoomed, len(app.screen_stack)) == before, (key, action)
+            assert (app.theme, app.needle, app.board.zoomed, len(app.screen_stack)) == before, (
+                key,
+                action,
+            )
             assert not app.query_one("#filter").display
         # ctrl+c in Textual is "help_quit": no notification about quitting either.
         assert not app._notifications
         # The footer offers none of them.
-        shown = {b.binding.action for b in app.active_bindings.values() if app.check_action(b.binding.action, ())}
+        shown = {
+            b.binding.action
+            for b in app.active_bindings.values()
+            if app.check_action(b.binding.action, ())
+        }
         assert not {"quit", "filter", "next_theme", "command_palette"} & shown
 
 
@@ -110,8 +123,14 @@ async def test_follows_the_newest_execution_and_the_newest_decision():
         await settle(pilot)
         assert executions.cursor_key() == runs[-1].arn
         # A new execution starts: the cursor goes to it.
-        again = dataclasses.replace(newest_start, name="again-order", arn=newest_start.arn.rsplit(":", 1)[0] + ":again-order",
-                                    status="RUNNING", started=sample.at(20), stopped=None)
+        again = dataclasses.replace(
+            newest_start,
+            name="again-order",
+            arn=newest_start.arn.rsplit(":", 1)[0] + ":again-order",
+            status="RUNNING",
+            started=sample.at(20),
+            stopped=None,
+        )
         model.apply([sample.ok("executions:labex-ev04-orders", (again,) + runs)])
         await settle(pilot)
         assert executions.cursor_key() == again.arn

@@ -20,15 +20,16 @@ def frozen_app(lab: str, theme: str) -> AWSViewApp:
     return AWSViewApp(model=model, profile=profile, theme=theme, clock=lambda: sample.NOW)
 
 
-
-
-@pytest.mark.parametrize("lab,theme,size", [
-    ("ev04", "dark", (80, 24)),
-    ("ev04", "dark", (160, 50)),
-    ("q05", "docs", (80, 24)),
-    ("q05", "docs", (160, 50)),
-    ("q05", "dark", (60, 20)),
-])
+@pytest.mark.parametrize(
+    "lab,theme,size",
+    [
+        ("ev04", "dark", (80, 24)),
+        ("ev04", "dark", (160, 50)),
+        ("q05", "docs", (80, 24)),
+        ("q05", "docs", (160, 50)),
+        ("q05", "dark", (60, 20)),
+    ],
+)
 def test_panels(snap_compare, lab, theme, size):
     assert snap_compare(frozen_app(lab, theme), terminal_size=size, run_before=settle)
 
@@ -42,4 +43,6 @@ def test_detail_of_a_write_decision(snap_compare):
         await pilot.press("enter")
         await settle(pilot)
 
-    assert snap_compare(frozen_app("q05", "docs"), terminal_size=(100, 40), run_before=open_decision)
+    assert snap_compare(
+        frozen_app("q05", "docs"), terminal_size=(100, 40), run_before=open_decision
+    )

@@ -28,17 +28,23 @@ def says(app, ident: str) -> str:
 def test_timeline_panels_take_the_reason_of_their_evidence():
     profile = profiles.load("q05")
     model = LabModel()
-    model.apply([
-        absent(None, "journal", "journal", "no write-decision journal on real AWS"),
-        failed(None, "table", "table:labex-q05-orders", "credentials expired (ExpiredToken: …)"),
-        succeeded(None, "timeline", "timeline", Timeline(keys=(), sources=(), missing=())),
-        succeeded(None, "checkpoints", "checkpoints", ()),
-    ])
+    model.apply(
+        [
+            absent(None, "journal", "journal", "no write-decision journal on real AWS"),
+            failed(
+                None, "table", "table:labex-q05-orders", "credentials expired (ExpiredToken: …)"
+            ),
+            succeeded(None, "timeline", "timeline", Timeline(keys=(), sources=(), missing=())),
+            succeeded(None, "checkpoints", "checkpoints", ()),
+        ]
+    )
     shown = {p.name: p for p in panels(model, profile, time.time())}
     for name in ("decisions", "verdicts", "checkpoints"):
         assert shown[name].health == "error", name
         assert shown[name].body_text == "error — credentials expired (ExpiredToken: …)", name
-    model.apply([succeeded(None, "table", "table:labex-q05-orders", None)])  # read: now "none" is true
+    model.apply(
+        [succeeded(None, "table", "table:labex-q05-orders", None)]
+    )  # read: now "none" is true
     shown = {p.name: p for p in panels(model, profile, time.time())}
     assert shown["decisions"].body_text == "no write decisions"
 
@@ -47,8 +53,14 @@ async def test_no_credentials_every_panel_says_so():
     app = AWSViewApp(target=Target(region="us-east-1"), lab="q05", poll_speed=0.3)
     async with app.run_test(size=(160, 60)) as pilot:
         await until(pilot, lambda: NO_CREDENTIALS in status(app), what="status says why")
-        await until(pilot, lambda: all(i in app.board.views for i in ("decisions", "verdicts", "checkpoints:q05"))
-                    and NO_CREDENTIALS in says(app, "decisions"), what="decisions say why")
+        await until(
+            pilot,
+            lambda: (
+                all(i in app.board.views for i in ("decisions", "verdicts", "checkpoints:q05"))
+                and NO_CREDENTIALS in says(app, "decisions")
+            ),
+            what="decisions say why",
+        )
         for ident in ("decisions", "verdicts", "queues", "functions", "tables:labex-q05-orders"):
             assert NO_CREDENTIALS in says(app, ident), ident
             assert view(app, ident).has_class("-error"), ident
@@ -66,15 +78,21 @@ async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulato
 
     sfn = emulator.client("stepfunctions")
     definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}})
-    arns = {name: sfn.create_state_machine(name=name, definition=definition,
-                                           roleArn="arn:aws:iam::123456789012:role/race")["stateMachineArn"]
-            for name in ("race-a", "race-b")}
+    arns = {
+        name: sfn.create_state_machine(
+            name=name, definition=definition, roleArn="arn:aws:iam::123456789012:role/race"
+        )["stateMachineArn"]
+        for name in ("race-a", "race-b")
+    }
     poller, model = StateMachinePoller(generic_profile("race-")), LabModel()
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         call = conn.call
 
         async def deleting_first(service, method, **params):
-            if method == "describe_state_machine" and params.get("stateMachineArn") == arns["race-a"]:
+            if (
+                method == "describe_state_machine"
+                and params.get("stateMachineArn") == arns["race-a"]
+            ):
                 sfn.delete_state_machine(stateMachineArn=arns["race-a"])
             return await call(service, method, **params)
 

@@ -21,8 +21,13 @@ ONE_COLUMN_UNDER = 80
 MAX_COLUMNS = 6
 ERROR_STYLE = "$text-error bold"
 # done green; ✗ red only for the step the learner is on or a done one now broken; · and ? dim
-MARK_STYLES = {"done": "$text-success bold", "current": "$text-error bold", "broken": "$text-error bold",
-               "todo": "$text-muted", "unknown": "$text-muted"}
+MARK_STYLES = {
+    "done": "$text-success bold",
+    "current": "$text-error bold",
+    "broken": "$text-error bold",
+    "todo": "$text-muted",
+    "unknown": "$text-muted",
+}
 
 
 def columns_for(width: int) -> int:
@@ -55,21 +60,29 @@ def state(status: LearnerStatus | None) -> str:
     return "warn" if status.error else "ok"
 
 
-def card_content(learner: Learner, status: LearnerStatus | None,
-                 steps: tuple[tuple[str, str], ...], now: float, width: int = 0) -> Content:
+def card_content(
+    learner: Learner,
+    status: LearnerStatus | None,
+    steps: tuple[tuple[str, str], ...],
+    now: float,
+    width: int = 0,
+) -> Content:
     """Four lines: lab and endpoint; the step reached; the checkpoint marks; freshness. An
     endpoint that never answered has no marks: its error takes both last lines."""
     lines = [_where(learner, status), _step(status, steps), _marks(status), _freshness(status, now)]
     if state(status) == "error" and width > 0:
         wrapped = textwrap.wrap(lines[3].plain, width, max_lines=2, placeholder="…")
-        lines[2:] = [Content.styled(line, ERROR_STYLE) for line in wrapped] + [Content("")] * (2 - len(wrapped))
+        lines[2:] = [Content.styled(line, ERROR_STYLE) for line in wrapped] + [Content("")] * (
+            2 - len(wrapped)
+        )
     return Content("\n").join(lines)
 
 
 def _where(learner: Learner, status: LearnerStatus | None) -> Content:
     lab = (status.lab if status else None) or learner.lab or "lab ?"
     endpoint = learner.endpoint_url or " ".join(
-        p for p in ("AWS", learner.profile and f"profile {learner.profile}", learner.region) if p)
+        p for p in ("AWS", learner.profile and f"profile {learner.profile}", learner.region) if p
+    )
     return Content.assemble((_clean(lab), "bold"), " · ", (_clean(endpoint), "$text-muted"))
 
 
@@ -79,14 +92,21 @@ def _step(status: LearnerStatus | None, steps: tuple[tuple[str, str], ...]) -> C
     keys = [key for key, _ in steps]
     if status.step is None or status.step not in keys:
         first = steps[0][1] if steps else ""
-        return Content.assemble(("no step done yet", "bold"), (f" · next: {_clean(first)}" if first else "",
-                                                               "$text-muted"))
+        return Content.assemble(
+            ("no step done yet", "bold"),
+            (f" · next: {_clean(first)}" if first else "", "$text-muted"),
+        )
     number = keys.index(status.step) + 1
     title = _clean(steps[number - 1][1])
     if number == len(keys):
-        return Content.assemble((f"✓ all {number} steps done", "$text-success bold"), (f" · {title}", "$text-muted"))
-    return Content.assemble((f"step {number}/{len(keys)} ", "bold"), (_clean(status.step), "$text-accent bold"),
-                            f" · {title}")
+        return Content.assemble(
+            (f"✓ all {number} steps done", "$text-success bold"), (f" · {title}", "$text-muted")
+        )
+    return Content.assemble(
+        (f"step {number}/{len(keys)} ", "bold"),
+        (_clean(status.step), "$text-accent bold"),
+        f" · {title}",
+    )
 
 
 def _marks(status: LearnerStatus | None) -> Content:
@@ -131,8 +151,11 @@ def ago(seconds: float) -> str:
     return f"{seconds / 60:.0f} min"
 
 
-def summary(learners: tuple[Learner, ...], statuses: dict[str, LearnerStatus],
-            steps: dict[str, tuple[tuple[str, str], ...]]) -> str:
+def summary(
+    learners: tuple[Learner, ...],
+    statuses: dict[str, LearnerStatus],
+    steps: dict[str, tuple[tuple[str, str], ...]],
+) -> str:
     """``AWS View · class · 8 learners · 2 done · 3 at deploy · 1 not started · 1 with errors``."""
     buckets: Counter[str] = Counter()
     order: dict[str, int] = {}

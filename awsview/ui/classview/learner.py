@@ -29,7 +29,6 @@ from awsview.ui.viewer import presenter
 from awsview.ui.viewer.screens import DetailScreen
 
 
-
 class LearnerScreen(Screen[None]):
     """One learner's lab panels, exactly as the viewer shows them; escape goes back."""
 
@@ -106,12 +105,20 @@ class LearnerScreen(Screen[None]):
         message.display = unread
         self.board.display = not unread
         if unread:
-            message.update(plain(f"Nothing read from {self.learner.endpoint_url or 'AWS'} yet: "
-                                 f"{reason(self.status.error or '')}. Asked again every few seconds."))
+            message.update(
+                plain(
+                    f"Nothing read from {self.learner.endpoint_url or 'AWS'} yet: "
+                    f"{reason(self.status.error or '')}. Asked again every few seconds."
+                )
+            )
 
     def _show_status(self, profile: LabProfile | None) -> None:
         status = self.status
-        lab = f"{profile.name}: {profile.title}" if profile else (status.lab if status else None) or "lab ?"
+        lab = (
+            f"{profile.name}: {profile.title}"
+            if profile
+            else (status.lab if status else None) or "lab ?"
+        )
         parts = ["AWS View", self.learner.name, lab, self.learner.endpoint_url or "AWS"]
         look = state(status)
         if look == "waiting":
@@ -119,7 +126,9 @@ class LearnerScreen(Screen[None]):
         elif look == "error":
             parts.append(f"error — {reason(status.error or '')}")
         elif look == "stale":
-            parts.append(f"stale {ago(self.clock() - (status.updated_at or 0))} — {reason(status.error or '')}")
+            parts.append(
+                f"stale {ago(self.clock() - (status.updated_at or 0))} — {reason(status.error or '')}"
+            )
         elif status is not None and status.updated_at is not None:
             parts.append(f"updated {ago(self.clock() - status.updated_at)} ago")
         line = self.query_one("#status", Static)
@@ -135,4 +144,6 @@ class LearnerScreen(Screen[None]):
     def on_panel_view_row_chosen(self, event: PanelView.RowChosen) -> None:
         lab = self.monitor.lab(self.learner.name)
         if lab is not None and event.view.shown is not None:
-            self.app.push_screen(DetailScreen(describe(lab[1], event.view.shown.panel, event.view.ident, event.key)))
+            self.app.push_screen(
+                DetailScreen(describe(lab[1], event.view.shown.panel, event.view.ident, event.key))
+            )

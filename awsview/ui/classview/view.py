@@ -43,7 +43,10 @@ class LearnerUpdated(Message):
         self.status = status
 
     def can_replace(self, message: Message) -> bool:
-        return isinstance(message, LearnerUpdated) and message.status.learner.name == self.status.learner.name
+        return (
+            isinstance(message, LearnerUpdated)
+            and message.status.learner.name == self.status.learner.name
+        )
 
 
 class LearnerCard(Widget, can_focus=True):
@@ -72,7 +75,9 @@ class LearnerCard(Widget, can_focus=True):
         self.refresh(layout=True)
 
     def render(self) -> Content:
-        return card_content(self.learner, self.status, self.steps, self._clock(), self.content_size.width)
+        return card_content(
+            self.learner, self.status, self.steps, self._clock(), self.content_size.width
+        )
 
     @property
     def text(self) -> str:
@@ -210,9 +215,17 @@ class ClassApp(App[int]):
         Binding("t", "next_theme", "Theme", show=False),
     ]
 
-    def __init__(self, learners: tuple[Learner, ...], *, theme: str | None = None, presenter: bool = False,
-                 refresh: float = 1.0, concurrency: int = 16, clock: Callable[[], float] = time.time,
-                 recording: Any = None) -> None:
+    def __init__(
+        self,
+        learners: tuple[Learner, ...],
+        *,
+        theme: str | None = None,
+        presenter: bool = False,
+        refresh: float = 1.0,
+        concurrency: int = 16,
+        clock: Callable[[], float] = time.time,
+        recording: Any = None,
+    ) -> None:
         # Before App.__init__, which adds the palette's key when this is true.
         self.ENABLE_COMMAND_PALETTE = not presenter
         super().__init__()
@@ -222,15 +235,22 @@ class ClassApp(App[int]):
         self.clock = clock
         self.statuses: dict[str, LearnerStatus] = {}
         self.steps: dict[str, tuple[tuple[str, str], ...]] = {}
-        self.recording = recording  # awsview.polling.recorder.ClassRecorder: every learner's model, recorded
+        self.recording = (
+            recording  # awsview.polling.recorder.ClassRecorder: every learner's model, recorded
+        )
 
         def update(status: LearnerStatus) -> None:
             if recording is not None:
                 recording.status(status)
             self.post_message(LearnerUpdated(status))
 
-        self.monitor = ClassMonitor(learners, refresh=refresh, concurrency=concurrency, on_update=update,
-                                    on_model=recording.model if recording is not None else None)
+        self.monitor = ClassMonitor(
+            learners,
+            refresh=refresh,
+            concurrency=concurrency,
+            on_update=update,
+            on_model=recording.model if recording is not None else None,
+        )
         self.grid = GridScreen(learners, clock)
         self._follow_worker = None
 
@@ -253,7 +273,9 @@ class ClassApp(App[int]):
         try:
             await self.monitor.run()
         except Exception as exc:  # the cards keep what they had; say plainly that following stopped
-            self.grid.query_one("#status", Static).update(plain(f"AWS View · class · stopped: {exc}"))
+            self.grid.query_one("#status", Static).update(
+                plain(f"AWS View · class · stopped: {exc}")
+            )
             raise
 
     def on_learner_updated(self, message: LearnerUpdated) -> None:

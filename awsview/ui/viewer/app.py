@@ -39,6 +39,8 @@ FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet mome
 FULL_GC_QUIET_S = 5.0  # … (nothing changed for this long, so no change waits behind it)
 FULL_GC_AT_LEAST_S = 600.0  # … and at least every ten minutes, quiet or not
 DIAGNOSE_RETRY_S = 15.0  # the doctor's probe waits for an endpoint that does not answer yet
+
+
 def _step_text(model: LabModel | None) -> str:
     """``on step 2/4 deploy`` (and the lab run, once there is more than one)."""
     from awsview.core.checkpoints import progress
@@ -80,14 +82,29 @@ class AWSViewApp(App[int]):
         Binding("n", "demo_next", "Next step"),
     ]
 
-    def __init__(self, *, target: Target | None = None, lab: str | None = None, prefix: str = "",
-                 model: LabModel | None = None, profile: profiles.LabProfile | None = None,
-                 theme: str | None = None, clock: Callable[[], float] = time.time,
-                 demo: Any = None, cap: int = DEFAULT_CAP, highlight_seconds: float = HIGHLIGHT_S,
-                 tick_seconds: float = 1.0, poll_speed: float = 1.0,
-                 monotonic: Callable[[], float] = time.monotonic, freezer: Any = None,
-                 presenter: bool = False, recorder: Any = None, remember: bool = False,
-                 show_usage: bool = False, notice: str | None = None):
+    def __init__(
+        self,
+        *,
+        target: Target | None = None,
+        lab: str | None = None,
+        prefix: str = "",
+        model: LabModel | None = None,
+        profile: profiles.LabProfile | None = None,
+        theme: str | None = None,
+        clock: Callable[[], float] = time.time,
+        demo: Any = None,
+        cap: int = DEFAULT_CAP,
+        highlight_seconds: float = HIGHLIGHT_S,
+        tick_seconds: float = 1.0,
+        poll_speed: float = 1.0,
+        monotonic: Callable[[], float] = time.monotonic,
+        freezer: Any = None,
+        presenter: bool = False,
+        recorder: Any = None,
+        remember: bool = False,
+        show_usage: bool = False,
+        notice: str | None = None,
+    ):
         super().__init__()
         self.remember = remember  # the theme and usage line picked are saved in config.toml
         self.notice = notice  # one line to show once started (e.g. preferences ignored)
@@ -103,14 +120,20 @@ class AWSViewApp(App[int]):
         self.poll_speed = poll_speed
         self.highlight_seconds = highlight_seconds
         self.monotonic = monotonic  # when highlights fade
-        self.freezer = freezer  # awsview.core.freeze.Freezer: what is shown is the same on every run
+        self.freezer = (
+            freezer  # awsview.core.freeze.Freezer: what is shown is the same on every run
+        )
         self.presenter = Presenter() if presenter else None  # the read-only mode, or None
-        self.recorder = recorder  # awsview.polling.recorder.Recorder: every model change into a recording
+        self.recorder = (
+            recorder  # awsview.polling.recorder.Recorder: every model change into a recording
+        )
         self.diagnosis: Any = None  # awsview.polling.doctor.Diagnosis: what this endpoint can tell
         self.feed = PanelFeed(cap)
         self.changes = ItemChanges()
         self.needle = ""
-        self.all_runs = False  # r: the write decisions and verdicts of every lab run, not just this one
+        self.all_runs = (
+            False  # r: the write decisions and verdicts of every lab run, not just this one
+        )
         self.step_text = ""  # which step the learner is on, for the status line
         self._earlier_runs = False  # the timeline has runs before the current one (r is offered)
         self.show_usage = show_usage  # the status line counts the API calls and read units made
@@ -127,7 +150,9 @@ class AWSViewApp(App[int]):
             yield Static(id="status")
             yield Static(id="banner")
         yield self._board
-        yield Input(placeholder="filter every panel's rows (enter keeps it, escape clears it)", id="filter")
+        yield Input(
+            placeholder="filter every panel's rows (enter keeps it, escape clears it)", id="filter"
+        )
         yield Footer()
 
     @property
@@ -189,11 +214,17 @@ class AWSViewApp(App[int]):
         if self.model is None or not alive(self._board):
             return False
         for snapshot in self.model.snapshots.values():
-            if snapshot.health is Health.STALE or (snapshot.health is Health.OK and not snapshot.live):
+            if snapshot.health is Health.STALE or (
+                snapshot.health is Health.OK and not snapshot.live
+            ):
                 return True
         if any(not view.seeded for view in self.board.views.values()):
             return True
-        return any(e.running for s in self.model.with_prefix(keys.EXECUTIONS_PREFIX) for e in (s.data or ()))
+        return any(
+            e.running
+            for s in self.model.with_prefix(keys.EXECUTIONS_PREFIX)
+            for e in (s.data or ())
+        )
 
     def _on_model_change(self, changed: list[Any]) -> None:
         self.post_message(ModelChanged())
@@ -225,7 +256,9 @@ class AWSViewApp(App[int]):
         with self.batch_update():
             if self.show_usage:
                 self._show_status()
-            self.board.sync(shown, self.changes.for_panel, self.needle, waiting=not self.model.snapshots)
+            self.board.sync(
+                shown, self.changes.for_panel, self.needle, waiting=not self.model.snapshots
+            )
             if self.presenter:
                 self.presenter.follow_newest(self)
 
@@ -233,8 +266,15 @@ class AWSViewApp(App[int]):
     async def _poll(self) -> None:
         from awsview.polling.live import LivePolling
 
-        self.live = LivePolling(self.target, self.lab, self.prefix, self._attach, self.set_status,
-                                speed=self.poll_speed, on_choose=self._choose_prefix)
+        self.live = LivePolling(
+            self.target,
+            self.lab,
+            self.prefix,
+            self._attach,
+            self.set_status,
+            speed=self.poll_speed,
+            on_choose=self._choose_prefix,
+        )
         try:
             await self.live.run()
         except Exception as exc:  # the panels keep what they had; say plainly that polling stopped
@@ -319,7 +359,12 @@ class AWSViewApp(App[int]):
             return  # not composed yet, or closing
         level, text = self.status
         lab = f"{self.profile.name}: {self.profile.title}" if self.profile else "detecting the lab…"
-        parts = ["AWS View" + (" · presenter (read-only)" if self.presenter else ""), lab, self.step_text, text]
+        parts = [
+            "AWS View" + (" · presenter (read-only)" if self.presenter else ""),
+            lab,
+            self.step_text,
+            text,
+        ]
         if self.diagnosis is not None:
             parts.append(self.diagnosis.summary)
         if self.all_runs:
@@ -327,7 +372,9 @@ class AWSViewApp(App[int]):
         if self.needle:
             parts.append(f"filter “{self.needle}”")
         if self.recorder is not None:
-            parts.append(self.recorder.stopped or f"● recording {self.recorder.channel.writer.path.name}")
+            parts.append(
+                self.recorder.stopped or f"● recording {self.recorder.channel.writer.path.name}"
+            )
         if self.show_usage:
             parts.append(self.usage())
         line = " · ".join(p for p in parts if p)
@@ -358,9 +405,13 @@ class AWSViewApp(App[int]):
 
     # -- actions ---------------------------------------------------------------------------
 
-    async def run_action(self, action: Any, default_namespace: Any = None, namespaces: Any = None) -> bool:
+    async def run_action(
+        self, action: Any, default_namespace: Any = None, namespaces: Any = None
+    ) -> bool:
         """Every key, click and footer action passes here: a presenter screen only navigates."""
-        if self.presenter and not self.presenter.allows(action_name(self, action, default_namespace, namespaces)):
+        if self.presenter and not self.presenter.allows(
+            action_name(self, action, default_namespace, namespaces)
+        ):
             return False
         return await super().run_action(action, default_namespace, namespaces)
 
@@ -376,9 +427,13 @@ class AWSViewApp(App[int]):
         return True
 
     def action_help(self) -> None:
-        from awsview.ui.viewer.screens import HelpScreen  # not before the first paint: Markdown, pygments
+        from awsview.ui.viewer.screens import (
+            HelpScreen,
+        )  # not before the first paint: Markdown, pygments
 
-        self.push_screen(HelpScreen(bool(self.presenter), self.diagnosis.markdown() if self.diagnosis else None))
+        self.push_screen(
+            HelpScreen(bool(self.presenter), self.diagnosis.markdown() if self.diagnosis else None)
+        )
 
     def _show_filter(self, shown: bool) -> None:
         field = self.query_one("#filter", Input)
@@ -481,4 +536,6 @@ class AWSViewApp(App[int]):
         from awsview.core.details import describe
         from awsview.ui.viewer.screens import DetailScreen
 
-        self.push_screen(DetailScreen(describe(self.model, view.shown.panel, view.ident, event.key)))
+        self.push_screen(
+            DetailScreen(describe(self.model, view.shown.panel, view.ident, event.key))
+        )

@@ -21,7 +21,7 @@ THREE_COLUMNS_AT = 180
 
 
 def layout_for(width: int) -> str:
-    """"compact" or "wide" for a terminal this many columns wide."""
+    """ "compact" or "wide" for a terminal this many columns wide."""
     return "wide" if width >= WIDE_AT else "compact"
 
 
@@ -51,8 +51,13 @@ class PanelBoard(VerticalScroll):
     def ordered(self) -> list[PanelView]:
         return [child for child in self.children if isinstance(child, PanelView)]
 
-    def sync(self, shown: list[ShownPanel], marks: Callable[[str], dict[str, frozenset[str]]],
-             needle: str = "", waiting: bool = False) -> None:
+    def sync(
+        self,
+        shown: list[ShownPanel],
+        marks: Callable[[str], dict[str, frozenset[str]]],
+        needle: str = "",
+        waiting: bool = False,
+    ) -> None:
         """Show these panels: new ones mounted in place, gone ones removed, the rest updated."""
         if not alive(self):
             return  # the app is closing: a last tick must not rearrange what is being torn down
@@ -68,7 +73,9 @@ class PanelBoard(VerticalScroll):
         for item in shown:
             view = self.views.get(item.id)
             if view is None:
-                view = PanelView(item.id, item.panel.name, self.highlight_seconds, self.clock, item.panel.health)
+                view = PanelView(
+                    item.id, item.panel.name, self.highlight_seconds, self.clock, item.panel.health
+                )
                 self.views[item.id] = view
                 if previous is not None:
                     self.mount(view, after=previous)
@@ -76,7 +83,9 @@ class PanelBoard(VerticalScroll):
                     self.mount(view, before=0)
                 else:
                     self.mount(view)
-            elif view not in self.children or (previous is not None and previous not in self.children):
+            elif view not in self.children or (
+                previous is not None and previous not in self.children
+            ):
                 pass  # mid-mount or mid-removal (Textual finishes both later): order it next time
             elif previous is not None and self._index(view) != self._index(previous) + 1:
                 self.move_child(view, after=previous)
@@ -124,7 +133,7 @@ class PanelBoard(VerticalScroll):
 
     def focused_view(self) -> PanelView | None:
         focused = self.screen.focused if self.is_attached else None
-        for node in (focused.ancestors_with_self if focused is not None else ()):
+        for node in focused.ancestors_with_self if focused is not None else ():
             if isinstance(node, PanelView):
                 return node
         return None
@@ -154,5 +163,5 @@ class PanelBoard(VerticalScroll):
         if view is not None:
             view.add_class("-zoom")
             self.current = view
-        for shown in ([view] if view is not None else self.ordered):
+        for shown in [view] if view is not None else self.ordered:
             shown.flush()

@@ -16,14 +16,42 @@ from awsview import kinds
 from awsview.ui.compat import alive  # noqa: F401  (the widgets import it from here)
 from awsview.model.loglines import clean_text
 
-GOOD = frozenset({"SUCCEEDED", "Accepted", "Enabled", "ACTIVE", "RESULT", "TaskSucceeded",
-                  "ExecutionSucceeded", "unchanged", "ok", "✓"})
-BAD = frozenset({"FAILED", "TIMED_OUT", "ABORTED", "ERROR", "TaskFailed", "ExecutionFailed",
-                 "LambdaFunctionFailed", "TaskTimedOut", "FailStateEntered", "Disabled", "ALARM", "✗"})
+GOOD = frozenset(
+    {
+        "SUCCEEDED",
+        "Accepted",
+        "Enabled",
+        "ACTIVE",
+        "RESULT",
+        "TaskSucceeded",
+        "ExecutionSucceeded",
+        "unchanged",
+        "ok",
+        "✓",
+    }
+)
+BAD = frozenset(
+    {
+        "FAILED",
+        "TIMED_OUT",
+        "ABORTED",
+        "ERROR",
+        "TaskFailed",
+        "ExecutionFailed",
+        "LambdaFunctionFailed",
+        "TaskTimedOut",
+        "FailStateEntered",
+        "Disabled",
+        "ALARM",
+        "✗",
+    }
+)
 BUSY = frozenset({"RUNNING", "Creating", "Enabling", "Disabling", "Updating", "Deleting"})
 DIM = frozenset({"·"})  # a checkpoint not reached yet: nothing is wrong with it
 MIN_WIDTH = 4  # a column is never cut narrower than this (or its label, if shorter)
-KEY_WIDTH = 42  # a key column is cut no narrower than this: "Rejected: ConditionalCheckFailedException"
+KEY_WIDTH = (
+    42  # a key column is cut no narrower than this: "Rejected: ConditionalCheckFailedException"
+)
 # Columns that say what a row *is* (kept as whole as possible when a panel is narrow) and columns
 # a narrow panel may leave out (the detail screen still shows them): each kind's, in the registry
 # (kinds.KEY_COLUMNS, kinds.SPARE_COLUMNS).
@@ -89,8 +117,13 @@ class ColumnPlan:
         return " · ".join(parts)
 
 
-def plan_columns(labels: tuple[str, ...], rows: list[tuple[str, ...]], available: int,
-                 natural: list[int] | None = None, padding: int = 2) -> ColumnPlan:
+def plan_columns(
+    labels: tuple[str, ...],
+    rows: list[tuple[str, ...]],
+    available: int,
+    natural: list[int] | None = None,
+    padding: int = 2,
+) -> ColumnPlan:
     """Fit a table into ``available`` cells.
 
     All columns whole if they fit. Otherwise, in turn: columns with one value on every row say
@@ -122,8 +155,14 @@ def plan_columns(labels: tuple[str, ...], rows: list[tuple[str, ...]], available
     return ColumnPlan(tuple(shown), limits, tuple(same), tuple(left_out))
 
 
-def still_fits(plan: ColumnPlan, labels: tuple[str, ...], rows: list[tuple[str, ...]],
-               available: int, natural: list[int], padding: int = 2) -> bool:
+def still_fits(
+    plan: ColumnPlan,
+    labels: tuple[str, ...],
+    rows: list[tuple[str, ...]],
+    available: int,
+    natural: list[int],
+    padding: int = 2,
+) -> bool:
     """Whether ``plan`` still holds for these rows: the same columns say one value, and the rows
     fit. Keeping a plan that holds spares the table a rebuild whenever a cell grows or shrinks."""
     if len(plan.shown) + len(plan.same) + len(plan.left_out) != len(labels) or available <= 0:
@@ -132,7 +171,9 @@ def still_fits(plan: ColumnPlan, labels: tuple[str, ...], rows: list[tuple[str, 
         i = labels.index(label)
         if len(rows) < 2 or any(cells[i] != value for cells in rows if i < len(cells)):
             return False
-    used = sum(min(natural[i], limit) if limit else natural[i] for i, limit in zip(plan.shown, plan.limits))
+    used = sum(
+        min(natural[i], limit) if limit else natural[i] for i, limit in zip(plan.shown, plan.limits)
+    )
     return used + padding * len(plan.shown) <= available
 
 
@@ -142,8 +183,9 @@ def _floor(label: str, natural: int) -> int:
     return min(natural, max(MIN_WIDTH, min(cell_len(label), 12)))
 
 
-def fit_widths(natural: list[int], floors: list[int], available: int,
-               padding: int = 2) -> tuple[int | None, ...]:
+def fit_widths(
+    natural: list[int], floors: list[int], available: int, padding: int = 2
+) -> tuple[int | None, ...]:
     """A limit per column (None: no limit) so the row fits ``available`` cells.
 
     The widest columns give way first: one common cap is lowered until everything fits, but no

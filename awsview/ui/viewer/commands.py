@@ -44,12 +44,20 @@ class LabCommands(_Commands):
 class ThemeCommands(_Commands):
     def commands(self) -> list[tuple[str, str, object]]:
         pick = getattr(self.app, "pick_theme", None) or partial(setattr, self.app, "theme")
-        return [(f"Theme: {name}", "colours of the viewer", partial(pick, name))
-                for name in self.app.awsview_themes]
+        return [
+            (f"Theme: {name}", "colours of the viewer", partial(pick, name))
+            for name in self.app.awsview_themes
+        ]
 
 
 class PanelCommands(_Commands):
     def commands(self) -> list[tuple[str, str, object]]:
         board = self.app.board
-        return [(f"Panel: {view.shown.panel.title if view.shown else view.ident}", "go to this panel",
-                 partial(board.visit, view)) for view in board.ordered]
+        return [
+            (
+                f"Panel: {view.shown.panel.title if view.shown else view.ident}",
+                "go to this panel",
+                partial(board.visit, view),
+            )
+            for view in board.ordered
+        ]

@@ -24,7 +24,16 @@ from textual.widgets.data_table import RowDoesNotExist
 from awsview.core.render import Row
 from rich.cells import cell_len
 
-from awsview.ui.viewer.cells import ColumnPlan, alive, attribute_spans, natural_widths, plain, plan_columns, still_fits, tone
+from awsview.ui.viewer.cells import (
+    ColumnPlan,
+    alive,
+    attribute_spans,
+    natural_widths,
+    plain,
+    plan_columns,
+    still_fits,
+    tone,
+)
 from awsview.core.feed import MORE_KEY, ShownPanel
 
 HIGHLIGHT_S = 3.0
@@ -60,7 +69,12 @@ class PanelTable(DataTable):
         self._style_epoch = 0  # bumped by a style change: what the line keys say of the style
 
     def render_line(self, y: int) -> Strip:
-        if self.fixed_rows or self.fixed_columns or self.show_row_labels and self._labelled_row_exists:
+        if (
+            self.fixed_rows
+            or self.fixed_columns
+            or self.show_row_labels
+            and self._labelled_row_exists
+        ):
             return super().render_line(y)
         scroll_x, scroll_y = self.scroll_offset
         header = self.header_height if self.show_header else 0
@@ -75,11 +89,23 @@ class PanelTable(DataTable):
             cells = tuple(self._data.get(row_key, {}).values())
         columns = self.ordered_columns
         cursor, hover = self.cursor_coordinate, self.hover_coordinate
-        key = (row_key, index, offset, tuple(map(id, cells)), scroll_x, self.size.width,
-               tuple(c.get_render_width(self) for c in columns), self.cursor_type, self.show_cursor,
-               cursor.row == index, cursor.column if self.cursor_type != "row" else 0,
-               self._show_hover_cursor and hover.row == index, hover.column if self._show_hover_cursor else 0,
-               self._pseudo_class_state, self._style_epoch)
+        key = (
+            row_key,
+            index,
+            offset,
+            tuple(map(id, cells)),
+            scroll_x,
+            self.size.width,
+            tuple(c.get_render_width(self) for c in columns),
+            self.cursor_type,
+            self.show_cursor,
+            cursor.row == index,
+            cursor.column if self.cursor_type != "row" else 0,
+            self._show_hover_cursor and hover.row == index,
+            hover.column if self._show_hover_cursor else 0,
+            self._pseudo_class_state,
+            self._style_epoch,
+        )
         drawn = self._lines.get(key)
         if drawn is not None and all(a is b for a, b in zip(drawn[0], cells)):
             return drawn[1]
@@ -89,16 +115,39 @@ class PanelTable(DataTable):
         self._lines[key] = (cells, strip)
         return strip
 
-    def _render_cell(self, row_index: int, column_index: int, base_style: Style, width: int,
-                     cursor: bool = False, hover: bool = False) -> list:
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> list:
         try:
-            row_key = self._row_locations.get_key(row_index) if row_index >= 0 else self._header_row_key
+            row_key = (
+                self._row_locations.get_key(row_index) if row_index >= 0 else self._header_row_key
+            )
             column_key = self._column_locations.get_key(column_index)
-            cell = self._data[row_key][column_key] if row_index >= 0 else self.columns[column_key].label
+            cell = (
+                self._data[row_key][column_key]
+                if row_index >= 0
+                else self.columns[column_key].label
+            )
         except (KeyError, AttributeError):  # a row label, or a row already gone: no second cache
             return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
-        key = (id(cell), row_index, column_index, base_style, width, cursor, hover, self.show_cursor,
-               self._show_hover_cursor, self._pseudo_class_state)
+        key = (
+            id(cell),
+            row_index,
+            column_index,
+            base_style,
+            width,
+            cursor,
+            hover,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self._pseudo_class_state,
+        )
         drawn = self._drawn.get(key)
         if drawn is not None and drawn[0] is cell:
             return drawn[1]
@@ -122,8 +171,17 @@ class PanelBody(Static, can_focus=True):
 class PanelView(Vertical):
     """A titled panel: border title, freshness in the subtitle, rows or a one-line body."""
 
-    COMPONENT_CLASSES = {"panel--good", "panel--bad", "panel--warn", "panel--busy", "panel--dim", "panel--new",
-                         "panel--changed", "panel--mark", "panel--more"}
+    COMPONENT_CLASSES = {
+        "panel--good",
+        "panel--bad",
+        "panel--warn",
+        "panel--busy",
+        "panel--dim",
+        "panel--new",
+        "panel--changed",
+        "panel--mark",
+        "panel--more",
+    }
 
     DEFAULT_CSS = """
     PanelView {
@@ -168,8 +226,14 @@ class PanelView(Vertical):
             self.view = view
             self.key = key
 
-    def __init__(self, ident: str, kind: str, highlight_seconds: float = HIGHLIGHT_S,
-                 clock: Callable[[], float] = time.monotonic, health: str = "none") -> None:
+    def __init__(
+        self,
+        ident: str,
+        kind: str,
+        highlight_seconds: float = HIGHLIGHT_S,
+        clock: Callable[[], float] = time.monotonic,
+        health: str = "none",
+    ) -> None:
         # Born with its health's class: changing a class restyles the panel and its children,
         # which for fifteen panels was a third of the time to the first paint.
         super().__init__(classes=f"-{health}")
@@ -184,7 +248,9 @@ class PanelView(Vertical):
         self._columns: tuple[str, ...] | None = None
         self._plan = ColumnPlan((), ())
         self._fitted_to = 0  # the width the plan was made for
-        self._lit: dict[str, tuple[float, frozenset[int] | None]] = {}  # key → until, cells (None: all)
+        self._lit: dict[
+            str, tuple[float, frozenset[int] | None]
+        ] = {}  # key → until, cells (None: all)
         self._marks: dict[str, frozenset[str]] = {}
         self._styles: dict[str, Style] = {}
         self._seeded = False
@@ -236,8 +302,13 @@ class PanelView(Vertical):
 
     # -- showing a panel -------------------------------------------------------------------
 
-    def show(self, shown: ShownPanel, marks: dict[str, frozenset[str]] | None = None,
-             needle: str = "", waiting: bool = False) -> None:
+    def show(
+        self,
+        shown: ShownPanel,
+        marks: dict[str, frozenset[str]] | None = None,
+        needle: str = "",
+        waiting: bool = False,
+    ) -> None:
         """Make the panel show ``shown``: title, freshness, health and rows (diffed by key).
 
         ``waiting``: nothing has been polled yet, so an empty panel must not claim "none".
@@ -287,8 +358,11 @@ class PanelView(Vertical):
             if arrange is not None:
                 arrange()  # a wide grid gives a panel with more to show a whole row
         available = self.content_size.width - 1  # the table's vertical scrollbar
-        if self._columns == panel.columns and available == self._fitted_to and \
-                still_fits(self._plan, panel.columns, data, available, natural):
+        if (
+            self._columns == panel.columns
+            and available == self._fitted_to
+            and still_fits(self._plan, panel.columns, data, available, natural)
+        ):
             plan = self._plan  # keep it: a new plan means rebuilding the table
         elif available > 0:
             plan = plan_columns(panel.columns, data, available, natural)
@@ -386,7 +460,11 @@ class PanelView(Vertical):
         self._marks = dict(marks)
         for key, cells in new.items():
             before = previous.get(key)
-            changed = frozenset(i for i, (a, b) in enumerate(zip(before, cells)) if a != b) if before else None
+            changed = (
+                frozenset(i for i, (a, b) in enumerate(zip(before, cells)) if a != b)
+                if before
+                else None
+            )
             if key != MORE_KEY:
                 if before is None and self._seeded:
                     self._lit[key] = (now + self.highlight_seconds, None)
@@ -442,8 +520,10 @@ class PanelView(Vertical):
         """The shown cells of a row as styled, cut-to-fit `Text` (never markup)."""
         plan = self._plan
         if key == MORE_KEY:  # its message may run across the columns it leaves empty
-            return [Text(cells[i] if n == 0 else "", style=self._style("more"), no_wrap=True)
-                    for n, i in enumerate(plan.shown)]
+            return [
+                Text(cells[i] if n == 0 else "", style=self._style("more"), no_wrap=True)
+                for n, i in enumerate(plan.shown)
+            ]
         lit = self._lit.get(key)
         marks = self._marks.get(key)
         texts = []

@@ -15,13 +15,39 @@ from awsview.model import keys
 from awsview.model.state import LabModel
 
 # The one list of what a presenter screen may still do: the viewer's actions and the class view's.
-NAVIGATION = frozenset({
-    "cycle", "zoom", "back", "help", "close", "focus_next", "focus_previous", "select_cursor",
-    "cursor_up", "cursor_down", "cursor_left", "cursor_right", "page_up", "page_down",
-    "page_left", "page_right", "scroll_top", "scroll_bottom", "scroll_home", "scroll_end",
-    "scroll_up", "scroll_down", "scroll_left", "scroll_right", "earlier_runs",
-    "move", "page", "edge", "open",  # the class view's cards
-})
+NAVIGATION = frozenset(
+    {
+        "cycle",
+        "zoom",
+        "back",
+        "help",
+        "close",
+        "focus_next",
+        "focus_previous",
+        "select_cursor",
+        "cursor_up",
+        "cursor_down",
+        "cursor_left",
+        "cursor_right",
+        "page_up",
+        "page_down",
+        "page_left",
+        "page_right",
+        "scroll_top",
+        "scroll_bottom",
+        "scroll_home",
+        "scroll_end",
+        "scroll_up",
+        "scroll_down",
+        "scroll_left",
+        "scroll_right",
+        "earlier_runs",
+        "move",
+        "page",
+        "edge",
+        "open",  # the class view's cards
+    }
+)
 
 
 def allows(app: Any, action: str) -> bool:
@@ -34,7 +60,9 @@ def newest_execution_key(model: LabModel | None) -> str | None:
     newest = None
     for snapshot in model.with_prefix(keys.EXECUTIONS_PREFIX) if model is not None else ():
         for execution in snapshot.data or ():
-            if execution.started is not None and (newest is None or execution.started > newest.started):
+            if execution.started is not None and (
+                newest is None or execution.started > newest.started
+            ):
                 newest = execution
     return newest.arn if newest is not None else None
 
@@ -77,8 +105,12 @@ class Presenter:
     def _bring_history_into_view(app: Any, execution_arn: str) -> None:
         for view in app.board.ordered:
             rows = view.shown.rows if view.shown is not None else ()
-            if view.shown is not None and view.shown.panel.name == "history" and rows \
-                    and rows[0].key.startswith(f"{execution_arn}#"):
+            if (
+                view.shown is not None
+                and view.shown.panel.name == "history"
+                and rows
+                and rows[0].key.startswith(f"{execution_arn}#")
+            ):
                 if app.board.zoomed is None:
                     app.board.scroll_to_widget(view, animate=False)
                 return

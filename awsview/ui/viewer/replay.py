@@ -37,7 +37,11 @@ def clock_text(moment: float) -> str:
 def span_text(seconds: float) -> str:
     seconds = max(0, int(seconds))
     hours, rest = divmod(seconds, 3600)
-    return f"{hours}:{rest // 60:02d}:{rest % 60:02d}" if hours else f"{rest // 60:02d}:{rest % 60:02d}"
+    return (
+        f"{hours}:{rest // 60:02d}:{rest % 60:02d}"
+        if hours
+        else f"{rest // 60:02d}:{rest % 60:02d}"
+    )
 
 
 REPLAY_HELP = """
@@ -89,8 +93,15 @@ class ReplayApp(AWSViewApp):
         Binding("G", "replay_edge(1)", "End", show=False),
     ]
 
-    def __init__(self, player: ChannelPlayer, *, start: int = 0, moment: float | None = None,
-                 theme: str | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        player: ChannelPlayer,
+        *,
+        start: int = 0,
+        moment: float | None = None,
+        theme: str | None = None,
+        **kwargs: Any,
+    ):
         self.player = player
         self.index = max(0, min(start, player.last))
         self.moment = player.marks[self.index].time if moment is None else moment
@@ -98,8 +109,13 @@ class ReplayApp(AWSViewApp):
         self.speed = 1.0
         self._played_at = time.monotonic()
         state = player.state(self.index)
-        super().__init__(model=LabModel(snapshots=state.snapshots), profile=state.profile, theme=theme,
-                         clock=lambda: self.moment, **kwargs)
+        super().__init__(
+            model=LabModel(snapshots=state.snapshots),
+            profile=state.profile,
+            theme=theme,
+            clock=lambda: self.moment,
+            **kwargs,
+        )
         self.status = state.status
         self._recorded_profile = state.profile
 
@@ -178,12 +194,19 @@ class ReplayApp(AWSViewApp):
         marks = self.player.marks
         found = None
         if step > 0:
-            found = next((m.index for m in marks[self.index + 1:self.player.last + 1] if m.flags & JUMPS), None)
+            found = next(
+                (m.index for m in marks[self.index + 1 : self.player.last + 1] if m.flags & JUMPS),
+                None,
+            )
         else:
-            found = next((m.index for m in reversed(marks[:self.index]) if m.flags & JUMPS), None)
+            found = next((m.index for m in reversed(marks[: self.index]) if m.flags & JUMPS), None)
         if found is None:
-            self.notify("no further checkpoint change or write decision" if step > 0 else
-                        "no earlier checkpoint change or write decision", timeout=2)
+            self.notify(
+                "no further checkpoint change or write decision"
+                if step > 0
+                else "no earlier checkpoint change or write decision",
+                timeout=2,
+            )
             return
         self.playing = False
         self.go(found)
@@ -226,9 +249,13 @@ class ReplayApp(AWSViewApp):
         marks = self.player.marks
         first, last = marks[0].time, marks[self.player.last].time
         state = "▶" if self.playing else "‖"
-        head = (f"{state} {self.speed:g}×  {clock_text(self.moment)}  +{span_text(self.moment - first)} of "
-                f"{span_text(last - first)}  frame {self.index + 1}/{self.player.last + 1}")
-        if self.freezer is not None:  # its clock as the panels' (12:<step>:00); spans and frames stay
+        head = (
+            f"{state} {self.speed:g}×  {clock_text(self.moment)}  +{span_text(self.moment - first)} of "
+            f"{span_text(last - first)}  frame {self.index + 1}/{self.player.last + 1}"
+        )
+        if (
+            self.freezer is not None
+        ):  # its clock as the panels' (12:<step>:00); spans and frames stay
             head = self.freezer.text(head)
         keys = "space play · , . step · - + speed · n N marks · g G ends"
         width = max(10, self.size.width - 3)
@@ -238,7 +265,7 @@ class ReplayApp(AWSViewApp):
 
 def bar(player: ChannelPlayer, index: int, width: int) -> str:
     """The recording in ``width`` cells: ◆ checkpoint changes, • write decisions, ● here."""
-    marks = player.marks[:player.last + 1]
+    marks = player.marks[: player.last + 1]
     first, last = marks[0].time, marks[-1].time
     span = max(last - first, 1e-9)
 

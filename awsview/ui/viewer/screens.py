@@ -47,7 +47,10 @@ class DetailScreen(Screen[None]):
                 if section.kind == "graph":
                     yield GraphView(section.body, classes="section -graph")
                 else:
-                    yield Static(_section_body(section.body, section.kind), classes=f"section -{section.kind}")
+                    yield Static(
+                        _section_body(section.body, section.kind),
+                        classes=f"section -{section.kind}",
+                    )
         yield Footer()
 
     def action_close(self) -> None:
@@ -58,7 +61,9 @@ def _section_body(body: object, kind: str) -> Content:
     if kind == "json":
         text = json.dumps(body, indent=2, ensure_ascii=False, default=str)
         if len(text) > MAX_SECTION_CHARS:
-            return Content(text[:MAX_SECTION_CHARS] + f"\n… {len(text) - MAX_SECTION_CHARS:,} more characters")
+            return Content(
+                text[:MAX_SECTION_CHARS] + f"\n… {len(text) - MAX_SECTION_CHARS:,} more characters"
+            )
         return highlight(text, language="json")
     text = str(body)
     if len(text) > MAX_SECTION_CHARS:
@@ -154,10 +159,19 @@ class PrefixScreen(ModalScreen["str | None"]):
         from textual.widgets.option_list import Option
 
         with VerticalScroll(classes="prefix-body"):
-            yield Static(plain("No known lab here, and on an account AWS View watches only the "
-                               "resources whose names start with a prefix. Pick one, or type it:"))
-            yield OptionList(*(Option(plain(f"{prefix}*  ({count} resources)"), id=f"p{i}")
-                               for i, (prefix, count) in enumerate(self.found)), id="prefixes")
+            yield Static(
+                plain(
+                    "No known lab here, and on an account AWS View watches only the "
+                    "resources whose names start with a prefix. Pick one, or type it:"
+                )
+            )
+            yield OptionList(
+                *(
+                    Option(plain(f"{prefix}*  ({count} resources)"), id=f"p{i}")
+                    for i, (prefix, count) in enumerate(self.found)
+                ),
+                id="prefixes",
+            )
             yield Input(placeholder="a prefix, e.g. myapp-", id="typed")
         yield Footer()
 
