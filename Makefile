@@ -21,9 +21,12 @@ emulator: $(STAMP)
 tools:
 	@./.ci/tools.sh
 
-# The layers (import-linter contracts in pyproject.toml) and the pure modules' types first: a
-# broken contract or a type error fails in seconds, before the suite's minutes.
+# The style (ruff), the layers (import-linter contracts in pyproject.toml) and the pure modules'
+# types first: a lint finding, a broken contract or a type error fails in seconds, before the
+# suite's minutes.
 test: $(STAMP) tools
+	$(BIN)/ruff check awsview tests
+	$(BIN)/ruff format --check awsview tests
 	$(BIN)/lint-imports
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)

@@ -214,7 +214,8 @@ def unregister(name: str) -> None:
 
 
 def poller_paths() -> tuple[str, ...]:
-    """Every kind's pollers, each once, in registry order (a poller serving many kinds runs once)."""
+    """Every kind's pollers, each once, in registry order (a poller serving many kinds
+    runs once)."""
     return tuple(dict.fromkeys(p for k in KINDS.values() for p in k.pollers))
 
 

@@ -62,7 +62,8 @@ class LabProfile:
 
 
 def generic_profile(prefix: str = "") -> LabProfile:
-    """Everything in the region (optionally under a prefix), for an account that runs no known lab."""
+    """Everything in the region (optionally under a prefix), for an account that runs no
+    known lab."""
     title = f"resources named {prefix}*" if prefix else "all resources in the region"
     return LabProfile(name="generic", title=title, prefix=prefix, generic=True)
 

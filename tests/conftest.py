@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
@@ -23,7 +23,8 @@ os.environ.update(
     AWS_EC2_METADATA_DISABLED="true",
 )
 
-from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: F401  (tests import them from here too)
+# After the environment above (noqa: E402); the tests import these names from here too (F401).
+from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: E402, F401
 
 
 @pytest.fixture(scope="module")

@@ -35,17 +35,18 @@ import threading
 import time
 import traceback
 from collections import Counter
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import boto3
 from botocore.config import Config
 
 from awsview import profiles
-from awsview.core import render
 from awsview.aws.session import Connection, Target
+from awsview.core import render
 from awsview.labs.player import LabPlayer
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
@@ -167,7 +168,9 @@ class Prober(threading.Thread):
         executions = {}
         for name, arn in machines.items():
             now(f"executions:{name}")
-            listed = _unless_gone(lambda: sfn.list_executions(stateMachineArn=arn, maxResults=1000))
+            listed = _unless_gone(
+                lambda arn=arn: sfn.list_executions(stateMachineArn=arn, maxResults=1000)
+            )
             if listed is not None:  # deleted since the listing: absent, as it is
                 executions[name] = {
                     e["executionArn"]: e["startDate"].timestamp() for e in listed["executions"]
@@ -176,7 +179,7 @@ class Prober(threading.Thread):
         now("tables")
         for name in (n for n in ddb.list_tables()["TableNames"] if n.startswith(PREFIX)):
             if name not in self._keys:
-                described = _unless_gone(lambda: ddb.describe_table(TableName=name))
+                described = _unless_gone(lambda name=name: ddb.describe_table(TableName=name))
                 if described is None:
                     continue
                 schema = sorted(
@@ -184,7 +187,9 @@ class Prober(threading.Thread):
                 )
                 self._keys[name] = tuple(k["AttributeName"] for k in schema)
             now(f"table:{name}")
-            pages = _unless_gone(lambda: list(ddb.get_paginator("scan").paginate(TableName=name)))
+            pages = _unless_gone(
+                lambda name=name: list(ddb.get_paginator("scan").paginate(TableName=name))
+            )
             if pages is not None:
                 tables[name] = frozenset(
                     _item_key(item, self._keys[name]) for page in pages for item in page["Items"]
@@ -467,21 +472,29 @@ class Report:
             + f", seed {self.seed}, app: {self.app}",
             f"faults injected: {self.injected}: " + (" · ".join(kinds) or "none"),
             f"lab steps played: {self.steps} ({self.lab_errors} broken by faults or deletions)",
-            f"checks: {self.checks} rounds · {self.snapshot_checks} snapshots · {self.panel_checks} "
+            f"checks: {self.checks} rounds · {self.snapshot_checks} snapshots · "
+            f"{self.panel_checks} "
             f"rendered panels · {self.screen_checks} app panels; viewer API calls {self.calls}",
             f"event loop lag max {self.lag_max * 1000:.0f} ms · a check round p50 / max "
             f"{_q(self.round_s, 0.5) * 1000:.0f} / {max(self.round_s, default=0) * 1000:.0f} ms · "
-            f"checked {self.checking_s:.0f} s of {max(self.ran_s, self.seconds):.0f} (start-up {self.startup_s:.1f} s, "
+            f"checked {self.checking_s:.0f} s of {max(self.ran_s, self.seconds):.0f} (start-up "
+            f"{self.startup_s:.1f} s, "
             f"not counted)",
-            f"yardstick: a plain emulator call {self.yardstick_ms:.1f} ms (median, before the labs); "
-            f"prober sweep p50 / max {_q(self.sweep_s, 0.5):.2f} / {max(self.sweep_s, default=0):.2f} s; "
+            "yardstick: a plain emulator call "
+            f"{self.yardstick_ms:.1f} ms (median, before the labs); "
+            f"prober sweep p50 / max {_q(self.sweep_s, 0.5):.2f} / "
+            f"{max(self.sweep_s, default=0):.2f} s; "
             f"longest poll after a fault cleared p50 / max {_q(self.polls_after, 0.5):.2f} / "
             f"{max(self.polls_after, default=0):.2f} s",
-            f"recovery after a fault cleared (n={len(self.recoveries)}, {self.censored} cut off by the"
-            f" end): p50 {pct(0.5):.2f} s, p95 {pct(0.95):.2f} s, max {max(self.recoveries, default=0):.2f}"
-            f" s; bound (backoff in effect after it cleared + 2 × the longest poll since + event loop"
+            "recovery after a fault cleared "
+            f"(n={len(self.recoveries)}, {self.censored} cut off by the"
+            f" end): p50 {pct(0.5):.2f} s, p95 {pct(0.95):.2f} s, max "
+            f"{max(self.recoveries, default=0):.2f}"
+            " s; bound (backoff in effect after it cleared "
+            "+ 2 × the longest poll since + event loop"
             f" lag): max {max(self.bounds, default=0):.1f} s",
-            f"snapshots their poller stopped revisiting (a finding, not counted): {len(self.orphans)}"
+            "snapshots their poller stopped revisiting (a finding, not counted): "
+            f"{len(self.orphans)}"
             + (f", e.g. {'; '.join(sorted(self.orphans)[:3])}" if self.orphans else ""),
             f"crashes: {len(self.crashes)}   violations: {len(self.violations)}",
         ]
@@ -699,7 +712,8 @@ class Soak:
         self.report.lag_since_fault = 0.0
         WatchedScheduler.slowest = 0.0  # polls ending from now on, those in flight included
         while True:
-            # The bound: the longest backoff a poller serves after the fault cleared (a call in flight
+            # The bound: the longest backoff a poller serves after the fault cleared (a call in
+            # flight
             # then may still fail and double it once), plus two polls — the one in flight as the
             # fault cleared, which may still fail, and the one that gets through — each as long as
             # the longest poll measured since (in flight ones count as far as now).
@@ -707,7 +721,8 @@ class Soak:
             waiting = self._not_recovered(cleared_at)
             took = time.monotonic() - cleared
             poll = WatchedScheduler.longest_poll()
-            # A stalled event loop (a busy machine) delays every poll alike: it is slack, not a fault.
+            # A stalled event loop (a busy machine) delays every poll alike: it is slack, not a
+            # fault.
             bound = backoff + 2 * poll + self.report.lag_since_fault + RECOVERY_STEP_S
             if not waiting:
                 self.report.recoveries.append(took)

@@ -285,7 +285,10 @@ def no_credentials_text(profile: str | None) -> str:
         if profile
         else "the environment, ~/.aws/credentials, ~/.aws/config or an instance role"
     )
-    return f"no AWS credentials found in {where} (aws configure, aws sso login, or AWS_PROFILE=…) — {DEMO_HINT}"
+    return (
+        f"no AWS credentials found in {where} "
+        f"(aws configure, aws sso login, or AWS_PROFILE=…) — {DEMO_HINT}"
+    )
 
 
 def check_credentials(resolved: Resolved) -> str | None:

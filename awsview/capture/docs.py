@@ -69,9 +69,9 @@ def _play(
     scratch: Path,
     warn: Callable[[str], None],
 ) -> tuple[list[Page], list[Page], Page]:
-    from awsview.emulator.server import EmulatorError, start
-    from awsview.core.freeze import Freezer
     from awsview.capture.docshots import capture, render, render_graphs, render_replay
+    from awsview.core.freeze import Freezer
+    from awsview.emulator.server import EmulatorError, start
 
     try:
         # One SQS batch at a time: messages are processed in the order the step sent them.
@@ -149,7 +149,8 @@ def _writable(output: Path) -> None:
 def index_markdown(
     lab: Lab, pages: list[Page], graphs: list[Page] = (), replay: Page | None = None
 ) -> str:
-    """The lab's title, then each step's number, title and image; each execution's graph; the replay."""
+    """The lab's title, then each step's number, title and image; each execution's graph; the
+    replay."""
     lines = [
         f"# {lab.name}: {lab.title}",
         "",
@@ -168,7 +169,8 @@ def index_markdown(
         lines += [
             "## State machine graphs",
             "",
-            "`enter` on each execution the lab ran: its state machine, each state marked by what it did.",
+            "`enter` on each execution the lab ran: its "
+            "state machine, each state marked by what it did.",
             "",
         ]
         for page in graphs:

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from awsview.polling.recording import CHECKPOINTS, PROFILE, ChannelPlayer
 from awsview.model import keys
+from awsview.polling.recording import CHECKPOINTS, PROFILE, ChannelPlayer
 
 MAX_FRAMES = 50
 SAME_FRAMES = 2

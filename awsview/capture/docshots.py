@@ -20,19 +20,20 @@ import asyncio
 import math
 import re
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from awsview import profiles
 from awsview.aws.session import Target
+from awsview.capture.screenshot import save
+from awsview.capture.shot import answered, derived_after
 from awsview.core.freeze import Freezer
 from awsview.labs.model import Lab, LabError
 from awsview.labs.player import LabPlayer
 from awsview.model.state import LabModel
-from awsview.capture.screenshot import save
 from awsview.polling.live import LivePolling
-from awsview.capture.shot import answered, derived_after
 
 SETUP_TITLE = "What the lab provides"
 STABLE_S = 0.5  # nothing changed for this long (and over two full poll rounds): the step is done
@@ -134,7 +135,7 @@ async def capture(
                 follower,
                 polling,
                 time.time(),
-                lambda: warn(
+                lambda key=key: warn(
                     f"{lab.name} {key}: the panels still changed after {SETTLE_TIMEOUT_S:.0f} s; "
                     "this shot may differ between runs"
                 ),

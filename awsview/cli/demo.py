@@ -32,10 +32,10 @@ def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8
             "(to play the labs without one: awsview lab play <lab> --endpoint-url URL)",
             EXIT_USAGE,
         )
-    from awsview.ui import lifeline
-    from awsview.ui.viewer.app import AWSViewApp
     from awsview.labs.demo import DemoDriver
+    from awsview.ui import lifeline
     from awsview.ui.themes import ThemeError
+    from awsview.ui.viewer.app import AWSViewApp
 
     # The demo talks only to its own emulator: never hand it a real account's configuration.
     isolate_from_shell()

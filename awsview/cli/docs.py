@@ -1,5 +1,6 @@
-"""`awsview docs LAB -o DIR` (a lab played on a fresh emulator) and `awsview docs --from FILE -o DIR`
-(a recording): one screenshot per step and an index.md; each file printed, then the time taken."""
+"""`awsview docs LAB -o DIR` (a lab played on a fresh emulator) and
+`awsview docs --from FILE -o DIR` (a recording): one screenshot per step and an index.md; each
+file printed, then the time taken."""
 
 from __future__ import annotations
 
@@ -24,10 +25,10 @@ def run(args: argparse.Namespace) -> int:
 
 def from_lab(lab: str, output: Path, size: str, theme: str, fmt: str) -> int:
     """The command line: print each file and the time taken; 2 for bad input, 1 for failure."""
-    from awsview.labs import UnknownLab
     from awsview.capture.docs import generate
     from awsview.capture.docshots import DocsError
     from awsview.capture.screenshot import ScreenshotError, screen_size
+    from awsview.labs import UnknownLab
 
     try:
         width, height = screen_size(size)
@@ -53,8 +54,8 @@ def from_recording(
 ) -> int:
     from awsview.capture.docsfrom import generate
     from awsview.capture.docshots import DocsError
-    from awsview.polling.recording import RecordingError
     from awsview.capture.screenshot import ScreenshotError, screen_size
+    from awsview.polling.recording import RecordingError
 
     try:
         width, height = screen_size(size)

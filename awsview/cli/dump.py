@@ -63,7 +63,8 @@ def poll_once(
     graph_width: int | None = None,
     all_runs: bool = False,
 ) -> int:
-    """Prints the panels once; with `graph_width`, the state machine graphs at that width instead."""
+    """Prints the panels once; with `graph_width`, the state machine graphs at that width
+    instead."""
     import asyncio
 
     out = out or sys.stdout  # looked up now: sys.stdout may have been replaced since import

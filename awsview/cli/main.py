@@ -12,10 +12,13 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, NoReturn, Sequence
+from typing import Any, NoReturn
 
 from awsview.ui import lifeline  # noqa: F401  first: it notes the parent before start-up ends
+
+# isort: split
 from awsview.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, fail
 
 _UNSET = object()
@@ -283,7 +286,8 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
             if value is not None and command not in MANY_LABS:
                 if len(set(value)) > 1:
                     raise UsageError(
-                        f"awsview {command}: {flag} given twice ({', '.join(value)}): one lab at a time"
+                        f"awsview {command}: {flag} given twice "
+                        f"({', '.join(value)}): one lab at a time"
                     )
                 value = value[0]
         elif len(given) == 2 and before != after:
@@ -329,9 +333,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(exc, file=sys.stderr)
         return EXIT_USAGE
+    from awsview.aws.log import LogFileError, configure
     from awsview.aws.session import ConfigError
     from awsview.cli.extras import MissingExtra, require
-    from awsview.aws.log import LogFileError, configure
 
     try:
         for extra, what in needs(args):

@@ -1,4 +1,5 @@
-"""`awsview screenshot -o FILE`: the viewer on an endpoint, headless, saved once every panel has data."""
+"""`awsview screenshot -o FILE`: the viewer on an endpoint, headless, saved once every panel has
+data."""
 
 from __future__ import annotations
 

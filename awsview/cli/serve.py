@@ -19,8 +19,9 @@ import secrets
 import shlex
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, checked_target, fail, record_taken
@@ -140,14 +141,14 @@ def make_server(
                 return
             try:
                 await asyncio.wait_for(asyncio.shield(super().stop()), STOP_GRACE_S)
-            except (asyncio.TimeoutError, OSError):  # stuck, or its pipes already broke
+            except (TimeoutError, OSError):  # stuck, or its pipes already broke
                 pass
             self._task = None
             if process is not None and process.returncode is None:
                 process.terminate()  # its lifeline ends it within two seconds, even if stuck
                 try:
                     await asyncio.wait_for(process.wait(), STOP_GRACE_S)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     process.kill()
                     await process.wait()
             if not task.done():  # still forwarding to a browser that stopped reading
@@ -219,7 +220,7 @@ def make_server(
                 await asyncio.wait_for(
                     websocket.close(code=WSCloseCode.GOING_AWAY, message=b"AWS View stopped"), 1.0
                 )
-            except (asyncio.TimeoutError, OSError, RuntimeError):
+            except (TimeoutError, OSError, RuntimeError):
                 pass
 
         def initialize_logging(self) -> None:

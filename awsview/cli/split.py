@@ -21,9 +21,9 @@ import shlex
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping, Sequence
 
 EXIT_USAGE = 2
 DEFAULT_WIDTH = "50%"
@@ -250,7 +250,8 @@ def main(argv: Sequence[str]) -> int:
         prog="awsview split",
         allow_abbrev=False,
         description="open the viewer in a pane beside this shell "
-        "(tmux, zellij, WezTerm or kitty); any other argument goes to the viewer, as for `awsview watch`",
+        "(tmux, zellij, WezTerm or kitty); any other "
+        "argument goes to the viewer, as for `awsview watch`",
     )
     parser.add_argument(
         "--width", default=DEFAULT_WIDTH, help="columns (80) or a share (40%%); default 50%%"

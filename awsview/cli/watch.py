@@ -19,8 +19,7 @@ def run(args: argparse.Namespace) -> int:
             profiles.load(args.lab)
         except (profiles.UnknownProfile, profiles.ProfileError) as exc:
             return fail(str(exc), EXIT_USAGE)
-    from awsview.ui import preferences
-    from awsview.ui import themes
+    from awsview.ui import preferences, themes
 
     try:
         themes.check(args.theme)
@@ -41,8 +40,8 @@ def run(args: argparse.Namespace) -> int:
             "the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE
         )
     from awsview.ui import lifeline
-    from awsview.ui.viewer.app import AWSViewApp
     from awsview.ui.themes import ThemeError
+    from awsview.ui.viewer.app import AWSViewApp
 
     writer = recorder = None
     if record is not None:

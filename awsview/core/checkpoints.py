@@ -31,13 +31,14 @@ Progress, within the current lab run (awsview.core.runs), whenever the viewer st
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
+from awsview.model import keys
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
 from awsview.profiles import Checkpoint, LabProfile
-from awsview.model import keys
 
 DONE, CURRENT, BROKEN, TODO, UNKNOWN = "done", "current", "broken", "todo", "unknown"
 MARKS = {DONE: "✓", CURRENT: "✗", BROKEN: "✗", TODO: "·", UNKNOWN: "?"}

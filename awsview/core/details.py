@@ -15,18 +15,19 @@ from typing import Any
 
 from awsview import kinds
 from awsview.core.graph import execution_drawing, machine_drawing
+from awsview.core.render import Panel
 from awsview.model import keys
 from awsview.model.items import diff_items, format_value, plain_to_json
 from awsview.model.loglines import clean_text
 from awsview.model.resources import Execution, Function, LogFeed, Role, StateMachine, Table
 from awsview.model.state import LabModel
-from awsview.core.render import Panel
 
 
 @dataclass(frozen=True)
 class Section:
     title: str
-    body: Any  # JSON-able data when kind is "json", an awsview.core.graph.Drawing for "graph", else text
+    # JSON-able data when kind is "json", an awsview.core.graph.Drawing for "graph", else text
+    body: Any
     kind: str = "json"  # "json", "text" or "graph"
 
 
@@ -75,7 +76,8 @@ def _json_or_text(title: str, value: Any) -> Section:
 
 
 def describe(model: LabModel, panel: Panel, panel_ident: str, key: str) -> Detail:
-    """The full content of the row ``key`` of ``panel``; a generic listing if nothing richer is known."""
+    """The full content of the row ``key`` of ``panel``; a generic listing if nothing richer is
+    known."""
     path = kinds.KINDS[panel.name].finder if panel.name in kinds.KINDS else None
     finder = kinds.resolve(path) if path else None
     try:

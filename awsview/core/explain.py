@@ -7,11 +7,12 @@ attempts used of the allowed ones) and which Catch sent the failure to which sta
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
 
-from awsview.model.asl import Catcher, Definition, Retrier
 from awsview.model import keys
+from awsview.model.asl import Catcher, Definition, Retrier
 
 LISTED_WAITS = 5  # retries whose wait a summary spells out; the rest are counted
 
@@ -49,7 +50,8 @@ class TaskExplanation:
         ]
         for a in waits[:LISTED_WAITS]:
             parts.append(
-                f"retry {a.number - 1} waited {a.actual_wait:.1f} s (expected {a.expected_wait:g} s)"
+                f"retry {a.number - 1} waited {a.actual_wait:.1f} s "
+                f"(expected {a.expected_wait:g} s)"
             )
         if len(waits) > LISTED_WAITS:
             parts.append(f"{len(waits) - LISTED_WAITS} more retries")

@@ -13,13 +13,13 @@ from typing import Any
 
 from awsview import kinds
 from awsview.core import render
+from awsview.core.render import Panel, Row
 from awsview.model import keys
 from awsview.model.items import format_value
+from awsview.model.resources import LogFeed, Table
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
 from awsview.profiles import LabProfile
-from awsview.model.resources import LogFeed, Table
-from awsview.core.render import Panel, Row
 
 DEFAULT_CAP = 200  # rows per table; a panel shows a dozen, the rest is for scrolling
 MORE_KEY = "\x00more"  # the "… N more" row; no renderer key starts with NUL

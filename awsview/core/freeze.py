@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Iterable
 
 from awsview.core.render import DEPTH_COLUMN, Panel, Row
 

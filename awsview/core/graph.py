@@ -22,13 +22,14 @@ combining characters here, so the width of a line is the sum of its characters' 
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING
 
-from awsview.model.asl import Definition, Retrier, State
 from awsview.core.stateruns import Run, StateRun, run_of
 from awsview.core.textgrid import GLUE, Canvas, GraphLine, Span, cells, clean, cut, wrap
 from awsview.model import keys
+from awsview.model.asl import Definition, Retrier, State
 
 if TYPE_CHECKING:
     from awsview.model.state import LabModel
@@ -208,7 +209,7 @@ def _assign_lanes(lanes: Iterable[_Lane], limit: int) -> int:
     """Shortest spans get the lanes nearest the boxes; a span gets the first lane free over all
     its blocks. Lanes beyond `limit` are not drawn (their lines still name the target)."""
     taken: list[list[tuple[int, int]]] = []
-    for lane in sorted(lanes, key=lambda l: (max(l.blocks) - min(l.blocks), min(l.blocks))):
+    for lane in sorted(lanes, key=lambda s: (max(s.blocks) - min(s.blocks), min(s.blocks))):
         low, high = min(lane.blocks), max(lane.blocks)
         for k in range(limit):
             if k == len(taken):
@@ -312,7 +313,8 @@ def _detail(state: State) -> str:
 
 
 def _retrier_text(retrier: Retrier) -> str:
-    """E.g. "TransientOrderError 1s ×2, max 2": the errors, then the policy as the summary says it."""
+    """E.g. "TransientOrderError 1s ×2, max 2": the errors, then the policy as the summary
+    says it."""
     policy = replace(retrier, error_equals=()).describe().split(" every ", 1)[-1]
     return clean(f"{', '.join(retrier.error_equals) or '?'} {policy}")
 

@@ -6,10 +6,11 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+from collections.abc import Mapping
 from datetime import datetime
 from decimal import Decimal
 from enum import Enum
-from typing import Any, Mapping
+from typing import Any
 
 from awsview import profiles
 from awsview.aws.session import Target

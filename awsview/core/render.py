@@ -9,9 +9,10 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Callable
+from typing import Any
 
 from awsview import kinds
 from awsview.model import keys
@@ -259,7 +260,9 @@ def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
         if table is not None:
             names = table.key_names
             for item in table.items:
-                key, attributes = _ITEM_CELLS.get(item, names, lambda i=item: _item_cells(i, names))
+                key, attributes = _ITEM_CELLS.get(
+                    item, names, lambda i=item, n=names: _item_cells(i, n)
+                )
                 rows.append(Row(key, (cell(key), attributes)))
         title = f"Table · {cell(name)}"
         if table is not None and table.baseline:

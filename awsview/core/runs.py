@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import bisect
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
-from typing import Callable, Iterable
 
 SAME_TIME_S = 0.001  # creation times read twice may differ by float noise, never by more
 

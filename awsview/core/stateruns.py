@@ -9,8 +9,8 @@ failure followed by another attempt of the same entry was retried.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from awsview.model.history import SCHEDULED_TYPES, ExecutionHistory
 

@@ -1,16 +1,16 @@
 """Plain text laid out in terminal cells: widths, cutting, wrapping and a grid to draw on.
 
-Pure and UI-free, for the state machine graph (`awsview.core.graph`). Strings are cleaned of control,
-zero-width and combining characters first, so a line's width is the sum of its characters'
-widths (2 for East Asian wide and full-width characters, 1 for the rest), as terminals and Rich
-count them.
+Pure and UI-free, for the state machine graph (`awsview.core.graph`). Strings are cleaned of
+control, zero-width and combining characters first, so a line's width is the sum of its
+characters' widths (2 for East Asian wide and full-width characters, 1 for the rest), as
+terminals and Rich count them.
 """
 
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from awsview.model.loglines import clean_text
 

@@ -14,13 +14,14 @@ their own verdicts and count for nothing today. Decisions are grouped by lab run
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Iterable, Mapping
+from typing import Any
 
-from awsview.model.items import diff_items, format_value, item_to_plain
 from awsview.core.runs import Run, before_first, closed, run_of
 from awsview.model import keys
+from awsview.model.items import diff_items, format_value, item_to_plain
 
 ACCEPTED = "Accepted"
 REJECTED = "Rejected"

@@ -65,7 +65,8 @@ def _load_handler(spec):
     except SyntaxError as exc:
         raise _InitError(
             "Runtime.UserCodeSyntaxError",
-            f"Syntax error in module '{module_name}': {exc.msg} ({exc.filename and os.path.basename(exc.filename)}, line {exc.lineno})",
+            f"Syntax error in module '{module_name}': {exc.msg} "
+            f"({exc.filename and os.path.basename(exc.filename)}, line {exc.lineno})",
         ) from exc
     except ImportError as exc:
         raise _InitError(
@@ -171,7 +172,10 @@ def main():
         except SystemExit as exc:
             response["error"] = {
                 "errorType": "Runtime.ExitError",
-                "errorMessage": f"RequestId: {ctx['request_id']} Error: Runtime exited with error: exit status {exc.code}",
+                "errorMessage": (
+                    f"RequestId: {ctx['request_id']} Error: Runtime exited with error: "
+                    f"exit status {exc.code}"
+                ),
             }
         finally:
             sys.stdout, sys.stderr = real_out, real_err

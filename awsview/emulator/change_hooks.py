@@ -21,7 +21,8 @@ import inspect
 import logging
 import re
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from awsview.emulator.changes import ChangeFeed
 from awsview.emulator.moto_patches import MAPPING_TRANSITION_S

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import fnmatch
 import json
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 from urllib.parse import unquote
 
 

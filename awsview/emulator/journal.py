@@ -13,9 +13,10 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (

@@ -19,10 +19,11 @@ import threading
 import time
 import uuid
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from awsview.emulator.journal import Invocation, Journal
 
@@ -95,9 +96,7 @@ class _Worker:
 
     def __init__(self, spec: FunctionSpec, code_dir: Path, endpoint_url: str):
         self.spec = spec
-        self.log_stream = (
-            f"{datetime.now(timezone.utc):%Y/%m/%d}/[{spec.version}]{uuid.uuid4().hex}"
-        )
+        self.log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[{spec.version}]{uuid.uuid4().hex}"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
         env.update(dict(spec.environment))
         env.update(
@@ -298,7 +297,9 @@ class LambdaRuntime:
                 response = {
                     "error": {
                         "errorType": "Runtime.ExitError",
-                        "errorMessage": f"RequestId: {request_id} Error: Runtime exited unexpectedly",
+                        "errorMessage": (
+                            f"RequestId: {request_id} Error: Runtime exited unexpectedly"
+                        ),
                     },
                     "log": "",
                     "duration_ms": (time.time() - started) * 1000,
@@ -364,7 +365,7 @@ class LambdaRuntime:
         stream = (
             worker.log_stream
             if worker
-            else f"{datetime.now(timezone.utc):%Y/%m/%d}/[{spec.version}]{uuid.uuid4().hex}"
+            else f"{datetime.now(UTC):%Y/%m/%d}/[{spec.version}]{uuid.uuid4().hex}"
         )
         try:
             self.log_sink(spec, stream, lines)
@@ -403,7 +404,9 @@ class LambdaRuntime:
 def _timeout_error(request_id: str, timeout: float) -> dict[str, Any]:
     return {
         "errorType": "Sandbox.Timedout",
-        "errorMessage": f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds",
+        "errorMessage": (
+            f"RequestId: {request_id} Error: Task timed out after {timeout:.2f} seconds"
+        ),
     }
 
 

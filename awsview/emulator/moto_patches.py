@@ -71,7 +71,8 @@ def _patch_resource_authorization() -> None:
         return body if isinstance(body, dict) else {}
 
     def arn(self: Any, service: str, resource: str) -> str:
-        return f"arn:{get_partition(self.region)}:{service}:{self.region}:{self.current_account}:{resource}"
+        partition = get_partition(self.region)
+        return f"arn:{partition}:{service}:{self.region}:{self.current_account}:{resource}"
 
     def table(self: Any) -> str:
         name = params(self).get("TableName")
@@ -359,11 +360,11 @@ def role_may_invoke(account_id: str, role_arn: str, function_arn: str) -> bool:
 
 def _patch_stepfunctions(runtime: LambdaRuntime) -> None:
     from moto.awslambda.models import lambda_backends
+    from moto.stepfunctions.parser.api import InvocationResponse
     from moto.stepfunctions.parser.asl.component.state.exec.state_task import lambda_eval_utils
     from moto.stepfunctions.parser.asl.component.state.exec.state_task.service import (
         state_task_service_lambda as service_lambda,
     )
-    from moto.stepfunctions.parser.api import InvocationResponse
     from moto.utilities.collections import select_from_typed_dict
 
     original = lambda_eval_utils.execute_lambda_function_integration

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import secrets
 import time
-from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 from urllib.parse import parse_qs
 
 PATH = "/federation/credentials"

@@ -15,9 +15,10 @@ import socket
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 from urllib.parse import parse_qs
 
 API_PREFIX = "/_awsview/"
@@ -124,7 +125,8 @@ def start(
     state_dir: Path | None = None,
     sqs_batches_in_flight: int | None = None,
 ) -> Emulator:
-    """Bind the port, patch moto and start the SQS poller. Call serve_forever() or start_in_thread().
+    """Bind the port, patch moto and start the SQS poller. Call serve_forever() or
+    start_in_thread().
 
     ``sqs_batches_in_flight``: per event source mapping (default five, as AWS starts with); 1
     delivers in queue order, so a replay processes messages in the same order every time.
@@ -271,7 +273,8 @@ def _write_logs(spec: Any, stream: str, lines: list[str]) -> None:
 
 class Faults:
     """Injected faults for soak tests, read from ``faults.json`` in the state directory:
-    ``{"throttle": 0.5, "credentials": "expired" | "invalid", "delay_ms": 200, "agent": "aiobotocore"}``.
+    ``{"throttle": 0.5, "credentials": "expired" | "invalid", "delay_ms": 200,
+    "agent": "aiobotocore"}``.
     Only requests whose User-Agent contains ``agent`` (default: aiobotocore, i.e. the viewer) are
     affected, so a lab keeps playing. The file is re-read when it changes; delete it to stop."""
 

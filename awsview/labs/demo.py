@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 from awsview.labs.model import Lab, LabError
 
@@ -92,7 +93,7 @@ class DemoDriver:
                 await asyncio.wait_for(
                     self._go.wait(), timeout=None if self.paused else min(1.0, left)
                 )
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 left -= min(1.0, left)
 
     def _banner(self, text: str, level: str = "ok") -> None:

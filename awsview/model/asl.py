@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 MAX_LISTED_DELAYS = 100  # MaxAttempts may be 99999999; nobody reads that many waits
 MAX_NESTING = 32  # Parallel/Map depth; deeper input is treated as malformed, not recursed into

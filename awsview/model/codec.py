@@ -20,10 +20,11 @@ import dataclasses
 import enum
 import gc
 import importlib
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from types import MappingProxyType
-from typing import Any, Callable
+from typing import Any
 
 import msgpack
 
@@ -52,7 +53,7 @@ _TUPLE, _DATACLASS, _DECIMAL, _FROZENSET, _SET, _DATETIME, _BIGINT, _ENUM, _PROX
     1, 11
 )
 _MARKS = {code: msgpack.ExtType(code, b"") for code in range(1, 11)}
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
 
 

@@ -12,10 +12,11 @@ attempt, no worker invocation) — attempts, invocations and business writes are
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import MappingProxyType
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 _EMPTY: Mapping[Any, Any] = MappingProxyType({})
 
@@ -258,7 +259,7 @@ def _timestamp(value: Any) -> datetime | None:
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         try:
-            return datetime.fromtimestamp(value, tz=timezone.utc)
+            return datetime.fromtimestamp(value, tz=UTC)
         except (OverflowError, ValueError, OSError):
             return None
     try:

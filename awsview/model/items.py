@@ -10,9 +10,10 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from awsview.model.loglines import clean_text
 

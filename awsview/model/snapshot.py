@@ -15,7 +15,7 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 
 
-class Health(str, Enum):
+class Health(str, Enum):  # noqa: UP042  a StrEnum's str() is the value: f-strings would change
     OK = "ok"
     STALE = "stale"  # an error now, last good data kept
     ERROR = "error"  # never succeeded yet

@@ -7,8 +7,9 @@ Pure: no AWS, no UI library. Keys are built by `awsview.model.keys`.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 from awsview.model.snapshot import Snapshot
 

@@ -3,7 +3,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Awaitable, Callable
+from collections.abc import Awaitable, Callable
+from typing import Any
 
 from awsview.aws.errors import Failure, classify
 from awsview.aws.session import Connection

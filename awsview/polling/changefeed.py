@@ -14,8 +14,9 @@ Rules:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 WAIT_S = 20.0  # one long poll; the emulator answers at once when something changes
 RETRY_S = (0.25, 2.0)  # reconnecting to a feed that broke: from … up to …

@@ -18,18 +18,19 @@ from __future__ import annotations
 import asyncio
 import time
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from awsview import profiles
 from awsview.aws.errors import classify
 from awsview.aws.session import Connection, Target
 from awsview.core.checkpoints import CheckResult, progress
+from awsview.model import keys
 from awsview.model.state import LabModel
 from awsview.polling.scheduler import Scheduler
 from awsview.profiles import LabProfile
-from awsview.model import keys
 
 
 class RosterError(ValueError):

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from awsview import profiles
 from awsview.aws.errors import classify
@@ -83,7 +84,8 @@ class Diagnosis:
         shown = (
             "all panels exact"
             if counts[EXACT] == len(self.panels)
-            else f"{counts[EXACT]} exact, {counts[INFERRED]} inferred, {counts[MISSING]} missing (? says why)"
+            else f"{counts[EXACT]} exact, {counts[INFERRED]} "
+            f"inferred, {counts[MISSING]} missing (? says why)"
         )
         parts = [self.backend, shown]
         if feed is not None and feed.state != "n/a":
@@ -102,7 +104,8 @@ class Diagnosis:
         ]
         for verdict in self.panels:
             lines.append(
-                f"| {verdict.panel} | {verdict.level} | {_cell(verdict.why)} | {_cell(verdict.fix or '')} |"
+                f"| {verdict.panel} | {verdict.level} | {_cell(verdict.why)} | "
+                f"{_cell(verdict.fix or '')} |"
             )
         return "\n".join(lines) + "\n"
 
@@ -151,7 +154,8 @@ async def diagnose(
     prefix: str = "",
     http_get: Callable[[str], Awaitable[tuple[int, Any]]] | None = None,
 ) -> Diagnosis:
-    """Probe ``target`` once. Raises PreflightError (from the preflight) if it cannot be used at all."""
+    """Probe ``target`` once. Raises PreflightError (from the preflight) if it cannot be used at
+    all."""
     from awsview.polling.bootstrap import detect_profile, preflight
 
     chosen = profiles.load(lab) if lab else None
@@ -449,7 +453,8 @@ def _headroom(conn: Connection, prober: _Prober) -> Probe:
     tight = min(RATES.items(), key=lambda kv: kv[1])
     text = (
         f"viewer at most {tight[1] * scale:g}/s for {tight[0][1]} (AWS allows 5/s), "
-        f"{DEFAULT_RATE * scale:g}/s for other APIs; {prober.throttled} of {len(prober.times)} probe calls throttled"
+        f"{DEFAULT_RATE * scale:g}/s for other APIs; {prober.throttled} of {len(prober.times)} "
+        "probe calls throttled"
     )
     if scale != 1.0:
         text += f" (a local endpoint: budgets ×{scale:g})"

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from awsview.aws.session import Connection
+from awsview.model import keys
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Absent, Poller
-from awsview.model import keys
 
 JOURNAL = keys.JOURNAL
 MAX_RECORDS = 50_000
@@ -62,11 +62,13 @@ class JournalPoller(Poller):
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
         for route in ("journal", "invocations"):
             while True:
-                url = f"{endpoint.rstrip('/')}/_awsview/{route}?since={self._cursors[route]}&limit=2000"
+                since = self._cursors[route]
+                url = f"{endpoint.rstrip('/')}/_awsview/{route}?since={since}&limit=2000"
                 async with self._session.get(url) as response:
                     if response.status == 404:
                         raise Absent(
-                            "this endpoint has no write-decision journal (not the AWS View emulator)"
+                            "this endpoint has no write-decision "
+                            "journal (not the AWS View emulator)"
                         )
                     response.raise_for_status()
                     page = await response.json()

@@ -8,13 +8,13 @@ until it succeeds (then the lab is detected, if none was chosen).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import Callable
 
 from awsview import profiles
 from awsview.aws.session import ConfigError, Connection, Target
-from awsview.polling.bootstrap import NeedsPrefix, PreflightError, detect_profile, preflight
 from awsview.model.state import LabModel
+from awsview.polling.bootstrap import NeedsPrefix, PreflightError, detect_profile, preflight
 from awsview.polling.scheduler import Scheduler
 
 RETRY_PREFLIGHT_S = 5.0
@@ -118,7 +118,7 @@ class LivePolling:
         while True:
             try:
                 kind, value = await asyncio.wait_for(self._switch.get(), timeout=RETRY_PREFLIGHT_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 if self.account is None:
                     if not await self._preflight(conn):
                         continue

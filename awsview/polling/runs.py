@@ -5,15 +5,16 @@ account and region) and lab, so a viewer started later, or again, knows the runs
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from awsview.aws.session import Connection
+from awsview.core.runs import Run, RunBook, Sighting, closed
+from awsview.model import keys
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
-from awsview.profiles import LabProfile
-from awsview.core.runs import Run, RunBook, Sighting, closed
 from awsview.polling.store import DecisionStore
-from awsview.model import keys
+from awsview.profiles import LabProfile
 
 RUNS = keys.RUNS
 ANSWERED = (Health.OK, Health.ABSENT)

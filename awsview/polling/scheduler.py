@@ -21,14 +21,14 @@ from dataclasses import replace
 from typing import Any
 
 from awsview import kinds
-from awsview.aws.session import Connection
 from awsview.aws.log import polls  # to the log file, if one is configured; off otherwise
+from awsview.aws.session import Connection
 from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller
 from awsview.polling.changefeed import ChangeFeedFollower, FeedChange, NoFeed
-from awsview.profiles import LabProfile
 from awsview.polling.store import DecisionStore
+from awsview.profiles import LabProfile
 
 MAX_BACKOFF_S = 60.0
 SAFETY_S = 120.0  # pushed: everything is read this often even when the feed says nothing changed
@@ -39,7 +39,8 @@ PUSHED_GAP_S = 0.1  # pushed: at most one poll per kind this often, so a burst o
 # machines, histories need executions; the timeline (and the lab's runs) every resource's creation
 # time and every decision, the checkpoints the timeline.
 def make_pollers(profile: LabProfile, store: DecisionStore | None = None) -> list[Poller]:
-    """One poller per kind; ``store`` (default: the user's state directory) for those that remember."""
+    """One poller per kind; ``store`` (default: the user's state directory) for those that
+    remember."""
     return [
         cls(profile, store) if cls.remembers else cls(profile) for cls in kinds.poller_classes()
     ]
@@ -264,7 +265,7 @@ class Scheduler:
             await asyncio.wait_for(
                 pending.event.wait(), timeout=max(0.05, timeout - (time.monotonic() - started))
             )
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pending.take()
             return None
         # Woken: a burst of changes (or of wake-ups) becomes one poll. The feed may have come up
@@ -293,7 +294,7 @@ class Scheduler:
             self._reachable.clear()
             try:
                 await asyncio.wait_for(self._reachable.wait(), timeout=wait)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return
         # Not all at the same instant, yet never later than the backoff itself: a poller with a
         # 2 s fast interval woken near the end of a 4 s backoff retried at 6 s (found by the soak).

@@ -9,13 +9,14 @@ import json
 import os
 import sqlite3
 import threading
+from collections.abc import Iterable
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
-from awsview.model.items import plain_to_json
 from awsview.core.runs import Run, RunBook
 from awsview.core.timeline import Actor, Decision
+from awsview.model.items import plain_to_json
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (

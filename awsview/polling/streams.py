@@ -7,12 +7,12 @@ from typing import Any
 
 from awsview.aws.errors import error_code
 from awsview.aws.session import Connection
+from awsview.model import keys
 from awsview.model.items import item_to_plain
 from awsview.model.resources import StreamRecord
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller
-from awsview.model import keys
 
 STREAM = keys.STREAM  # key: stream:<table>
 MAX_RECORDS = 20_000

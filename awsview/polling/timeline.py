@@ -14,14 +14,14 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from awsview.core import timeline
 from awsview.aws.session import Connection
+from awsview.core import timeline
+from awsview.model import keys
 from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller
 from awsview.polling.runs import RUNS, RunKeeper, scope_of
 from awsview.polling.store import DecisionStore
-from awsview.model import keys
 
 TIMELINE = keys.TIMELINE
 GONE_AFTER_S = 5.0
@@ -157,7 +157,8 @@ class TimelinePoller(Poller):
         return built, evidence.runs
 
     def _seen_gone(self, built: timeline.Timeline, model: LabModel) -> list[timeline.Decision]:
-        """ "Seen gone" marks for items of open lifetimes that a scan showed and the next does not."""
+        """ "Seen gone" marks for items of open lifetimes that a scan showed and the next
+        does not."""
         marks = []
         for name in self.profile.tables("business"):
             snapshot = model.get(keys.table(name))

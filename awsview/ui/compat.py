@@ -1,4 +1,5 @@
-"""Every place AWS View reaches into Textual's, Rich's or textual-serve's private parts, in one module.
+"""Every place AWS View reaches into Textual's, Rich's or textual-serve's private parts, in one
+module.
 
 Each function names the private member it uses and why no public one does; a Textual, Rich or
 textual-serve upgrade that breaks one breaks it here (the tests that use each are named). The

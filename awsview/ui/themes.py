@@ -68,7 +68,8 @@ def known_names() -> list[str]:
 
 
 def check(name: str | None) -> None:
-    """Before building an app: ThemeError (one line) for a theme neither AWS View's nor Textual's."""
+    """Before building an app: ThemeError (one line) for a theme neither AWS View's nor
+    Textual's."""
     if name and resolve(name, known_names()) is None:
         raise ThemeError(f"unknown theme {name!r}; try dark, light, high-contrast or docs")
 

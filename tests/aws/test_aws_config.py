@@ -336,7 +336,8 @@ def test_a_local_endpoint_needs_neither_region_nor_credentials(emulator, home):
 def test_resolve_raises_config_error_not_botocore_errors(home):
     write_config(
         home,
-        "[profile loop]\nsource_profile = loop\nrole_arn = arn:aws:iam::1:role/x\nregion = us-east-1\n",
+        "[profile loop]\nsource_profile = loop\nrole_arn "
+        "= arn:aws:iam::1:role/x\nregion = us-east-1\n",
     )
     with pytest.raises(ConfigError, match="profile 'loop'"):
         check_credentials(resolve(Target(profile="loop")))

@@ -14,18 +14,18 @@ import json
 import subprocess
 import sys
 import time
-from typing import Iterator
+from collections.abc import Iterator
 
 import pytest
 
 from awsview import profiles
-from awsview.core import render
 from awsview.aws.session import Connection, Target
+from awsview.core import render
 from awsview.core.printout import as_json, as_text
 from awsview.labs.player import LabPlayer
 from awsview.polling.scheduler import Scheduler
 from tests.support.emulator import RunningEmulator
-from tests.support.helpers import zip_code, wait_for
+from tests.support.helpers import wait_for, zip_code
 
 SECRET = "SECRET-should-never-appear-9f3c"
 TOKEN = "TOKEN-should-never-appear-7d21"
@@ -39,18 +39,22 @@ KEY, SECRET, TOKEN = "{KEY_ID}", "{SECRET}", "{TOKEN}"
 def handler(event, context):
     os.environ.update(AWS_ACCESS_KEY_ID=KEY, AWS_SECRET_ACCESS_KEY=SECRET, AWS_SESSION_TOKEN=TOKEN)
     for name in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN"):
-        print(f"{{name}}={{os.environ[name]}}")                       # env
-    print(os.environ)                                                 # environ({{'AWS_...': '...'}})
+        print(f"{{name}}={{os.environ[name]}}")       # env
+    print(os.environ)                                 # environ({{'AWS_...': '...'}})
     print(dict(aws_secret_access_key=SECRET, aws_session_token=TOKEN))
     print(f"export AWS_SECRET_ACCESS_KEY='{{SECRET}}' AWS_SESSION_TOKEN=\\"{{TOKEN}}\\"")
-    print(f"aws_secret_access_key = {{SECRET}}\\naws_session_token = {{TOKEN}}")  # a credentials file
+    # a credentials file
+    print(f"aws_secret_access_key = {{SECRET}}\\naws_session_token = {{TOKEN}}")
     print(json.dumps({{"Credentials": {{"AccessKeyId": KEY, "SecretAccessKey": SECRET,
-                                       "SessionToken": TOKEN, "Expiration": "2030-01-01T00:00:00Z"}}}}))
+                                       "SessionToken": TOKEN,
+                                       "Expiration": "2030-01-01T00:00:00Z"}}}}))
     print(json.dumps({{"secretAccessKey": SECRET, "sessionToken": TOKEN}}, indent=2))
     print("RESULT " + json.dumps({{"id": "leak", "processed": True, "SecretAccessKey": SECRET,
                                   "nested": {{"aws_session_token": TOKEN}}}}))
-    print("EVENT " + json.dumps({{"env": {{"AWS_SECRET_ACCESS_KEY": SECRET, "AWS_SESSION_TOKEN": TOKEN}}}}))
-    print(f"Authorization: AWS4-HMAC-SHA256 Credential={{KEY}}/20260101/us-east-1/sqs/aws4_request, "
+    print("EVENT " + json.dumps({{"env": {{"AWS_SECRET_ACCESS_KEY": SECRET,
+                                          "AWS_SESSION_TOKEN": TOKEN}}}}))
+    print("Authorization: AWS4-HMAC-SHA256 "
+          f"Credential={{KEY}}/20260101/us-east-1/sqs/aws4_request, "
           f"SignedHeaders=host;x-amz-security-token, Signature=0123456789abcdef0123456789abcdef")
     print(f"X-Amz-Security-Token: {{TOKEN}}")
     print(f"https://b.s3.amazonaws.com/k?X-Amz-Credential={{KEY}}&X-Amz-Security-Token={{TOKEN}}"
@@ -71,7 +75,8 @@ def secret_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
     config = tmp_path / "config"
     config.write_text(
         f"[default]\nregion = us-east-1\n[profile lab]\nregion = us-east-1\n"
-        f"aws_access_key_id = {KEY_ID}\naws_secret_access_key = {SECRET}\naws_session_token = {TOKEN}\n"
+        f"aws_access_key_id = {KEY_ID}\naws_secret_access_key "
+        f"= {SECRET}\naws_session_token = {TOKEN}\n"
     )
     env = {
         "AWS_ACCESS_KEY_ID": KEY_ID,

@@ -14,10 +14,10 @@ import sys
 import pytest
 
 from awsview.aws.session import Target
-from tests.support.emulator import RunningEmulator
 from awsview.cli.main import main
 from awsview.ui.viewer.app import AWSViewApp
 from awsview.ui.viewer.screens import PrefixScreen
+from tests.support.emulator import RunningEmulator
 from tests.support.helpers import status, until
 
 
@@ -76,8 +76,8 @@ def test_real_account_says_which_account_and_region_before_writing(emulator, as_
     )
     out = capsys.readouterr().out.splitlines()
     assert (
-        out[0]
-        == f"awsview: setup q05 in account 123456789012, region us-east-1 ({emulator.endpoint_url} · us-east-1)"
+        out[0] == "awsview: setup q05 in account 123456789012, region us-east-1 "
+        f"({emulator.endpoint_url} · us-east-1)"
     )
     assert any(line.startswith("q05 setup:") for line in out[1:])
 

@@ -87,7 +87,8 @@ async def test_a_big_table_is_read_in_pages_and_a_small_one_whole(tables):
         model.apply(await poller.poll(conn, model))
         assert scans() == 2 and conn.limiter.read_units[BIG] == page_units
 
-        # A pass: page after page, each poll reading at most POLL_ITEMS items, never the whole table.
+        # A pass: page after page, each poll reading at most POLL_ITEMS items, never the whole
+        # table.
         conn.limiter.scale = 1e9  # no waiting from here on
         passes = MAX_ITEMS // POLL_ITEMS
         for _ in range(passes - 1):

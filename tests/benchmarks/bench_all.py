@@ -37,9 +37,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import boto3
 
@@ -168,7 +169,8 @@ def plain_call_ms(url: str, calls: int = 50) -> tuple[float, float]:
 
 
 async def _idle(probe: Any, quiet_s: float = 3.0, limit: float = 90.0) -> float:
-    """Waits until AWS View has been quiet for quiet_s; the first reads' own changes keep it busy a while."""
+    """Waits until AWS View has been quiet for quiet_s; the first reads' own changes keep it busy a
+    while."""
     started = time.monotonic()
     await asyncio.sleep(2.0)
     quiet_since = time.monotonic()
@@ -244,7 +246,8 @@ async def watch(
     one_process: bool,
     log: Callable[[str], None],
 ) -> None:
-    """Idle, then changes (with the lab playing, if any), with AWS View and the baselines watching."""
+    """Idle, then changes (with the lab playing, if any), with AWS View and the baselines
+    watching."""
     first = phase.first
     async with (
         Connection(Target(endpoint_url=url)) as tail_conn,
@@ -284,7 +287,8 @@ async def watch(
             phase.figures["windows"] = {"idle": (t0, time.time())}
 
             log(
-                f"{phase.name}: {'the lab plays and ' if lab else ''}{samples} changes of each kind are made"
+                f"{phase.name}: {'the lab plays and ' if lab else ''}{samples} "
+                "changes of each kind are made"
             )
             rng = random.Random(5)
             before, usage, t0 = await _counts(probe, conns), await _usage(probe), time.time()
@@ -332,7 +336,8 @@ async def emulator_phase(
             plain_call_ms, emulator.endpoint_url
         )
         log(
-            f"yardstick: a plain emulator call takes {phase.figures['plain_call_ms'][0]:.1f} ms (p50)"
+            "yardstick: a plain emulator call takes "
+            f"{phase.figures['plain_call_ms'][0]:.1f} ms (p50)"
         )
         started = time.monotonic()
         changes = Changes(await asyncio.to_thread(prepare, emulator.endpoint_url))
@@ -530,7 +535,8 @@ def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any]) -> list[tupl
             "",
         ),
         (
-            "yardstick: minimal Textual app (200-row DataTable), first paint s · keypress p50 / p95 ms",
+            "yardstick: minimal Textual app (200-row "
+            "DataTable), first paint s · keypress p50 / p95 ms",
             f"{minimal['paint_s']:.2f} · {minimal['key_p50_ms']:.1f} / {minimal['key_p95_ms']:.1f}",
             "—",
             "—",
@@ -597,7 +603,8 @@ def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any]) -> list[tupl
             "met" if key_ratio <= KEY_RATIO else "NO",
             ""
             if key_ratio <= KEY_RATIO
-            else "a key that lands behind a change round (every 250 ms) waits for its refresh and frame",
+            else "a key that lands behind a change round "
+            "(every 250 ms) waits for its refresh and frame",
         )
     )
     rows.append(
@@ -624,7 +631,8 @@ def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any]) -> list[tupl
         met = ratio <= PAINT_RATIO
         rows.append(
             (
-                f"process start → first full paint, {label}, not counting its build (median of {len(paints)})",
+                f"process start → first full paint, {label}, not "
+                f"counting its build (median of {len(paints)})",
                 f"{shown:.2f} s ({total:.2f} with it)",
                 f"minimal app {minimal['paint_s']:.2f} s",
                 f"{ratio:.2f}",
@@ -677,13 +685,17 @@ def details(phase: Phase) -> None:
             if o != MODEL
         }
         missed_text = ", ".join(f"{o} {m}" for o, m in missed.items() if m)
+        idle = [s for s in mine if not s.active]
+        latencies = (phase.latency(s, AWSVIEW) for s in idle)
+        idle_max = max((v for v in latencies if v is not None), default=0)
         print(
-            f"  {kind:17} AWS View change → model {_p(phase.latencies(kind, MODEL))}; {POLLER_OF[kind]} read "
+            f"  {kind:17} AWS View change → model {_p(phase.latencies(kind, MODEL))}; "
+            f"{POLLER_OF[kind]} read "
             f"takes {_p([d for _, d in polls])}, {len(polls)} reads, one every {_p(periods)}"
             + (
                 f"; made while it was idle (not counted above): {len(idle)}, → screen max "
-                f"{max((v for s in idle if (v := phase.latency(s, AWSVIEW)) is not None), default=0):.2f} s"
-                if (idle := [s for s in mine if not s.active]) and phase.polled
+                f"{idle_max:.2f} s"
+                if idle and phase.polled
                 else ""
             )
             + (f"; not shown within {GIVE_UP_S:.0f} s: {missed_text}" if missed_text else "")
@@ -695,7 +707,8 @@ def details(phase: Phase) -> None:
     ]
     hit = [s for s, v in slow if stalled(viewer["stalls"], s.made, s.made + v)]
     print(
-        f"  changes AWS View showed in more than {PUSHED_P95_S} s: {len(slow)} of {len(phase.samples)}; during "
+        f"  changes AWS View showed in more than {PUSHED_P95_S} s: {len(slow)} of "
+        f"{len(phase.samples)}; during "
         f"{len(hit)} of them its event loop stalled ≥ 0.1 s"
     )
     if viewer["failures"]:
@@ -713,8 +726,10 @@ def details(phase: Phase) -> None:
             late = [v for t, v in stalls["late"] if a <= t < b]
             full = [d for t, d in stalls["collections"] if a <= t < b]
             print(
-                f"  {window}, {name} event loop: lateness of a 50 ms sleep p50 / p95 {_p(late)}, max "
-                f"{_s(max(late, default=0))} s; {len(full)} full collections, longest {_s(max(full, default=0))} s"
+                f"  {window}, {name} event loop: lateness "
+                f"of a 50 ms sleep p50 / p95 {_p(late)}, max "
+                f"{_s(max(late, default=0))} s; {len(full)} full collections, longest "
+                f"{_s(max(full, default=0))} s"
             )
     for window in ("idle_cpu", "lab_cpu"):
         cpu = phase.figures[window]
@@ -739,8 +754,10 @@ def main(quick: bool = False, one_process: bool = False) -> None:
     print(f"machine: {machine()}; load average {os.getloadavg()[0]:.1f} at the start")
     where = "on this process's event loop" if one_process else "in a process of its own"
     print(
-        f"observers: `aws logs tail --follow` (every {TAIL_EVERY_S:.0f} s) and a naive viewer (every 2 s) on this "
-        f"process's event loop; AWS View (its defaults, lab {LAB}, app headless {SCREEN[0]}×{SCREEN[1]}) "
+        f"observers: `aws logs tail --follow` (every {TAIL_EVERY_S:.0f} s) and a naive viewer "
+        "(every 2 s) on this "
+        f"process's event loop; AWS View (its defaults, lab {LAB}, app headless "
+        f"{SCREEN[0]}×{SCREEN[1]}) "
         f"{where}{' — quick run' if quick else ''}",
         flush=True,
     )
@@ -762,7 +779,8 @@ def main(quick: bool = False, one_process: bool = False) -> None:
     scale = ui["scale"]
     print(
         f"\n  keypress: {scale['keys']} keys, max {scale['max_ms']:.0f} ms; big model built in "
-        f"{scale['model_build_s']:.2f} s; minimal app's first paints {', '.join(f'{p:.2f}' for p in ui['minimal']['paints'])} s"
+        f"{scale['model_build_s']:.2f} s; minimal app's first paints "
+        f"{', '.join(f'{p:.2f}' for p in ui['minimal']['paints'])} s"
     )
     for which in ("small", "big"):
         runs = ", ".join(f"{p['painted'] - p['process_start']:.2f}" for p in ui[f"paint_{which}"])
@@ -770,7 +788,8 @@ def main(quick: bool = False, one_process: bool = False) -> None:
     print()
     print_table(table(emulator, stock, ui))
     print(
-        f"\nbench_all took {time.monotonic() - started:.0f} s; load average {os.getloadavg()[0]:.1f} at the end "
+        f"\nbench_all took {time.monotonic() - started:.0f} s; load average "
+        f"{os.getloadavg()[0]:.1f} at the end "
         f"(whatever else runs on the machine shares its {os.cpu_count()} cores)"
     )
 

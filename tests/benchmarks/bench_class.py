@@ -31,8 +31,8 @@ from pathlib import Path
 
 import boto3
 
-from awsview.polling.classroom import ClassMonitor, Learner
 from awsview.labs.player import LabPlayer
+from awsview.polling.classroom import ClassMonitor, Learner
 from tests.benchmarks.viewer_probe import proc_cpu_seconds
 
 EMULATORS = 10
@@ -119,7 +119,8 @@ def main(most: int = 128) -> None:
         driver = threading.Thread(target=_drive, args=(urls, stop), daemon=True)
         driver.start()
         print(
-            f"{EMULATORS} emulator processes with q05 played and a job every {DRIVE_EVERY_S:.0f} s on each; "
+            f"{EMULATORS} emulator processes with q05 played "
+            f"and a job every {DRIVE_EVERY_S:.0f} s on each; "
             f"learners spread over them; load average {os.getloadavg()[0]:.1f}"
         )
         print(
@@ -132,8 +133,10 @@ def main(most: int = 128) -> None:
             figures = asyncio.run(measure(urls, n))
             failed = (n, figures)
             print(
-                f"{n:9d} {figures['p50']:12.2f} {figures['max']:12.2f} {100 * figures['cpu']:11.1f} "
-                f"{1000 * figures['cpu'] / n:17.2f} {figures['rss_mb'] / n:15.2f} {figures['errors']:7d}"
+                f"{n:9d} {figures['p50']:12.2f} {figures['max']:12.2f} "
+                f"{100 * figures['cpu']:11.1f} "
+                f"{1000 * figures['cpu'] / n:17.2f} {figures['rss_mb'] / n:15.2f} "
+                f"{figures['errors']:7d}"
             )
             if figures["max"] > 1.0 or figures["errors"]:
                 if figures["errors"]:
@@ -148,7 +151,8 @@ def main(most: int = 128) -> None:
     met = "met" if best >= TARGET_LEARNERS else "NO"
     cost = (
         (
-            f"; the instructor process costs {1000 * at_best['cpu'] / best:.1f} ms of CPU per learner per second "
+            f"; the instructor process costs {1000 * at_best['cpu'] / best:.1f} ms of CPU per "
+            "learner per second "
             f"and {at_best['rss_mb'] / best:.1f} MB per learner"
         )
         if at_best
@@ -163,7 +167,8 @@ def main(most: int = 128) -> None:
             else f"a round of {figures['max']:.2f} s (p50 {figures['p50']:.2f} s)"
         )
     print(
-        f"learners followed at a 1 s refresh by one process: {best} (every round ≤ 1 s, no errors); "
+        "learners followed at a 1 s refresh by one "
+        f"process: {best} (every round ≤ 1 s, no errors); "
         f"target ≥ {TARGET_LEARNERS}: {met}{cost}{limit}; load average {os.getloadavg()[0]:.1f}"
     )
 

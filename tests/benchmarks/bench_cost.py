@@ -98,7 +98,8 @@ async def measure(url: str, lab: str, active_s: float, idle_s: float) -> None:
     _report(lab, "active", *active)
     _report(lab, "idle", *idle)
     print(
-        f"      ({rounds} rounds of the lab in {active_s:.0f} s; idle measured over {idle_s:.0f} s)",
+        f"      ({rounds} rounds of the lab in {active_s:.0f} s; "
+        f"idle measured over {idle_s:.0f} s)",
         flush=True,
     )
 

@@ -98,10 +98,12 @@ def main(cold_runs: int = 8, warm_runs: int = 50) -> None:
     print("Lambda invocation through the emulator (client round trip, ms):")
     print(f"  plain API call (sts)  p50 {statistics.median(api):7.1f}  p95 {_pct(api, 0.95):7.1f}")
     print(
-        f"  cold start (n={cold_runs:<3})   p50 {statistics.median(cold):7.1f}  p95 {_pct(cold, 0.95):7.1f}"
+        f"  cold start (n={cold_runs:<3})   p50 {statistics.median(cold):7.1f}  p95 "
+        f"{_pct(cold, 0.95):7.1f}"
     )
     print(
-        f"  warm worker (n={warm_runs:<3})  p50 {statistics.median(warm):7.1f}  p95 {_pct(warm, 0.95):7.1f}"
+        f"  warm worker (n={warm_runs:<3})  p50 {statistics.median(warm):7.1f}  p95 "
+        f"{_pct(warm, 0.95):7.1f}"
     )
     print(f"  warm / cold ratio (p50): {statistics.median(warm) / statistics.median(cold):.3f}")
 

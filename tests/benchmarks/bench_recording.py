@@ -177,7 +177,8 @@ def main(minutes: float = 3.0) -> None:
     size = lab.stat().st_size
     frames = _plain_frames(lab)
     print(
-        f"recording q05 in a loop: {loops} loops in {seconds:.0f} s, {len(frames)} frames, {size / 1024:.0f} KiB"
+        f"recording q05 in a loop: {loops} loops in {seconds:.0f} s, {len(frames)} frames, "
+        f"{size / 1024:.0f} KiB"
     )
     print(
         f"  size per lab hour: {size / seconds * 3600 / 2**20:.1f} MiB "
@@ -185,7 +186,8 @@ def main(minutes: float = 3.0) -> None:
     )
     print("  the same frames stored other ways:")
     print(
-        f"    {'this format (a zstd stream per channel, flushed per frame)':58} {size / 1024:8.0f} KiB"
+        f"    {'this format (a zstd stream per channel, flushed per frame)':58} "
+        f"{size / 1024:8.0f} KiB"
     )
     for how, bytes_, micros in _alternatives(frames, scratch):
         print(f"    {how:58} {bytes_ / 1024:8.0f} KiB  {micros:6.0f} µs/frame")
@@ -193,7 +195,8 @@ def main(minutes: float = 3.0) -> None:
     started = time.perf_counter()
     loops = _synthesise_hour(lab, hour)
     print(
-        f"one-hour recording synthesised from {loops} loops of that lab in {time.perf_counter() - started:.0f} s: "
+        f"one-hour recording synthesised from {loops} loops of that lab in "
+        f"{time.perf_counter() - started:.0f} s: "
         f"{hour.stat().st_size / 2**20:.1f} MiB"
     )
     opened = sorted(_open_in_process(hour) for _ in range(3))[1]
@@ -210,7 +213,8 @@ def main(minutes: float = 3.0) -> None:
     painted = sorted(asyncio.run(_replay_first_paint(hour)) for _ in range(3))
     print(
         f"  replay viewer on it, open to first paint at the end (median of 3): {painted[1]:.2f} s "
-        f"(runs {', '.join(f'{p:.2f}' for p in painted)}; target ≤ 1 s: {'met' if painted[1] <= 1.0 else 'NO'})"
+        f"(runs {', '.join(f'{p:.2f}' for p in painted)}; target ≤ 1 s: "
+        f"{'met' if painted[1] <= 1.0 else 'NO'})"
     )
 
 

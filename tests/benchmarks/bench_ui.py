@@ -84,7 +84,7 @@ async def _polling(model, stop: asyncio.Event) -> int:
         )
         try:
             await asyncio.wait_for(stop.wait(), UPDATE_EVERY_S)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
     return rounds
 
@@ -174,8 +174,8 @@ def first_paint_child(which: str, spawned: float) -> None:
 
             return bool(app.query(DataTable)) and app.query_one(DataTable).row_count == 200
     else:
-        from tests.support import sample
         from awsview.ui.viewer.app import AWSViewApp
+        from tests.support import sample
 
         imported = time.time()
         profile, model = sample.big() if which == "big" else sample.ev04()
@@ -272,7 +272,8 @@ def main() -> None:
     print("AWS View viewer benchmark (10,000 items, 1,000 executions, 100,000 log lines)")
     minimal = yardstick()
     print(
-        f"  yardstick, a minimal Textual app (one 200-row DataTable): first paint {minimal['paint_s']:.2f} s, "
+        "  yardstick, a minimal Textual app (one 200-row DataTable): first paint "
+        f"{minimal['paint_s']:.2f} s, "
         f"keypress → repaint p50 {minimal['key_p50_ms']:.1f} ms, p95 {minimal['key_p95_ms']:.1f} ms"
     )
     for which in ("small", "big"):
@@ -282,22 +283,28 @@ def main() -> None:
         print(
             f"  first full paint, {which} model: {total:.2f} s from process start "
             f"(python {times['python_up'] - times['process_start']:.2f} s, imports "
-            f"{times['imported'] - times['python_up']:.2f} s, model {times['model_built'] - times['imported']:.2f} s, "
-            f"app {times['painted'] - times['model_built']:.2f} s; {without_model:.2f} s without building the model; "
+            f"{times['imported'] - times['python_up']:.2f} s, model "
+            f"{times['model_built'] - times['imported']:.2f} s, "
+            f"app {times['painted'] - times['model_built']:.2f} s; {without_model:.2f} s without "
+            "building the model; "
             f"{without_model / minimal['paint_s']:.2f}× the minimal app's)"
         )
     figures = scale()
     print(
-        f"  big model built in {figures['model_build_s']:.2f} s; RSS {figures['rss_built_mb']:.0f} MB"
+        f"  big model built in {figures['model_build_s']:.2f} s; RSS "
+        f"{figures['rss_built_mb']:.0f} MB"
     )
     print(
-        f"  keypress → repaint while polling ({figures['keys']} keys, {figures['update_rounds']} update rounds): "
+        f"  keypress → repaint while polling ({figures['keys']} keys, {figures['update_rounds']} "
+        "update rounds): "
         f"p50 {figures['p50_ms']:.1f} ms, p95 {figures['p95_ms']:.1f} ms "
-        f"({figures['p95_ms'] / minimal['key_p95_ms']:.2f}× the minimal app's), max {figures['max_ms']:.1f} ms"
+        f"({figures['p95_ms'] / minimal['key_p95_ms']:.2f}× the minimal app's), max "
+        f"{figures['max_ms']:.1f} ms"
     )
     print(f"  RSS after the run: {figures['rss_mb']:.0f} MB")
     print(
-        "  targets: keypress p95 ≤ 2× the minimal app's, RSS < 300 MB, first paint ≤ 1.5× the minimal app's"
+        "  targets: keypress p95 ≤ 2× the minimal app's, "
+        "RSS < 300 MB, first paint ≤ 1.5× the minimal app's"
     )
 
 

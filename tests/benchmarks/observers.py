@@ -8,7 +8,8 @@ import asyncio
 import gc
 import time
 from collections import Counter, defaultdict
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from awsview.aws.session import Connection
 from awsview.polling.scheduler import Scheduler

@@ -18,8 +18,9 @@ import os
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from contextlib import AsyncExitStack
-from typing import Any, Callable
+from typing import Any
 
 from awsview import profiles
 from awsview.aws.session import Connection, Target

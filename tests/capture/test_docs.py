@@ -272,7 +272,8 @@ def test_a_graph_shot_is_the_execution_drawn_on_its_state_machine(ev04_pages, ex
     for mark in EV04_MARKS[execution]:
         assert mark in screen, f"{mark!r} not in\n{screen}"
     assert "Traceback" not in screen and "(no such state)" not in screen
-    # Muted parts (state types, the legend) are drawn in a colour of their own, not the background's.
+    # Muted parts (state types, the legend) are drawn in a colour of their own, not the
+    # background's.
     svg = (ev04_pages / f"graph-{execution}.svg").read_text()
     fills = dict(re.findall(r"\.([\w-]+) \{ fill: (#[0-9a-f]{6})", svg))
     legend = re.search(r'<text class="([\w-]+)"[^>]*>[^<]*succeeded', svg)

@@ -61,7 +61,8 @@ def test_a_missing_extra_says_which_to_install(module, extra, argv):
 def test_the_viewer_runs_without_any_extra():
     code = (
         "import sys, json, " + ", ".join(VIEWER_MODULES) + "\n"
-        f"print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {sorted(EXTRA_MODULES)!r})))"
+        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
+        f"{sorted(EXTRA_MODULES)!r})))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60

@@ -14,11 +14,11 @@ import time
 
 import pytest
 
-from awsview.ui import preferences
-from awsview.aws.session import Connection, Target
 from awsview.aws.log import configure, stop
+from awsview.aws.session import Connection, Target
 from awsview.polling.scheduler import Scheduler
 from awsview.profiles import load
+from awsview.ui import preferences
 from awsview.ui.viewer.app import AWSViewApp
 from tests.support.sample import sample
 

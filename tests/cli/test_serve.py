@@ -18,11 +18,11 @@ import urllib.error
 import urllib.request
 
 import pytest
-from tests.support.browser import Browser, chromium_path
 
+from awsview.cli.serve import ServeError, check_token, is_loopback, same_origin
 from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
-from awsview.cli.serve import ServeError, check_token, is_loopback, same_origin
+from tests.support.browser import Browser, chromium_path
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -64,7 +64,7 @@ class Served:
                     self.stop()
                     raise RuntimeError(
                         f"serve did not start: {self.banner!r} {self.process.stderr.read()}"
-                    )
+                    ) from None
                 time.sleep(0.1)
 
     @property

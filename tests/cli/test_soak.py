@@ -11,7 +11,6 @@ import random
 import re
 
 import pytest
-
 from soak import CHECK_EVERY_S, soak
 
 # Bugs the soak found and that are not fixed yet, each matching only its own lines. Anything not

@@ -165,8 +165,7 @@ def test_split_in_tmux_opens_the_viewer_beside_the_shell_and_closing_it_leaves_t
     until(lambda: "after-kill\nshell$" in tmux.screen(shell), "the shell still answers")
 
 
-# -- the other terminals, by the command lines their CLIs receive ------------------------------------
-
+# -- the other terminals, by the command lines their CLIs receive ----------------------------------
 FAKE = """#!{python}
 import json, os, sys
 with open(os.environ["SPLIT_RECORD"], "a") as out:
@@ -382,7 +381,8 @@ def test_without_a_multiplexer_one_line_says_how(fake_terminals):
     done, calls, files = fake_terminals("--lab", "q05", "--profile", "my lab")
     assert done.returncode == 2 and calls == [] and files == [] and done.stdout == ""
     assert done.stderr.splitlines() == [
-        "awsview: split needs tmux, zellij, WezTerm or kitty (with remote control on); in a terminal beside "
+        "awsview: split needs tmux, zellij, WezTerm or kitty (with remote control on); in a "
+        "terminal beside "
         "this one, run: awsview watch --lab q05 --profile 'my lab'"
     ]
 

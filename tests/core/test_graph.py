@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from rich.cells import cell_len
 
 from awsview.core.graph import draw, text
-from awsview.model.asl import DefinitionError, parse_definition
-from awsview.model.history import parse_history
 from awsview.core.stateruns import run_of
 from awsview.core.textgrid import Canvas, cells, clean, cut, wrap
+from awsview.model.asl import DefinitionError, parse_definition
+from awsview.model.history import parse_history
 
 CORPUS = sorted((Path(__file__).parents[1] / "corpus" / "asl").glob("*.json"))
 GOLDEN = Path(__file__).parents[1] / "golden" / "graphs"
@@ -411,7 +411,7 @@ def test_any_history_marks_the_ev04_graph_without_crashing(events, width):
     assert_fits(draw(definition, width, run), width)
 
 
-# -- the text grid ------------------------------------------------------------------------------------
+# -- the text grid ---------------------------------------------------------------------------------
 
 
 def test_cut_and_wrap_count_cells_not_characters():

@@ -42,7 +42,8 @@ FORBIDDEN = ("textual", "rich")
 def test_core_module_does_not_import_ui_libraries(module):
     code = (
         f"import sys, json, {module}\n"
-        "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in {'textual', 'rich'})))"
+        "print(json.dumps(sorted(m for m in sys.modules "
+        "if m.split('.')[0] in {'textual', 'rich'})))"
     )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
@@ -52,7 +53,10 @@ def test_core_module_does_not_import_ui_libraries(module):
 
 
 def test_the_check_can_fail():
-    code = "import sys, textual.app; print(sorted(m for m in sys.modules if m.startswith('textual'))[:1])"
+    code = (
+        "import sys, textual.app; "
+        "print(sorted(m for m in sys.modules if m.startswith('textual'))[:1])"
+    )
     result = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )

@@ -13,21 +13,21 @@ import subprocess
 import sys
 
 import pytest
-from tests.support.emulator import RunningEmulator
-from tests.support.helpers import LabViewer
 
 from awsview import profiles
 from awsview.core import timeline
 from awsview.core.checkpoints import progress
+from awsview.core.details import describe
+from awsview.core.runs import Run, RunBook, Sighting, closed, run_of
 from awsview.labs.player import LabPlayer
 from awsview.model.resources import Table
 from awsview.model.snapshot import succeeded
 from awsview.model.state import LabModel
-from awsview.polling.timeline import TimelinePoller
-from awsview.core.runs import Run, RunBook, Sighting, closed, run_of
 from awsview.polling.store import DecisionStore
+from awsview.polling.timeline import TimelinePoller
 from awsview.ui.viewer.app import AWSViewApp
-from awsview.core.details import describe
+from tests.support.emulator import RunningEmulator
+from tests.support.helpers import LabViewer
 from tests.support.probe import full_rows, screen_lines, settle, view
 
 pytestmark = pytest.mark.timeout(240)
@@ -38,7 +38,8 @@ FIRST_RUN = "1 write · 2 duplicates · 0 overwrites · 1 delete ✓"
 
 
 def play(endpoint_url: str, lab: str = "q05", until: str | None = None) -> None:
-    """`awsview lab setup` then `awsview lab play [--until]`, as a learner or instructor runs them."""
+    """`awsview lab setup` then `awsview lab play [--until]`, as a learner or instructor
+    runs them."""
     player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
     player.setup()
     player.play(until=until)
@@ -90,7 +91,8 @@ async def test_b_a_rerun_on_the_same_emulator_is_judged_on_its_own(tmp_path):
         assert [r.number for r in model.data("runs")] == [1, 2]
         assert model.data("runs")[-1].reason == "queue labex-q05-jobs created after run 1's writes"
 
-        # What a user sees: the current run, and every run with --all-runs; --json labels each decision.
+        # What a user sees: the current run, and every run with --all-runs; --json labels each
+        # decision.
         env = {**running.env, "XDG_STATE_HOME": str(tmp_path / "state")}
         dump = subprocess.run(
             [sys.executable, "-m", "awsview", "dump", "--endpoint-url", running.endpoint_url],

@@ -7,10 +7,11 @@ import json
 import subprocess
 import sys
 import time
+from datetime import UTC
 
 from awsview import profiles
-from awsview.core import timeline
 from awsview.aws.session import Connection, Target
+from awsview.core import timeline
 from awsview.labs.player import LabPlayer
 from awsview.model.resources import StreamRecord
 from awsview.polling.scheduler import Scheduler
@@ -95,8 +96,8 @@ async def test_ev05_attributes_each_decision_to_execution_and_attempt(emulator):
 
     # The trace, both ways: from a decision to its attempt, log lines and item; from an execution
     # to the decisions it made.
-    from awsview.core.explain import trace
     from awsview.core.details import _execution
+    from awsview.core.explain import trace
 
     found = trace(protected.decisions[0], model)
     assert [e.type for e in found.execution_events][-1] == "TaskFailed"
@@ -311,14 +312,14 @@ def test_dump_json_includes_timeline_and_verdicts(emulator):
 
 def test_explain_is_linear_and_its_summary_stays_short():
     """A retry loop thousands of attempts long: explained in one pass, summarized in one line."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from awsview.core.explain import explain
     from awsview.labs.workflow import workflow_definition
     from awsview.model.asl import parse_definition
     from awsview.model.history import parse_history
 
-    start = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    start = datetime(2026, 1, 1, tzinfo=UTC)
     raw = [
         {
             "id": 1,

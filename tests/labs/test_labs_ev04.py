@@ -9,11 +9,11 @@ import json
 
 import pytest
 from botocore.exceptions import ClientError
-from tests.support.helpers import log_messages
 
 from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
 from awsview.labs.workflow import workflow_definition
+from tests.support.helpers import log_messages
 
 pytestmark = pytest.mark.timeout(120)
 

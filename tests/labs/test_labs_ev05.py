@@ -11,12 +11,12 @@ import json
 
 import pytest
 from botocore.exceptions import ClientError
-from tests.support.helpers import log_messages
 
 from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
 from awsview.labs.provision import worker_source, zip_app
 from awsview.labs.workflow import workflow_definition
+from tests.support.helpers import log_messages
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from tests.support.helpers import log_messages
 
 from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
+from tests.support.helpers import log_messages
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
 from awsview.model.history import decode_json, parse_history
 
-T0 = datetime(2025, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+T0 = datetime(2025, 5, 1, 12, 0, 0, tzinfo=UTC)
 WORKER = "arn:aws:lambda:us-east-1:123456789012:function:labex-ev04-worker"
 INVOKE = {"resource": "invoke", "resourceType": "lambda"}
 DETAILS_KEY = {

@@ -171,7 +171,8 @@ def test_parse_event_keeps_line_kinds():
         (f"<ReceiptHandle>{RECEIPT}</ReceiptHandle>", RECEIPT),
         (f"{{'receiptHandle': '{RECEIPT}'}}", RECEIPT),
         (
-            "Authorization: AWS4-HMAC-SHA256 Credential=AKIAIOSFODNN7EXAMPLE/20250501/us-east-1/sqs/"
+            "Authorization: AWS4-HMAC-SHA256 "
+            "Credential=AKIAIOSFODNN7EXAMPLE/20250501/us-east-1/sqs/"
             "aws4_request, SignedHeaders=host;x-amz-date, Signature="
             "fe5f80f77d5fa3beca038a248ff027d0445342fe2855ddc963176630326f1024",
             "fe5f80f77d5f",

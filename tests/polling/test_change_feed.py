@@ -13,7 +13,8 @@ import sys
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -33,7 +34,11 @@ WAIT_MACHINE = {
         "Done": {"Type": "Succeed"},
     },
 }
-WORKER = "def handler(event, context):\n    print('MARK ' + str(event.get('mark')))\n    return {'ok': True}\n"
+WORKER = (
+    "def handler(event, context):\n"
+    "    print('MARK ' + str(event.get('mark')))\n"
+    "    return {'ok': True}\n"
+)
 
 
 def changes(url: str, since: int = 0, wait: float = 0, feed: str | None = None) -> dict[str, Any]:
@@ -426,7 +431,8 @@ async def test_the_feed_survives_an_emulator_restart(tmp_path):
                 )
                 first = scheduler.follower.feed
                 await asyncio.to_thread(running.restart)
-                # moto's state went with the process: the new feed makes the viewer read it all again
+                # moto's state went with the process: the new feed makes the viewer read it all
+                # again
                 await until(
                     lambda: scheduler.follower.feed not in (None, first) and scheduler.pushed,
                     timeout=30,

@@ -17,17 +17,18 @@ from typing import Any
 import pytest
 
 from awsview import profiles
-from awsview.core import render
 from awsview.aws.session import Connection, Target
+from awsview.core import render
 from awsview.model.snapshot import Health
 from awsview.polling.dynamodb import READ_UNITS_PER_S, TablePoller
 from awsview.polling.scheduler import Scheduler
-from tests.support.helpers import create_table
 from tests.polling.test_change_feed import _ready, _rows, until
+from tests.support.helpers import create_table
 
 SLOWER = 1000.0  # polling: every 5 min while active, 2 h idle
 DEADLINE = 60.0  # generous for a busy machine, far below any poll
-# The big table: 1,500 items of ~220 bytes, read whole in one page of 40 read units: 8 s at AWS's pace.
+# The big table: 1,500 items of ~220 bytes, read whole in one page of 40 read units: 8 s at AWS's
+# pace.
 BIG_ITEMS, FILLER = 1500, "x" * 200
 
 
@@ -69,9 +70,10 @@ async def test_a_table_named_by_the_feed_waits_out_its_read_units_then_is_read_o
     create_table(ddb, big)
     create_table(ddb, small)
     _fill(emulator, big)
-    put = lambda table, key: asyncio.to_thread(
-        ddb.put_item, TableName=table, Item={"id": {"S": key}}
-    )  # noqa: E731
+
+    def put(table, key):
+        return asyncio.to_thread(ddb.put_item, TableName=table, Item={"id": {"S": key}})
+
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         conn.limiter.scale = 1.0  # the budget as on AWS: the big table waits seconds between reads
         scheduler = _scheduler(conn, "feed-j-")
@@ -133,7 +135,9 @@ async def test_a_queues_depth_stays_whole_across_a_feed_read_of_another_queue(em
             await _ready(scheduler)
             for count in (1, 2, 3):  # three depth points on A, each read because the feed named A
                 await send(a)
-                await until(lambda: queue("feed-k-a").visible == count, DEADLINE, f"A at {count}")
+                await until(
+                    lambda n=count: queue("feed-k-a").visible == n, DEADLINE, f"A at {count}"
+                )
             before = queue("feed-k-a")
             assert [p[1:] for p in before.depth] == [(0, 0), (1, 0), (2, 0), (3, 0)]
             lists = conn.limiter.calls[("sqs", "ListQueues")]

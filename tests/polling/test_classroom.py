@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from awsview.core.checkpoints import CheckResult
-from awsview.polling.classroom import ClassMonitor, Learner, RosterError, current_step, load_roster
 from awsview.labs.player import LabPlayer
+from awsview.polling.classroom import ClassMonitor, Learner, RosterError, current_step, load_roster
 from awsview.profiles import Checkpoint
 
 

@@ -9,8 +9,8 @@ import sys
 
 import pytest
 
-from awsview.model.snapshot import Health
 from awsview.core.render import panels
+from awsview.model.snapshot import Health
 from tests.support.helpers import LabViewer
 
 

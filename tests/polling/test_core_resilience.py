@@ -164,7 +164,8 @@ async def test_token_bucket_holds_filter_log_events_to_one_per_second():
     [
         ('name = "bad"\ntitle = \n', "line 2"),
         (
-            'name = "bad"\ntitle = "t"\nprefix = "p-"\n[[resources]]\nkind = "funtion"\nname = "x"\n',
+            'name = "bad"\ntitle = "t"\nprefix = "p-"\n[[resources]]\nkind = "funtion"\nname = '
+            '"x"\n',
             "line 5: unknown resource kind 'funtion'",
         ),
         (
@@ -253,10 +254,10 @@ def test_checkpoint_is_unknown_until_the_data_it_needs_was_read():
 
 def test_an_unreachable_journal_is_an_error_on_the_decision_panels_not_empty():
     from awsview.core.checkpoints import evaluate
-    from awsview.model.snapshot import failed, succeeded
-    from awsview.model.state import LabModel
     from awsview.core.render import panels
     from awsview.core.timeline import Timeline
+    from awsview.model.snapshot import failed, succeeded
+    from awsview.model.state import LabModel
 
     profile = profiles.load("q05")
     model = LabModel()

@@ -12,15 +12,15 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Iterator
 
 import boto3
 import pytest
 
 from awsview.aws.session import Target
-from awsview.polling.doctor import EXACT, INFERRED, MISSING, diagnose
 from awsview.labs.player import LabPlayer
+from awsview.polling.doctor import EXACT, INFERRED, MISSING, diagnose
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator
 from tests.support.helpers import wait_for
 

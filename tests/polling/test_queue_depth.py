@@ -11,8 +11,8 @@ import json
 import time
 
 from awsview import profiles
-from awsview.core import render
 from awsview.aws.session import Connection, Target
+from awsview.core import render
 from awsview.labs.player import LabPlayer
 from awsview.model.snapshot import Health
 from awsview.polling.scheduler import Scheduler
@@ -47,8 +47,8 @@ def test_sparklines_say_what_they_do_not_know():
 async def test_the_poison_message_comes_back_on_the_queue_panel(emulator: RunningEmulator):
     """The worker's part is played by the test, so the panel is asked about each state it saw, not
     about a moment it had to catch: received and not deleted (in flight), then back on the queue
-    (its visibility timeout over, here cut to 0), twice. A real worker takes a returned message again
-    within a tenth of a second, too quick a state for any poll, whatever the machine."""
+    (its visibility timeout over, here cut to 0), twice. A real worker takes a returned message
+    again within a tenth of a second, too quick a state for any poll, whatever the machine."""
     player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
     player.setup()
     sqs = emulator.client("sqs")

@@ -19,8 +19,11 @@ from types import MappingProxyType
 
 import pytest
 
+from awsview.aws.session import Target
 from awsview.core import render
 from awsview.core.printout import as_text
+from awsview.core.runs import Run
+from awsview.core.timeline import RunTimeline
 from awsview.model.codec import Codec, CodecError, Opaque, current_schema, known_types
 from awsview.model.patch import diff, patch
 from awsview.model.resources import StreamRecord
@@ -28,10 +31,7 @@ from awsview.model.snapshot import Health, Snapshot, failed
 from awsview.model.state import LabModel
 from awsview.polling.recorded import MomentError, parse_moment
 from awsview.polling.recorder import Recorder, open_recording, target_info
-from awsview.core.runs import Run
-from awsview.core.timeline import RunTimeline
 from awsview.polling.recording import CHECKPOINTS, DECISION, MAGIC, Recording, RecordingError
-from awsview.aws.session import Target
 from tests.support import sample
 
 NOW = sample.NOW

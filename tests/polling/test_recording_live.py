@@ -183,9 +183,9 @@ def test_watch_record_in_a_terminal_then_kill_9(emulator: RunningEmulator, tmp_p
 
 
 async def test_a_class_recording_keeps_each_learner(emulator: RunningEmulator, tmp_path):
+    from awsview.cli.dump import from_recording as dump_from
     from awsview.polling.classroom import ClassMonitor, Learner
     from awsview.polling.recorder import ClassRecorder, open_recording
-    from awsview.cli.dump import from_recording as dump_from
 
     LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None).setup()
     path = tmp_path / "class.rec"

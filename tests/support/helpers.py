@@ -8,8 +8,9 @@ import os
 import time
 import urllib.request
 import zipfile
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from tests.support.probe import screen_lines
 
@@ -140,7 +141,7 @@ class LabViewer:
         )
         self.scheduler: Any = None
 
-    async def __aenter__(self) -> "LabViewer":
+    async def __aenter__(self) -> LabViewer:
         from awsview.polling.scheduler import Scheduler
 
         await self.conn.__aenter__()

@@ -18,7 +18,8 @@ def views(app: App) -> dict[str, PanelView]:
 
 
 def view(app: App, ident: str) -> PanelView:
-    """The panel whose id is ``ident`` or starts with it ("executions", "tables:labex-q05-orders")."""
+    """The panel whose id is ``ident`` or starts with it ("executions",
+    "tables:labex-q05-orders")."""
     found = app.board.views.get(ident) or next(
         (v for i, v in app.board.views.items() if i.startswith(ident)), None
     )
@@ -58,7 +59,7 @@ def _composed(panel: PanelView) -> bool:
     from textual.css.query import NoMatches
 
     try:
-        panel.table
+        _ = panel.table
     except NoMatches:
         return False
     return True

@@ -1,9 +1,10 @@
 """A recording viewer that also writes down what it showed, for the kill -9 test.
 
-``python -m tests.support.record_probe ENDPOINT LAB RECORDING SHOWN``: the real app (headless) polls the
-endpoint with a recorder, exactly as ``awsview watch --record`` wires it; after each record the
-recorder writes, one JSON line goes to SHOWN: the record's number and what the panels showed at
-that moment (``dump``'s text of the live model, aged to the record's time). Runs until killed.
+``python -m tests.support.record_probe ENDPOINT LAB RECORDING SHOWN``: the real app (headless)
+polls the endpoint with a recorder, exactly as ``awsview watch --record`` wires it; after each
+record the recorder writes, one JSON line goes to SHOWN: the record's number and what the panels
+showed at that moment (``dump``'s text of the live model, aged to the record's time). Runs until
+killed.
 """
 
 from __future__ import annotations

@@ -7,7 +7,7 @@ make, with fixed names, times and ids, so two runs draw the same screen. Times a
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from unittest import mock
 
@@ -40,7 +40,7 @@ REGION = "us-east-1"
 
 
 def at(seconds: float) -> datetime:
-    return datetime.fromtimestamp(T0 + seconds, tz=timezone.utc)
+    return datetime.fromtimestamp(T0 + seconds, tz=UTC)
 
 
 def ok(key: str, data: Any, fetched: float = NOW - 0.4) -> Snapshot[Any]:
@@ -387,7 +387,8 @@ def ev04() -> tuple[profiles.LabProfile, LabModel]:
                             1.5,
                             "req-0003",
                             [
-                                'RESULT {"completed": true, "id": "retry-order", "quantity": 2, "total_cents": 600}'
+                                'RESULT {"completed": true, "id": "retry-order", "quantity": 2, '
+                                '"total_cents": 600}'
                             ],
                         ),
                         (2.3, "req-0004", ["[ERROR] InvalidOrder: Order cannot be completed"]),
@@ -456,7 +457,10 @@ def q05() -> tuple[profiles.LabProfile, LabModel]:
             [
                 'EVENT {"Records": 1, "receiptHandle": "‹redacted›"}',
                 'JOB {"id": "dedup-order", "quantity": 4}',
-                'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}',
+                (
+                    'RESULT {"duplicate": false, "id": "dedup-order", '
+                    '"processed": true, "quantity": 4}'
+                ),
             ],
         ),
         (
@@ -464,7 +468,10 @@ def q05() -> tuple[profiles.LabProfile, LabModel]:
             "req-0102",
             [
                 'JOB {"id": "dedup-order", "quantity": 4}',
-                'RESULT {"duplicate": true, "id": "dedup-order", "processed": false, "quantity": 4}',
+                (
+                    'RESULT {"duplicate": true, "id": "dedup-order", '
+                    '"processed": false, "quantity": 4}'
+                ),
             ],
         ),
         (
@@ -472,7 +479,10 @@ def q05() -> tuple[profiles.LabProfile, LabModel]:
             "req-0103",
             [
                 'JOB {"id": "dedup-order", "quantity": 4}',
-                'RESULT {"duplicate": true, "id": "dedup-order", "processed": false, "quantity": 4}',
+                (
+                    'RESULT {"duplicate": true, "id": "dedup-order", '
+                    '"processed": false, "quantity": 4}'
+                ),
             ],
         ),
         (
@@ -480,7 +490,10 @@ def q05() -> tuple[profiles.LabProfile, LabModel]:
             "req-0104",
             [
                 'JOB {"id": "other-order", "quantity": 1}',
-                'RESULT {"duplicate": false, "id": "other-order", "processed": true, "quantity": 1}',
+                (
+                    'RESULT {"duplicate": false, "id": "other-order", '
+                    '"processed": true, "quantity": 1}'
+                ),
             ],
         ),
     ]

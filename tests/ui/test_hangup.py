@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from tests.support.helpers import create_function, processes, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]

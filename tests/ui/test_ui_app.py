@@ -14,12 +14,11 @@ from awsview import profiles
 from awsview.model.resources import Execution, Table
 from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
-from tests.support import sample
+from awsview.ui.themes import ThemeError
 from awsview.ui.viewer.app import AWSViewApp
 from awsview.ui.viewer.screens import DetailScreen, HelpScreen
-from tests.support.probe import settle, body, full_rows, rows, screen_lines, view
-from awsview.ui.themes import ThemeError
-
+from tests.support import sample
+from tests.support.probe import body, full_rows, rows, screen_lines, settle, view
 
 pytestmark = pytest.mark.usefixtures("utc")  # times on screen read the same everywhere
 

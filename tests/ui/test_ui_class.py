@@ -9,19 +9,19 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.support.emulator import RunningEmulator
 from textual.command import CommandPalette
 
 from awsview.core.checkpoints import CheckResult
-from awsview.polling.classroom import Learner, LearnerStatus
 from awsview.labs.player import LabPlayer
+from awsview.polling.classroom import Learner, LearnerStatus
 from awsview.profiles import Checkpoint
 from awsview.ui.classview.cards import card_content, columns_for, summary
 from awsview.ui.classview.learner import LearnerScreen
 from awsview.ui.classview.view import ClassApp, ClassHelpScreen, GridScreen, LearnerCard
-from awsview.ui.viewer.screens import DetailScreen
-from tests.support.probe import rows, screen_lines, settle, view
 from awsview.ui.themes import ThemeError
+from awsview.ui.viewer.screens import DetailScreen
+from tests.support.emulator import RunningEmulator
+from tests.support.probe import rows, screen_lines, settle, view
 
 pytestmark = pytest.mark.timeout(120)
 DEAD = "http://127.0.0.1:9"
@@ -180,7 +180,8 @@ async def test_a_learner_who_stops_answering_keeps_the_last_known_marks_as_stale
                 pilot, lambda: card.text.splitlines()[3].startswith("stale ")
             )  # a freshness tick
             lines = card.text.splitlines()
-            # The last known marks (a round cut short by the stop may have turned some to ?), never cleared.
+            # The last known marks (a round cut short by the stop may have turned some to ?), never
+            # cleared.
             kept = card.status.checkpoints
             assert len(kept) == 5
             assert (
@@ -270,7 +271,8 @@ def test_card_text_and_summary_without_a_screen():
     }
     learners = tuple(Learner(n, DEAD) for n in "abcde")
     assert summary(learners, statuses, {n: q05 for n in "abd"}) == (
-        "AWS View · class · 5 learners · 1 done · 1 at deploy · 1 not started · 1 connecting · 1 with errors"
+        "AWS View · class · 5 learners · 1 done · 1 at "
+        "deploy · 1 not started · 1 connecting · 1 with errors"
     )
     assert [columns_for(w) for w in (60, 79, 80, 120, 200, 400)] == [1, 1, 2, 3, 5, 6]
 

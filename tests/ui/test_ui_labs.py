@@ -3,12 +3,11 @@ the panels show what the lab text says AWS View shows."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from awsview.ui.viewer.app import AWSViewApp
 from tests.support.helpers import LabViewer
-from tests.support.probe import settle, body, full_rows, rows, screen_lines, view
+from tests.support.probe import body, full_rows, rows, screen_lines, settle, view
 
 pytestmark = pytest.mark.slow
 

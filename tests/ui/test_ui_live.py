@@ -1,5 +1,6 @@
 """The viewer polling by itself (what `awsview watch` runs): lab detection, an unreachable
-endpoint and bad credentials shown as errors in the panels, the demo driver, and the command line."""
+endpoint and bad credentials shown as errors in the panels, the demo driver, and the command
+line."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import pytest
 
 from awsview.aws.session import Target
 from awsview.labs import get_lab
+from awsview.labs.demo import DemoDriver
 from awsview.labs.player import LabPlayer
 from awsview.ui.viewer.app import AWSViewApp
-from awsview.labs.demo import DemoDriver
 from tests.support.helpers import status, until
 from tests.support.probe import body, full_rows, screen_lines, view
 
@@ -109,10 +110,15 @@ async def test_demo_driver_plays_a_lab_with_pause_and_next(q05_ready):
         await until(pilot, lambda: "paused" in banner(), what="paused banner")
         assert app.query_one("#banner").has_class("-paused")
         for step in range(1, 5):
-            await until(pilot, lambda: f"step {step}/4 next" in banner(), what=f"countdown {step}")
+            await until(
+                pilot, lambda s=step: f"step {s}/4 next" in banner(), what=f"countdown {step}"
+            )
             await pilot.press("n")
             await until(
-                pilot, lambda: len(driver.played) >= step, timeout=120, what=f"step {step} played"
+                pilot,
+                lambda s=step: len(driver.played) >= s,
+                timeout=120,
+                what=f"step {step} played",
             )
         await until(pilot, lambda: driver.finished, timeout=60, what="demo finished")
         assert driver.played == ["q05:connect", "q05:deploy", "q05:repeats", "q05:cleanup"]

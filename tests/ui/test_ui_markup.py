@@ -10,10 +10,10 @@ import pytest
 from awsview.model.loglines import classify
 from awsview.model.resources import LogEntry, LogFeed
 from awsview.model.snapshot import Health, Snapshot
-from tests.support import sample
 from awsview.ui.viewer.app import AWSViewApp
 from awsview.ui.viewer.screens import DetailScreen
-from tests.support.probe import settle, full_rows, rows, screen_lines, screen_styles, view
+from tests.support import sample
+from tests.support.probe import full_rows, rows, screen_lines, screen_styles, settle, view
 
 # (what an attacker or a clumsy worker writes, what the learner must see)
 HOSTILE = [
@@ -130,7 +130,8 @@ async def test_the_detail_screen_shows_the_literal_json(running):
 
 
 async def test_state_names_in_the_graph_show_the_literal_text():
-    """The state machine detail draws the graph from untrusted names: as written, no link, no escape."""
+    """The state machine detail draws the graph from untrusted names: as written, no link, no
+    escape."""
     import json
 
     from awsview.model.asl import parse_definition

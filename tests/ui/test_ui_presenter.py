@@ -8,11 +8,11 @@ import dataclasses
 import pytest
 from textual.binding import Binding
 
-from tests.support import sample
 from awsview.ui.viewer.app import AWSViewApp
-from awsview.ui.viewer.presenter import NAVIGATION
 from awsview.ui.viewer.panel import PanelTable
+from awsview.ui.viewer.presenter import NAVIGATION
 from awsview.ui.viewer.screens import DetailScreen, HelpScreen
+from tests.support import sample
 from tests.support.probe import settle, view
 
 pytestmark = pytest.mark.timeout(120)

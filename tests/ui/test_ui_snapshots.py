@@ -4,13 +4,11 @@ tests/__snapshots__/ before accepting changes with ``pytest --snapshot-update``.
 
 from __future__ import annotations
 
-
 import pytest
 
-from tests.support import sample
 from awsview.ui.viewer.app import AWSViewApp
+from tests.support import sample
 from tests.support.probe import settle
-
 
 pytestmark = pytest.mark.usefixtures("utc")  # times on screen read the same everywhere
 

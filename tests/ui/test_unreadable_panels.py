@@ -10,13 +10,13 @@ import time
 
 from awsview import profiles
 from awsview.aws.session import Target
-from awsview.model.snapshot import absent, failed, succeeded
-from awsview.model.state import LabModel
 from awsview.core.render import panels
 from awsview.core.timeline import Timeline
+from awsview.model.snapshot import absent, failed, succeeded
+from awsview.model.state import LabModel
 from awsview.ui.viewer.app import AWSViewApp
-from tests.support.probe import body, view
 from tests.support.helpers import status, until
+from tests.support.probe import body, view
 
 NO_CREDENTIALS = "no AWS credentials found"
 

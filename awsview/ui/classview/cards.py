@@ -12,8 +12,8 @@ from functools import lru_cache
 
 from textual.content import Content
 
-from awsview.polling.classroom import Learner, LearnerStatus
 from awsview.model.loglines import clean_text
+from awsview.polling.classroom import Learner, LearnerStatus
 from awsview.profiles import LabProfile
 
 CARD_WIDTH = 40  # a column of cards is at least this wide
@@ -137,7 +137,8 @@ def _freshness(status: LearnerStatus | None, now: float) -> Content:
 
 
 def reason(error: str) -> str:
-    """The error without "cannot use ENDPOINT (REGION): ": the card's first line names the endpoint."""
+    """The error without "cannot use ENDPOINT (REGION): ": the card's first line names the
+    endpoint."""
     error = _clean(error)
     if error.startswith("cannot use ") and "): " in error:
         return error.split("): ", 1)[1]

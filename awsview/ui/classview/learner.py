@@ -7,8 +7,8 @@ calls `refresh_panels` when that learner's status changes and once a second for 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from contextlib import suppress
-from typing import Callable
 
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -16,16 +16,16 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus
-from awsview.profiles import LabProfile
-from awsview.ui.viewer.board import PanelBoard
-from awsview.ui.viewer.cells import alive, plain
 from awsview.core.changes import ItemChanges
-from awsview.ui.classview.cards import ago, reason, state
 from awsview.core.details import describe
 from awsview.core.feed import PanelFeed
-from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelView
+from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus
+from awsview.profiles import LabProfile
+from awsview.ui.classview.cards import ago, reason, state
 from awsview.ui.viewer import presenter
+from awsview.ui.viewer.board import PanelBoard
+from awsview.ui.viewer.cells import alive, plain
+from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelView
 from awsview.ui.viewer.screens import DetailScreen
 
 
@@ -127,7 +127,8 @@ class LearnerScreen(Screen[None]):
             parts.append(f"error — {reason(status.error or '')}")
         elif look == "stale":
             parts.append(
-                f"stale {ago(self.clock() - (status.updated_at or 0))} — {reason(status.error or '')}"
+                f"stale {ago(self.clock() - (status.updated_at or 0))} — "
+                f"{reason(status.error or '')}"
             )
         elif status is not None and status.updated_at is not None:
             parts.append(f"updated {ago(self.clock() - status.updated_at)} ago")

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Callable
 from contextlib import suppress
-from typing import Any, Callable
+from typing import Any
 
 from textual import work
 from textual.app import App, ComposeResult
@@ -25,10 +26,10 @@ from textual.widgets import Footer, Markdown, Static
 from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus
 from awsview.profiles import LabProfile
 from awsview.ui import themes
-from awsview.ui.viewer.cells import alive, plain
 from awsview.ui.classview.cards import card_content, columns_for, lab_steps, state, summary
 from awsview.ui.classview.learner import LearnerScreen
 from awsview.ui.viewer import presenter
+from awsview.ui.viewer.cells import alive, plain
 from awsview.ui.viewer.commands import ThemeCommands
 from awsview.ui.viewer.screens import HelpScreen
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import gc
 import time
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any, Callable
+from typing import Any
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -21,18 +22,18 @@ from textual.widgets import Footer, Input, Static
 
 from awsview import profiles
 from awsview.aws.session import Target
+from awsview.core.changes import ItemChanges
+from awsview.core.feed import DEFAULT_CAP, PanelFeed
+from awsview.model import keys
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
 from awsview.ui import themes
 from awsview.ui.compat import action_name
 from awsview.ui.viewer.board import PanelBoard
 from awsview.ui.viewer.cells import alive, plain
-from awsview.core.changes import ItemChanges
 from awsview.ui.viewer.commands import LabCommands, PanelCommands, ThemeCommands
-from awsview.core.feed import DEFAULT_CAP, PanelFeed
 from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelView
 from awsview.ui.viewer.presenter import Presenter, allows
-from awsview.model import keys
 
 FILTER_DELAY_S = 0.15
 FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …
@@ -44,7 +45,6 @@ DIAGNOSE_RETRY_S = 15.0  # the doctor's probe waits for an endpoint that does no
 def _step_text(model: LabModel | None) -> str:
     """``on step 2/4 deploy`` (and the lab run, once there is more than one)."""
     from awsview.core.checkpoints import progress
-
     from awsview.core.render import several_runs
 
     results = model.data(keys.CHECKPOINTS, ()) if model is not None else ()
@@ -287,8 +287,8 @@ class AWSViewApp(App[int]):
         per-panel table in the help screen. Read calls only, a dozen, through its own connection."""
         import asyncio
 
-        from awsview.polling.doctor import diagnose
         from awsview.polling.bootstrap import PreflightError
+        from awsview.polling.doctor import diagnose
 
         while True:
             try:
@@ -389,7 +389,8 @@ class AWSViewApp(App[int]):
         conn = self.live.conn if self.live is not None else None
         if conn is None:
             return "no calls yet"
-        return f"{conn.limiter.total_calls:,} API calls · {conn.limiter.total_read_units:,.1f} read units"
+        limiter = conn.limiter
+        return f"{limiter.total_calls:,} API calls · {limiter.total_read_units:,.1f} read units"
 
     def set_banner(self, text: str, level: str = "ok") -> None:
         if not alive(self._board):

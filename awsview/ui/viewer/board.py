@@ -7,13 +7,13 @@ columns. The layout is only CSS classes on the board; the views never move betwe
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 
-from awsview.ui.viewer.cells import alive
 from awsview.core.feed import ShownPanel
+from awsview.ui.viewer.cells import alive
 from awsview.ui.viewer.panel import PanelView
 
 WIDE_AT = 120

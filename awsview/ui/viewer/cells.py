@@ -13,8 +13,8 @@ from rich.cells import cell_len
 from textual.content import Content
 
 from awsview import kinds
-from awsview.ui.compat import alive  # noqa: F401  (the widgets import it from here)
 from awsview.model.loglines import clean_text
+from awsview.ui.compat import alive  # noqa: F401  (the widgets import it from here)
 
 GOOD = frozenset(
     {
@@ -127,8 +127,8 @@ def plan_columns(
     """Fit a table into ``available`` cells.
 
     All columns whole if they fit. Otherwise, in turn: columns with one value on every row say
-    it once in the caption; spare columns (`kinds.SPARE_COLUMNS`) are left out, rightmost first, while
-    the rest cannot fit at their floors; the widest columns are cut to fit, key columns
+    it once in the caption; spare columns (`kinds.SPARE_COLUMNS`) are left out, rightmost first,
+    while the rest cannot fit at their floors; the widest columns are cut to fit, key columns
     (`kinds.KEY_COLUMNS`) no narrower than `KEY_WIDTH`.
     """
     natural = natural if natural is not None else natural_widths(labels, rows)

@@ -9,8 +9,9 @@ from a plain string, so a value like ``[/bold]`` is shown as written.
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
+from rich.cells import cell_len
 from rich.style import Style
 from rich.text import Text
 from textual.binding import Binding
@@ -21,9 +22,8 @@ from textual.strip import Strip
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowDoesNotExist
 
+from awsview.core.feed import MORE_KEY, ShownPanel
 from awsview.core.render import Row
-from rich.cells import cell_len
-
 from awsview.ui.viewer.cells import (
     ColumnPlan,
     alive,
@@ -34,7 +34,6 @@ from awsview.ui.viewer.cells import (
     still_fits,
     tone,
 )
-from awsview.core.feed import MORE_KEY, ShownPanel
 
 HIGHLIGHT_S = 3.0
 SEED_AFTER_S = 3.0

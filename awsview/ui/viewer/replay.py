@@ -16,8 +16,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from textual.binding import Binding
 from rich.cells import cell_len
+from textual.binding import Binding
 from textual.widgets import Static
 
 from awsview.model.state import LabModel
@@ -250,7 +250,8 @@ class ReplayApp(AWSViewApp):
         first, last = marks[0].time, marks[self.player.last].time
         state = "▶" if self.playing else "‖"
         head = (
-            f"{state} {self.speed:g}×  {clock_text(self.moment)}  +{span_text(self.moment - first)} of "
+            f"{state} {self.speed:g}×  {clock_text(self.moment)}  "
+            f"+{span_text(self.moment - first)} of "
             f"{span_text(last - first)}  frame {self.index + 1}/{self.player.last + 1}"
         )
         if (

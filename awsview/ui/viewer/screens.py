@@ -16,8 +16,8 @@ from textual.highlight import highlight
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Markdown, Static
 
-from awsview.ui.viewer.cells import plain
 from awsview.core.details import Detail
+from awsview.ui.viewer.cells import plain
 from awsview.ui.viewer.graphview import GraphView
 
 MAX_SECTION_CHARS = 200_000  # a huge item or payload is cut, not allowed to stall the screen
@@ -114,7 +114,7 @@ reached yet, ? not knowable from here. The status line says which step the learn
 | `q` | quit |
 
 The mouse works too: click a panel or row, scroll with the wheel.
-"""
+"""  # noqa: E501  a Markdown table row is one line
 
 
 PRESENTER_NOTE = """
