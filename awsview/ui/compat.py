@@ -14,6 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from rich.style import Style
+from textual.widgets import DataTable
+
 
 def alive(widget: object) -> bool:
     """Mounted and not being torn down. Widget.mount itself checks ``_closing`` and ``_pruning``
@@ -55,3 +58,89 @@ def recorded_segments(console: Any) -> list[Any]:
     ``_record_buffer`` and offers only text, HTML and SVG exports of it (the PNG screenshot
     draws cell by cell, tests/capture/test_screenshot.py)."""
     return list(console._record_buffer)
+
+
+# -- DataTable: what `awsview.ui.viewer.panel.PanelTable` caches by (Textual 8.2.8,
+# textual/widgets/_data_table.py). DataTable keys its own line and cell caches by a counter that
+# every update bumps, and says which row a screen line shows, which cell a drawn cell is and
+# how the cursor and the hover are drawn only in private members. The panel keeps its caches;
+# only these reads and the cell hook are here (tests/ui/test_compat.py draws a PanelTable
+# through them). A read through a function costs ~0.03 µs more than the attribute itself, about
+# 0.2 µs a line drawn: nothing beside a line's key.
+
+
+def table_has_row_labels(table: DataTable) -> bool:
+    """A row was added with a label (``_labelled_row_exists``): the panel's caches stand aside."""
+    return bool(table._labelled_row_exists)
+
+
+def table_line_row(table: DataTable, y: int) -> tuple[Any, int]:
+    """The key of the row drawn at line ``y`` of the table (scroll included, the header first)
+    and the line within that row (``_get_offsets``). LookupError past the last row."""
+    return table._get_offsets(y)
+
+
+def table_header_key(table: DataTable) -> Any:
+    """The key DataTable gives its header row (``_header_row_key``)."""
+    return table._header_row_key
+
+
+def table_row_index(table: DataTable, row_key: Any) -> int | None:
+    """Where the row ``row_key`` is shown (``_row_locations``); None for the header."""
+    return table._row_locations.get(row_key)
+
+
+def table_row_cells(table: DataTable, row_key: Any) -> tuple[Any, ...]:
+    """The cell objects of a row as stored (``_data``), in column order: no copy of a value, so
+    the panel can tell an unchanged cell by identity (``get_row`` copies them into a list)."""
+    return tuple(table._data.get(row_key, {}).values())
+
+
+def table_cell_at(table: DataTable, row_index: int, column_index: int) -> Any:
+    """The cell object drawn at (``row_index``, ``column_index``), the header's label at row -1,
+    through ``_row_locations``, ``_column_locations``, ``_header_row_key`` and ``_data``: what
+    ``_render_cell`` itself looks up. KeyError or AttributeError for a row label or a row gone."""
+    if row_index < 0:
+        return table.columns[table._column_locations.get_key(column_index)].label
+    row_key = table._row_locations.get_key(row_index)
+    return table._data[row_key][table._column_locations.get_key(column_index)]
+
+
+def table_hover_shown(table: DataTable) -> bool:
+    """Whether the hover cursor is drawn (``_show_hover_cursor``: the mouse is over the table)."""
+    return bool(table._show_hover_cursor)
+
+
+def table_pseudo_classes(table: DataTable) -> Any:
+    """The focus and hover state the table drew with (``_pseudo_class_state``, a hashable
+    tuple that DataTable puts in its own cache keys)."""
+    return table._pseudo_class_state
+
+
+class CellDrawingTable(DataTable):
+    """A DataTable that draws each cell through ``draw_cell``: DataTable draws every cell in its
+    private ``_render_cell(row_index, column_index, base_style, width, cursor, hover)``, which
+    returns the cell's lines of segments; no public hook reaches it. A subclass overrides
+    ``draw_cell`` and calls ``super().draw_cell`` for Textual's own drawing."""
+
+    def _render_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> list:
+        return self.draw_cell(row_index, column_index, base_style, width, cursor, hover)
+
+    def draw_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool = False,
+        hover: bool = False,
+    ) -> list:
+        return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)

@@ -164,7 +164,7 @@ class AWSViewApp(App[int]):
         self._show_filter(False)
         self.board.set_layout(self.size.width)
         if self.model is not None and self.profile is not None:
-            self._attach(self.profile, self.model)
+            self._attach_model(self.profile, self.model)
         if self.target is not None:
             self._poll()
             self._diagnose()
@@ -188,7 +188,8 @@ class AWSViewApp(App[int]):
 
     # -- the model -------------------------------------------------------------------------
 
-    def _attach(self, profile: profiles.LabProfile, model: LabModel) -> None:
+    # Not `_attach`: Textual's MessagePump has a private one of that name.
+    def _attach_model(self, profile: profiles.LabProfile, model: LabModel) -> None:
         if self.model is not None and self._on_model_change in self.model.listeners:
             self.model.listeners.remove(self._on_model_change)
         if self.profile is not None and profile.name != self.profile.name and alive(self._board):
@@ -270,7 +271,7 @@ class AWSViewApp(App[int]):
             self.target,
             self.lab,
             self.prefix,
-            self._attach,
+            self._attach_model,
             self.set_status,
             speed=self.poll_speed,
             on_choose=self._choose_prefix,
@@ -319,7 +320,7 @@ class AWSViewApp(App[int]):
         if self.live is not None:
             self.live.switch(lab)
         elif self.model is not None:
-            self._attach(profiles.load(lab), self.model)
+            self._attach_model(profiles.load(lab), self.model)
 
     def _age_memory(self) -> None:
         """Keep Python's full garbage collections short.

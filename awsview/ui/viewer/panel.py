@@ -24,6 +24,17 @@ from textual.widgets.data_table import RowDoesNotExist
 
 from awsview.core.feed import MORE_KEY, ShownPanel
 from awsview.core.render import Row
+from awsview.ui.compat import (
+    CellDrawingTable,
+    table_cell_at,
+    table_has_row_labels,
+    table_header_key,
+    table_hover_shown,
+    table_line_row,
+    table_pseudo_classes,
+    table_row_cells,
+    table_row_index,
+)
 from awsview.ui.viewer.cells import (
     ColumnPlan,
     alive,
@@ -40,7 +51,7 @@ SEED_AFTER_S = 3.0
 REBUILD_AT = 64  # removing more rows than this (and than half) rebuilds: remove_row is O(rows)
 
 
-class PanelTable(DataTable):
+class PanelTable(CellDrawingTable):
     """A DataTable whose Enter says what it does in the footer, and whose unchanged cells are
     not drawn again.
 
@@ -52,9 +63,8 @@ class PanelTable(DataTable):
     and keeps the others): a line by its row, the row's cells, the column widths, the horizontal
     scroll and whether the cursor or the mouse is on it; a cell by where it is drawn (row and
     column: the segments carry them for the mouse) and how. A style change (a theme) drops
-    both. Private DataTable parts it reads: ``_get_offsets``, ``_row_locations``,
-    ``_column_locations``, ``_data``, ``_header_row_key``, ``_show_hover_cursor``,
-    ``_pseudo_class_state``; it overrides ``_render_cell``.
+    both. What it reads of DataTable's private parts, and the cell hook, are in
+    `awsview.ui.compat` (``table_*``, `CellDrawingTable`).
     """
 
     BINDINGS = [Binding("enter", "select_cursor", "Details")]
@@ -72,22 +82,23 @@ class PanelTable(DataTable):
             self.fixed_rows
             or self.fixed_columns
             or self.show_row_labels
-            and self._labelled_row_exists
+            and table_has_row_labels(self)
         ):
             return super().render_line(y)
         scroll_x, scroll_y = self.scroll_offset
         header = self.header_height if self.show_header else 0
         try:
-            row_key, offset = self._get_offsets(y if y < header else y + scroll_y)
+            row_key, offset = table_line_row(self, y if y < header else y + scroll_y)
         except LookupError:
             return super().render_line(y)
-        if row_key is self._header_row_key:
+        if row_key is table_header_key(self):
             index, cells = -1, tuple(column.label for column in self.ordered_columns)
         else:
-            index = self._row_locations.get(row_key)
-            cells = tuple(self._data.get(row_key, {}).values())
+            index = table_row_index(self, row_key)
+            cells = table_row_cells(self, row_key)
         columns = self.ordered_columns
         cursor, hover = self.cursor_coordinate, self.hover_coordinate
+        hover_shown = table_hover_shown(self)
         key = (
             row_key,
             index,
@@ -100,9 +111,9 @@ class PanelTable(DataTable):
             self.show_cursor,
             cursor.row == index,
             cursor.column if self.cursor_type != "row" else 0,
-            self._show_hover_cursor and hover.row == index,
-            hover.column if self._show_hover_cursor else 0,
-            self._pseudo_class_state,
+            hover_shown and hover.row == index,
+            hover.column if hover_shown else 0,
+            table_pseudo_classes(self),
             self._style_epoch,
         )
         drawn = self._lines.get(key)
@@ -114,7 +125,7 @@ class PanelTable(DataTable):
         self._lines[key] = (cells, strip)
         return strip
 
-    def _render_cell(
+    def draw_cell(
         self,
         row_index: int,
         column_index: int,
@@ -124,17 +135,9 @@ class PanelTable(DataTable):
         hover: bool = False,
     ) -> list:
         try:
-            row_key = (
-                self._row_locations.get_key(row_index) if row_index >= 0 else self._header_row_key
-            )
-            column_key = self._column_locations.get_key(column_index)
-            cell = (
-                self._data[row_key][column_key]
-                if row_index >= 0
-                else self.columns[column_key].label
-            )
+            cell = table_cell_at(self, row_index, column_index)
         except (KeyError, AttributeError):  # a row label, or a row already gone: no second cache
-            return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+            return super().draw_cell(row_index, column_index, base_style, width, cursor, hover)
         key = (
             id(cell),
             row_index,
@@ -144,13 +147,13 @@ class PanelTable(DataTable):
             cursor,
             hover,
             self.show_cursor,
-            self._show_hover_cursor,
-            self._pseudo_class_state,
+            table_hover_shown(self),
+            table_pseudo_classes(self),
         )
         drawn = self._drawn.get(key)
         if drawn is not None and drawn[0] is cell:
             return drawn[1]
-        lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        lines = super().draw_cell(row_index, column_index, base_style, width, cursor, hover)
         if len(self._drawn) >= self.DRAWN_CELLS:
             self._drawn.clear()
         self._drawn[key] = (cell, lines)

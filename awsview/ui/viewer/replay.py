@@ -146,7 +146,7 @@ class ReplayApp(AWSViewApp):
         self.moment = state.time if moment is None else moment
         if state.profile != self._recorded_profile:
             self._recorded_profile = state.profile
-            self._attach(state.profile, LabModel(snapshots=state.snapshots))
+            self._attach_model(state.profile, LabModel(snapshots=state.snapshots))
         else:
             self.model.snapshots = state.snapshots
         self.status = state.status

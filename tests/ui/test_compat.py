@@ -1,0 +1,196 @@
+"""Every private Textual, Rich or textual-serve member AWS View uses goes through
+`awsview.ui.compat`.
+
+Found, not listed: for each class of the UI, the capture and the commands built on a Textual,
+Rich or textual-serve class, the private names its foreign bases define (their class attributes
+and the ``self._x`` their code assigns) that the class's own code reads, assigns or overrides;
+and, anywhere, a private attribute read off an object of a name AWS View defines nowhere. The
+textual-serve subclasses of `awsview.cli.serve` are the one exception `compat`'s docstring names.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import inspect
+import textwrap
+from functools import cache
+from pathlib import Path
+
+import pytest
+from rich.text import Text
+from textual.app import App, ComposeResult
+
+from awsview.ui.compat import screen_strips
+from awsview.ui.viewer.panel import PanelTable
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "awsview"
+FOREIGN = ("textual", "rich", "textual_serve")
+LAYERS = ("ui", "capture", "cli")
+COMPAT = PACKAGE / "ui" / "compat.py"
+# awsview.cli.serve subclasses textual-serve's AppService and Server (compat's docstring says why).
+SERVE = {"_make_app", "_task", "_process", "_process_messages"}
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _modules() -> list[Path]:
+    return [
+        path
+        for layer in LAYERS
+        for path in sorted((PACKAGE / layer).rglob("*.py"))
+        if path != COMPAT
+    ]
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+@cache
+def _foreign_private(base: type) -> frozenset[str]:
+    """The private names a Textual, Rich or textual-serve class defines or assigns on self."""
+    names = {name for name in vars(base) if _private(name)}
+    try:
+        source = textwrap.dedent(inspect.getsource(base))
+    except (OSError, TypeError):
+        return frozenset(names)
+    for node in ast.walk(ast.parse(source)):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.ctx, ast.Store)
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "self"
+            and _private(node.attr)
+        ):
+            names.add(node.attr)
+    return frozenset(names)
+
+
+def _is_foreign(cls: type) -> bool:
+    return cls.__module__.split(".")[0] in FOREIGN
+
+
+def _class_findings(path: Path, module_name: str) -> list[str]:
+    module = importlib.import_module(module_name)
+    tree = ast.parse(path.read_text())
+    findings = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        cls = getattr(module, node.name, None)
+        if not isinstance(cls, type) or not any(_is_foreign(b) for b in cls.__mro__[1:]):
+            continue  # a nested class, or one of our own
+        theirs = frozenset().union(*(_foreign_private(b) for b in cls.__mro__ if _is_foreign(b)))
+        for inner in ast.walk(node):
+            if isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner.name in theirs:
+                findings.append(f"{path.name}:{inner.lineno} {node.name} overrides {inner.name}")
+            elif (
+                isinstance(inner, ast.Attribute)
+                and isinstance(inner.value, ast.Name)
+                and inner.value.id == "self"
+                and inner.attr in theirs
+            ):
+                findings.append(f"{path.name}:{inner.lineno} {node.name} uses self.{inner.attr}")
+    return findings
+
+
+def _ours() -> set[str]:
+    """Every private name AWS View defines: functions, methods, class and instance attributes."""
+    names = set()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
+                names.add(node.attr)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    return {name for name in names if _private(name)}
+
+
+def _other_findings(path: Path, ours: set[str]) -> list[str]:
+    """Private attributes read off anything but self, cls or a module, that AWS View never
+    defines: someone else's private member."""
+    tree = ast.parse(path.read_text())
+    modules = {
+        alias.asname or alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    findings = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Attribute) and _private(node.attr)) or node.attr in ours:
+            continue
+        if isinstance(node.value, ast.Name) and node.value.id in {"self", "cls"} | modules:
+            continue
+        findings.append(f"{path.name}:{node.lineno} reads .{node.attr}")
+    return findings
+
+
+@pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_private_textual_and_rich_access_is_in_compat(path: Path):
+    found = _class_findings(path, _module_name(path)) + _other_findings(path, _ours())
+    if path.name == "serve.py":
+        found = [f for f in found if f.rsplit(".", 1)[-1].split()[-1] not in SERVE]
+    assert found == [], "use or add a function in awsview/ui/compat.py"
+
+
+def test_the_check_can_fail(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A DataTable subclass reading its private row locations is found, and so is a private
+    member read off another object."""
+    path = tmp_path / "leaky_table.py"
+    path.write_text(
+        "from textual.widgets import DataTable\n"
+        "class Leaky(DataTable):\n"
+        "    def where(self, key):\n"
+        "        return self._row_locations.get(key)\n"
+        "def screen_of(app):\n"
+        "    return app._background_screens\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _class_findings(path, "leaky_table") == [
+        "leaky_table.py:4 Leaky uses self._row_locations"
+    ]
+    assert _other_findings(path, _ours()) == ["leaky_table.py:6 reads ._background_screens"]
+
+
+async def test_the_panel_table_draws_through_compat():
+    """PanelTable's caches read DataTable through compat: a changed cell is drawn anew, the
+    unchanged ones as before, the cursor row and the header too (a Textual that renamed what
+    compat reads fails here, not in front of a learner)."""
+
+    class One(App):
+        def compose(self) -> ComposeResult:
+            yield PanelTable(cursor_type="row")
+
+    app = One()
+    async with app.run_test(size=(40, 6)) as pilot:
+        table = app.query_one(PanelTable)
+        table.add_column(Text("NAME"), key="name")
+        table.add_column(Text("QTY"), key="qty")
+        for name in ("alpha", "beta", "gamma"):
+            table.add_row(Text(name), Text("1"), key=name)
+        await pilot.pause()
+
+        def screen() -> list[str]:
+            return [strip.text.rstrip() for strip in screen_strips(app)]
+
+        before = screen()
+        assert [line.split() for line in before[:4]] == [
+            ["NAME", "QTY"],
+            ["alpha", "1"],
+            ["beta", "1"],
+            ["gamma", "1"],
+        ]
+        table.update_cell("beta", "qty", Text("7"))
+        await pilot.pause()
+        after = screen()
+        assert after[2].split() == ["beta", "7"]
+        assert after[:2] + after[3:] == before[:2] + before[3:]
+        assert table._lines and table._drawn  # the caches were used
