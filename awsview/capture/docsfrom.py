@@ -60,9 +60,14 @@ async def _shoot(
     player: ChannelPlayer, index: int, size: tuple[int, int], theme: str, path: Path
 ) -> Path:
     from awsview.capture.screenshot import save
+    from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp
 
-    app = ReplayApp(player, start=index, theme=theme, highlight_seconds=0.01, tick_seconds=3600.0)
+    app = ReplayApp(
+        player,
+        start=index,
+        options=ViewerOptions(theme=theme, highlight_seconds=0.01, tick_seconds=3600.0),
+    )
     async with app.run_test(size=size) as pilot:
         previous, same = None, 0
         for _ in range(MAX_FRAMES):

@@ -334,17 +334,16 @@ async def _shoot(
 ) -> Path:
     """``model`` in a fresh headless viewer, saved once the screen stops changing; with
     ``opening``, the row of that execution chosen first (Enter) and its graph scrolled into view."""
-    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 
     now = max((s.attempted_at for s in model.snapshots.values()), default=0.0)
     app = AWSViewApp(
         model=model,
         profile=profile,
-        theme=theme,
         freezer=freezer,
-        clock=lambda: now,
-        highlight_seconds=0.01,
-        tick_seconds=3600.0,
+        options=ViewerOptions(
+            theme=theme, clock=lambda: now, highlight_seconds=0.01, tick_seconds=3600.0
+        ),
     )
     app.status = status
     async with app.run_test(size=size) as pilot:
@@ -364,15 +363,14 @@ async def _shoot_replay(
     path: Path,
     unique_id: str,
 ) -> Path:
+    from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp
 
     app = ReplayApp(
         player,
         start=index,
-        theme=theme,
         freezer=freezer,
-        highlight_seconds=0.01,
-        tick_seconds=3600.0,
+        options=ViewerOptions(theme=theme, highlight_seconds=0.01, tick_seconds=3600.0),
     )
     async with app.run_test(size=size) as pilot:
         await _still(app, pilot)

@@ -22,9 +22,14 @@ async def take(
     output: Path,
     timeout: float = 30.0,
 ) -> Path:
-    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 
-    app = AWSViewApp(target=target, lab=lab, prefix=prefix, theme=theme, highlight_seconds=0.05)
+    app = AWSViewApp(
+        target=target,
+        lab=lab,
+        prefix=prefix,
+        options=ViewerOptions(theme=theme, highlight_seconds=0.05),
+    )
     async with app.run_test(size=size) as pilot:
         deadline = time.monotonic() + timeout
         while not _complete(app):

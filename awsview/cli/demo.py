@@ -35,7 +35,7 @@ def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8
     from awsview.labs.demo import DemoDriver
     from awsview.ui import lifeline
     from awsview.ui.themes import ThemeError
-    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 
     # The demo talks only to its own emulator: never hand it a real account's configuration.
     isolate_from_shell()
@@ -49,7 +49,9 @@ def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8
         driver = DemoDriver(labs, emulator.endpoint_url, step_seconds=step_seconds)
         target = Target(endpoint_url=emulator.endpoint_url, region="us-east-1")
         try:
-            app = AWSViewApp(target=target, lab=labs[0].name, theme=theme, demo=driver)
+            app = AWSViewApp(
+                target=target, lab=labs[0].name, demo=driver, options=ViewerOptions(theme=theme)
+            )
         except ThemeError as exc:
             return fail(str(exc), EXIT_USAGE)
         lifeline.run(app)  # ends with its terminal or its parent (`make demo`)

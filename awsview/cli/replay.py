@@ -17,6 +17,7 @@ def run(args: argparse.Namespace) -> int:
         themes.check(args.theme)
     except themes.ThemeError as exc:
         return fail(str(exc), EXIT_USAGE)
+    from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp, open_player
 
     try:
@@ -32,7 +33,10 @@ def run(args: argparse.Namespace) -> int:
         )
     index = player.index_at(moment)
     app = ReplayApp(
-        player, start=index, moment=max(moment, player.marks[index].time), theme=args.theme
+        player,
+        start=index,
+        moment=max(moment, player.marks[index].time),
+        options=ViewerOptions(theme=args.theme),
     )
     app.run()
     return app.return_code or 0

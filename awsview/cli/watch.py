@@ -41,7 +41,8 @@ def run(args: argparse.Namespace) -> int:
         )
     from awsview.ui import lifeline
     from awsview.ui.themes import ThemeError
-    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
+    from awsview.ui.viewer.presenter import Presenter
 
     writer = recorder = None
     if record is not None:
@@ -60,12 +61,14 @@ def run(args: argparse.Namespace) -> int:
             target=target,
             lab=args.lab,
             prefix=args.prefix,
-            theme=theme,
-            presenter=presenter,
+            presenter=Presenter() if presenter else None,
             recorder=recorder,
-            remember=not presenter,
-            show_usage=bool(saved.get("usage")) and not presenter,
-            notice=notice,
+            options=ViewerOptions(
+                theme=theme,
+                remember=not presenter,
+                show_usage=bool(saved.get("usage")) and not presenter,
+                notice=notice,
+            ),
         )
     except ThemeError as exc:
         return fail(str(exc), EXIT_USAGE)

@@ -137,12 +137,12 @@ def test_a_profiles_endpoint_and_aws_region_reach_the_emulator(emulator, home):
 
 
 async def test_the_viewer_header_names_what_is_really_used(emulator, home, monkeypatch):
-    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
     from tests.support.helpers import status, until
 
     monkeypatch.setenv("AWS_REGION", "eu-west-3")
     monkeypatch.setenv("AWS_ENDPOINT_URL", emulator.endpoint_url)
-    app = AWSViewApp(target=Target(), lab="q05", poll_speed=0.3)
+    app = AWSViewApp(target=Target(), lab="q05", options=ViewerOptions(poll_speed=0.3))
     async with app.run_test(size=(160, 40)) as pilot:
         await until(pilot, lambda: "account" in status(app), what="preflight")
         assert f"{emulator.endpoint_url} · eu-west-3 · account 123456789012" in status(app)

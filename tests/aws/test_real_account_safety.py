@@ -15,7 +15,7 @@ import pytest
 
 from awsview.aws.session import Target
 from awsview.cli.main import main
-from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.screens import PrefixScreen
 from tests.support.emulator import RunningEmulator
 from tests.support.helpers import status, until
@@ -93,7 +93,9 @@ def test_dump_on_an_account_needs_a_prefix_and_names_those_found(myapp, as_accou
 
 
 async def test_the_viewer_asks_for_a_prefix_and_scans_nothing_until_then(myapp, as_account):
-    app = AWSViewApp(target=Target(endpoint_url=myapp.endpoint_url), poll_speed=0.3)
+    app = AWSViewApp(
+        target=Target(endpoint_url=myapp.endpoint_url), options=ViewerOptions(poll_speed=0.3)
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, PrefixScreen), what="the prefix picker")
         assert "no --prefix" in status(app)

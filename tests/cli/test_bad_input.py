@@ -1094,7 +1094,7 @@ async def test_corpus_through_the_app():
     from rich.text import Text
 
     from awsview.core.feed import MORE_KEY
-    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
     from awsview.ui.viewer.panel import PanelView
 
     size = 12
@@ -1106,7 +1106,9 @@ async def test_corpus_through_the_app():
     cases += [model_for("def", definition=d) for d in DEFINITIONS]
     batches = [merged(cases[i : i + size]) for i in range(0, len(cases), size)]
     model = LabModel()
-    app = AWSViewApp(model=model, profile=PROFILE, clock=lambda: NOW, tick_seconds=3600)
+    app = AWSViewApp(
+        model=model, profile=PROFILE, options=ViewerOptions(clock=lambda: NOW, tick_seconds=3600)
+    )
     async with app.run_test(size=(160, 50)) as pilot:
         for n, source in enumerate(batches):
             model.drop([key for key in model.snapshots if key not in source.snapshots])

@@ -19,7 +19,7 @@ from awsview.aws.session import Connection, Target
 from awsview.polling.scheduler import Scheduler
 from awsview.profiles import load
 from awsview.ui import preferences
-from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from tests.support.sample import sample
 
 STAMP = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} ")
@@ -125,7 +125,7 @@ def test_awsview_token_is_read_from_the_environment():
 async def test_the_theme_and_usage_picked_are_remembered():
     preferences.path().unlink(missing_ok=True)
     profile, model = sample("q05")
-    app = AWSViewApp(model=model, profile=profile, remember=True)
+    app = AWSViewApp(model=model, profile=profile, options=ViewerOptions(remember=True))
     async with app.run_test(size=(100, 30)) as pilot:
         await pilot.press("t")
         await pilot.pause()
@@ -134,7 +134,9 @@ async def test_the_theme_and_usage_picked_are_remembered():
         await pilot.pause()
     assert preferences.load() == ({"theme": picked, "usage": True}, None)
     assert "theme = " in preferences.path().read_text()
-    again = AWSViewApp(model=model, profile=profile, theme=preferences.load()[0]["theme"])
+    again = AWSViewApp(
+        model=model, profile=profile, options=ViewerOptions(theme=preferences.load()[0]["theme"])
+    )
     async with again.run_test(size=(100, 30)):
         assert again.theme == picked
     unremembered = AWSViewApp(model=model, profile=profile)  # tests, screenshots, docs: never saved

@@ -90,10 +90,12 @@ async def test_a_new_kind_is_polled_rendered_and_shown(emulator, registered, tmp
     assert panel.health == "ok" and panel.rows[0].cells[0] == account
     assert "== Caller  [" in as_text(profile, model, "here", account, 0.0)  # `awsview dump`
 
-    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
     from awsview.ui.viewer.screens import DetailScreen
 
-    app = AWSViewApp(model=model, profile=dataclasses.replace(profile), clock=lambda: 0.0)
+    app = AWSViewApp(
+        model=model, profile=dataclasses.replace(profile), options=ViewerOptions(clock=lambda: 0.0)
+    )
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert rows(app, "caller")[0][0] == account  # the TUI shows it

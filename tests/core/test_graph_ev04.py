@@ -18,7 +18,7 @@ from test_graph import golden
 
 from awsview.aws.session import Target
 from awsview.labs.player import LabPlayer
-from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.graphview import GraphView
 from awsview.ui.viewer.screens import DetailScreen
 from tests.support.probe import screen_lines, settle, view
@@ -154,7 +154,7 @@ async def until(pilot, predicate, what: str, timeout: float = 60.0):
 
 async def test_the_viewer_shows_the_graph_on_enter_over_a_machine_and_each_execution(ev04_played):
     target = Target(endpoint_url=ev04_played.endpoint_url, region="us-east-1")
-    app = AWSViewApp(target=target, lab="ev04", poll_speed=0.3)
+    app = AWSViewApp(target=target, lab="ev04", options=ViewerOptions(poll_speed=0.3))
     async with app.run_test(
         size=(64, 140)
     ) as pilot:  # half a wide terminal, tall enough for the whole graph

@@ -429,13 +429,14 @@ def test_dump_from_prints_a_moment_as_dump_does(tmp_path, utc):
 
 
 async def test_replay_controls(tmp_path):
+    from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp, open_player
     from tests.support.probe import full_rows
 
     path = tmp_path / "q05.rec"
     states, times = _record(path)
     player = open_player(path)
-    app = ReplayApp(player, highlight_seconds=0.01)
+    app = ReplayApp(player, options=ViewerOptions(highlight_seconds=0.01))
     last = len(states) - 1
 
     def queue_counts():

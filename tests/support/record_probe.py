@@ -21,13 +21,15 @@ async def main(endpoint: str, lab: str, recording: Path, shown: Path) -> None:
     from awsview.aws.session import Target
     from awsview.core.printout import as_text
     from awsview.polling.recorder import Recorder, open_recording, target_info
-    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 
     target = Target(endpoint_url=endpoint)
     writer = open_recording(recording, "watch")
     channel = writer.channel("", target_info(target), time.time())
     recorder = Recorder(channel)
-    app = AWSViewApp(target=target, lab=lab, recorder=recorder, poll_speed=0.5)
+    app = AWSViewApp(
+        target=target, lab=lab, recorder=recorder, options=ViewerOptions(poll_speed=0.5)
+    )
     log = os.open(shown, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
 
     def logged(write):

@@ -15,7 +15,7 @@ from awsview.model.resources import Execution, Table
 from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
 from awsview.ui.themes import ThemeError
-from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.screens import DetailScreen, HelpScreen
 from tests.support import sample
 from tests.support.probe import body, full_rows, rows, screen_lines, settle, view
@@ -23,9 +23,10 @@ from tests.support.probe import body, full_rows, rows, screen_lines, settle, vie
 pytestmark = pytest.mark.usefixtures("utc")  # times on screen read the same everywhere
 
 
-def app_for(name: str, **kwargs) -> tuple[AWSViewApp, LabModel]:
+def app_for(name: str, **options) -> tuple[AWSViewApp, LabModel]:
     profile, model = sample.sample(name)
-    return AWSViewApp(model=model, profile=profile, clock=lambda: sample.NOW, **kwargs), model
+    options = ViewerOptions(clock=lambda: sample.NOW, **options)
+    return AWSViewApp(model=model, profile=profile, options=options), model
 
 
 def _executions(model: LabModel) -> tuple[Execution, ...]:
@@ -239,9 +240,15 @@ def test_themes_load_and_an_unknown_one_is_refused():
     assert {"awsview-dark", "awsview-light", "awsview-high-contrast", "awsview-docs"} <= names
     assert len(list(theme_dir().glob("*.toml"))) == len(names)
     with pytest.raises(ThemeError):
-        AWSViewApp(model=LabModel(), profile=profiles.load("q05"), theme="no-such-theme")
+        AWSViewApp(
+            model=LabModel(),
+            profile=profiles.load("q05"),
+            options=ViewerOptions(theme="no-such-theme"),
+        )
     assert (
-        AWSViewApp(model=LabModel(), profile=profiles.load("q05"), theme="docs").theme
+        AWSViewApp(
+            model=LabModel(), profile=profiles.load("q05"), options=ViewerOptions(theme="docs")
+        ).theme
         == "awsview-docs"
     )
 
@@ -292,7 +299,7 @@ async def test_errors_read_as_errors_never_as_empty():
             ),
         ]
     )
-    app = AWSViewApp(model=model, profile=profile, clock=lambda: now)
+    app = AWSViewApp(model=model, profile=profile, options=ViewerOptions(clock=lambda: now))
     async with app.run_test(size=(100, 40)) as pilot:
         await settle(pilot)
         queues = view(app, "queues")
@@ -369,7 +376,9 @@ async def test_rows_seen_at_start_are_not_lit_but_later_ones_are():
         ]
     )
     app = AWSViewApp(
-        model=model, profile=profile, clock=lambda: sample.NOW, monotonic=lambda: clock[0]
+        model=model,
+        profile=profile,
+        options=ViewerOptions(clock=lambda: sample.NOW, monotonic=lambda: clock[0]),
     )
     async with app.run_test(size=(120, 50)) as pilot:
         await settle(pilot)

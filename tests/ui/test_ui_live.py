@@ -13,7 +13,7 @@ from awsview.aws.session import Target
 from awsview.labs import get_lab
 from awsview.labs.demo import DemoDriver
 from awsview.labs.player import LabPlayer
-from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from tests.support.helpers import status, until
 from tests.support.probe import body, full_rows, screen_lines, view
 
@@ -26,7 +26,8 @@ def q05_ready(emulator):
 
 async def test_watch_detects_the_lab_and_polls_by_itself(q05_ready):
     app = AWSViewApp(
-        target=Target(endpoint_url=q05_ready.endpoint_url, region="us-east-1"), poll_speed=0.3
+        target=Target(endpoint_url=q05_ready.endpoint_url, region="us-east-1"),
+        options=ViewerOptions(poll_speed=0.3),
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await until(
@@ -101,7 +102,7 @@ async def test_demo_driver_plays_a_lab_with_pause_and_next(q05_ready):
         target=Target(endpoint_url=q05_ready.endpoint_url, region="us-east-1"),
         lab="q05",
         demo=driver,
-        poll_speed=0.3,
+        options=ViewerOptions(poll_speed=0.3),
     )
     async with app.run_test(size=(100, 40)) as pilot:
         banner = lambda: str(app.query_one("#banner").render())  # noqa: E731

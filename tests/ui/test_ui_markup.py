@@ -10,7 +10,7 @@ import pytest
 from awsview.model.loglines import classify
 from awsview.model.resources import LogEntry, LogFeed
 from awsview.model.snapshot import Health, Snapshot
-from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.screens import DetailScreen
 from tests.support import sample
 from tests.support.probe import full_rows, rows, screen_lines, screen_styles, settle, view
@@ -61,7 +61,7 @@ def hostile_model():
 @pytest.fixture
 async def running():
     profile, model = hostile_model()
-    app = AWSViewApp(model=model, profile=profile, clock=lambda: sample.NOW)
+    app = AWSViewApp(model=model, profile=profile, options=ViewerOptions(clock=lambda: sample.NOW))
     async with app.run_test(size=(200, 80)) as pilot:
         await settle(pilot)
         yield app, pilot
@@ -146,7 +146,7 @@ async def test_state_names_in_the_graph_show_the_literal_text():
     text = json.dumps({"StartAt": names[0], "States": states})
     hostile = dataclasses.replace(machine, definition=parse_definition(text), definition_text=text)
     model.apply([sample.ok("state_machines", (hostile,))])
-    app = AWSViewApp(model=model, profile=profile, clock=lambda: sample.NOW)
+    app = AWSViewApp(model=model, profile=profile, options=ViewerOptions(clock=lambda: sample.NOW))
     async with app.run_test(size=(120, 80)) as pilot:
         await settle(pilot)
         machines = view(app, "state_machines")

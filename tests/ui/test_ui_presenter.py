@@ -8,9 +8,9 @@ import dataclasses
 import pytest
 from textual.binding import Binding
 
-from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.panel import PanelTable
-from awsview.ui.viewer.presenter import NAVIGATION
+from awsview.ui.viewer.presenter import NAVIGATION, Presenter
 from awsview.ui.viewer.screens import DetailScreen, HelpScreen
 from tests.support import sample
 from tests.support.probe import settle, view
@@ -18,10 +18,13 @@ from tests.support.probe import settle, view
 pytestmark = pytest.mark.timeout(120)
 
 
-def presenter(name: str = "ev04", **kwargs) -> AWSViewApp:
+def presenter(name: str = "ev04", **options) -> AWSViewApp:
     profile, model = sample.sample(name)
     return AWSViewApp(
-        model=model, profile=profile, clock=lambda: sample.NOW, presenter=True, **kwargs
+        model=model,
+        profile=profile,
+        presenter=Presenter(),
+        options=ViewerOptions(clock=lambda: sample.NOW, **options),
     )
 
 

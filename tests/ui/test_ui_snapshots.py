@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from tests.support import sample
 from tests.support.probe import settle
 
@@ -15,7 +15,9 @@ pytestmark = pytest.mark.usefixtures("utc")  # times on screen read the same eve
 
 def frozen_app(lab: str, theme: str) -> AWSViewApp:
     profile, model = sample.sample(lab)
-    return AWSViewApp(model=model, profile=profile, theme=theme, clock=lambda: sample.NOW)
+    return AWSViewApp(
+        model=model, profile=profile, options=ViewerOptions(theme=theme, clock=lambda: sample.NOW)
+    )
 
 
 @pytest.mark.parametrize(

@@ -14,7 +14,7 @@ from awsview.core.render import panels
 from awsview.core.timeline import Timeline
 from awsview.model.snapshot import absent, failed, succeeded
 from awsview.model.state import LabModel
-from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from tests.support.helpers import status, until
 from tests.support.probe import body, view
 
@@ -50,7 +50,9 @@ def test_timeline_panels_take_the_reason_of_their_evidence():
 
 
 async def test_no_credentials_every_panel_says_so():
-    app = AWSViewApp(target=Target(region="us-east-1"), lab="q05", poll_speed=0.3)
+    app = AWSViewApp(
+        target=Target(region="us-east-1"), lab="q05", options=ViewerOptions(poll_speed=0.3)
+    )
     async with app.run_test(size=(160, 60)) as pilot:
         await until(pilot, lambda: NO_CREDENTIALS in status(app), what="status says why")
         await until(

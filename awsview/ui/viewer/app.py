@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from textual import on, work
@@ -62,7 +62,29 @@ class ModelChanged(Message):
         return isinstance(message, ModelChanged)
 
 
+@dataclass(frozen=True)
+class ViewerOptions:
+    """How the viewer looks and keeps time; the defaults are `awsview watch`'s. The docs capture
+    and the tests pass fixed clocks and slow ticks so a screen reads the same on every run."""
+
+    theme: str | None = None  # AWS View's or Textual's; ThemeError names the others
+    cap: int = DEFAULT_CAP  # rows a panel shows before "… more"
+    highlight_seconds: float = HIGHLIGHT_S  # how long a new row or changed cell stays lit
+    tick_seconds: float = 1.0  # how often what the clock changes ("12 s ago") is redrawn
+    poll_speed: float = 1.0  # multiplies the pollers' intervals (< 1 polls faster: tests)
+    clock: Callable[[], float] = time.time  # the time ages are counted to
+    monotonic: Callable[[], float] = time.monotonic  # when highlights fade
+    remember: bool = False  # the theme and usage line picked are saved in config.toml
+    show_usage: bool = False  # the status line counts the API calls and read units made
+    notice: str | None = None  # one line to show once started (e.g. preferences ignored)
+
+
 class AWSViewApp(App[int]):
+    """The viewer. What it shows: a live endpoint (``target``, ``lab``, ``prefix``) or a model
+    already built (``model``, ``profile``); how: ``options``; and its modes, each an object or
+    None: ``presenter`` (a read-only screen), ``demo`` (a lab driver), ``freezer`` (the same
+    screen on every run), ``recorder`` (every model change into a recording)."""
+
     CSS_PATH = "app.tcss"
     TITLE = "AWS View"
     AUTO_FOCUS = None  # keys go to the app until the learner picks a panel (tab, ], click)
@@ -90,45 +112,33 @@ class AWSViewApp(App[int]):
         prefix: str = "",
         model: LabModel | None = None,
         profile: profiles.LabProfile | None = None,
-        theme: str | None = None,
-        clock: Callable[[], float] = time.time,
+        options: ViewerOptions | None = None,
+        presenter: Presenter | None = None,
         demo: Any = None,
-        cap: int = DEFAULT_CAP,
-        highlight_seconds: float = HIGHLIGHT_S,
-        tick_seconds: float = 1.0,
-        poll_speed: float = 1.0,
-        monotonic: Callable[[], float] = time.monotonic,
         freezer: Any = None,
-        presenter: bool = False,
         recorder: Any = None,
-        remember: bool = False,
-        show_usage: bool = False,
-        notice: str | None = None,
     ):
         super().__init__()
-        self.remember = remember  # the theme and usage line picked are saved in config.toml
-        self.notice = notice  # one line to show once started (e.g. preferences ignored)
-        self.awsview_themes = themes.install(self, theme)
+        options = options if options is not None else ViewerOptions()
+        self.remember = options.remember
+        self.notice = options.notice
+        self.awsview_themes = themes.install(self, options.theme)
         self.target = target
         self.lab = lab
         self.prefix = prefix
         self.model = model
         self.profile = profile
-        self.clock = clock
+        self.clock = options.clock
         self.demo = demo
-        self.tick_seconds = tick_seconds
-        self.poll_speed = poll_speed
-        self.highlight_seconds = highlight_seconds
-        self.monotonic = monotonic  # when highlights fade
-        self.freezer = (
-            freezer  # awsview.core.freeze.Freezer: what is shown is the same on every run
-        )
-        self.presenter = Presenter() if presenter else None  # the read-only mode, or None
-        self.recorder = (
-            recorder  # awsview.polling.recorder.Recorder: every model change into a recording
-        )
+        self.tick_seconds = options.tick_seconds
+        self.poll_speed = options.poll_speed
+        self.highlight_seconds = options.highlight_seconds
+        self.monotonic = options.monotonic
+        self.freezer = freezer  # awsview.core.freeze.Freezer: what is shown is the same every run
+        self.presenter = presenter  # the read-only mode, or None
+        self.recorder = recorder  # awsview.polling.recorder.Recorder: every model change, recorded
         self.diagnosis: Any = None  # awsview.polling.doctor.Diagnosis: what this endpoint can tell
-        self.feed = PanelFeed(cap)
+        self.feed = PanelFeed(options.cap)
         self.changes = ItemChanges()
         self.needle = ""
         self.all_runs = (
@@ -136,7 +146,7 @@ class AWSViewApp(App[int]):
         )
         self.step_text = ""  # which step the learner is on, for the status line
         self._earlier_runs = False  # the timeline has runs before the current one (r is offered)
-        self.show_usage = show_usage  # the status line counts the API calls and read units made
+        self.show_usage = options.show_usage
         self.status = ("ok", f"connecting to {target.describe()}…" if target else "")
         self.live = None
         self._filter_timer = None

@@ -12,9 +12,9 @@ Keys: space play / pause · `.` / `,` one frame forward / back · `+` / `-` fast
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 from rich.cells import cell_len
 from textual.binding import Binding
@@ -22,7 +22,7 @@ from textual.widgets import Static
 
 from awsview.model.state import LabModel
 from awsview.polling.recording import CHECKPOINTS, DECISION, PROFILE, ChannelPlayer, Recording
-from awsview.ui.viewer.app import AWSViewApp
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.cells import alive, plain
 
 SPEEDS = (0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0)
@@ -99,8 +99,7 @@ class ReplayApp(AWSViewApp):
         *,
         start: int = 0,
         moment: float | None = None,
-        theme: str | None = None,
-        **kwargs: Any,
+        options: ViewerOptions | None = None,
     ):
         self.player = player
         self.index = max(0, min(start, player.last))
@@ -112,9 +111,8 @@ class ReplayApp(AWSViewApp):
         super().__init__(
             model=LabModel(snapshots=state.snapshots),
             profile=state.profile,
-            theme=theme,
-            clock=lambda: self.moment,
-            **kwargs,
+            # Ages are counted to the moment shown, not to now.
+            options=replace(options or ViewerOptions(), clock=lambda: self.moment),
         )
         self.status = state.status
         self._recorded_profile = state.profile
