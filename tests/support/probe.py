@@ -55,19 +55,16 @@ def full_rows(app: App, ident: str) -> list[tuple[str, ...]]:
 
 
 def _composed(panel: PanelView) -> bool:
-    """A panel just added to the board has no table until Textual has composed it."""
-    from textual.css.query import NoMatches
-
-    try:
-        _ = panel.table
-    except NoMatches:
-        return False
-    return True
+    """A panel just added to the board has no children until Textual has composed and mounted
+    them (the panel makes its table and body up front, so asking for them says nothing)."""
+    return bool(panel.children)
 
 
 def body(app: App, ident: str) -> str:
     """The one line a panel without rows shows ("no items", "error — …"), or ""."""
     panel = view(app, ident)
+    if not _composed(panel):
+        return ""
     widget = panel.query_one(".body")
     return str(widget.render()) if widget.display else ""
 
