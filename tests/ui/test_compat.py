@@ -99,7 +99,8 @@ def _class_findings(path: Path, module_name: str) -> list[str]:
     return findings
 
 
-def _ours() -> set[str]:
+@cache
+def _ours() -> frozenset[str]:
     """Every private name AWS View defines: functions, methods, class and instance attributes."""
     names = set()
     for path in sorted(PACKAGE.rglob("*.py")):
@@ -110,10 +111,10 @@ def _ours() -> set[str]:
                 names.add(node.attr)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
                 names.add(node.id)
-    return {name for name in names if _private(name)}
+    return frozenset(name for name in names if _private(name))
 
 
-def _other_findings(path: Path, ours: set[str]) -> list[str]:
+def _other_findings(path: Path, ours: frozenset[str]) -> list[str]:
     """Private attributes read off anything but self, cls or a module, that AWS View never
     defines: someone else's private member."""
     tree = ast.parse(path.read_text())
