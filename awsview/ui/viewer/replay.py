@@ -15,6 +15,7 @@ import time
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 from rich.cells import cell_len
 from textual.binding import Binding
@@ -100,6 +101,7 @@ class ReplayApp(AWSViewApp):
         start: int = 0,
         moment: float | None = None,
         options: ViewerOptions | None = None,
+        freezer: Any = None,
     ):
         self.player = player
         self.index = max(0, min(start, player.last))
@@ -113,6 +115,7 @@ class ReplayApp(AWSViewApp):
             profile=state.profile,
             # Ages are counted to the moment shown, not to now.
             options=replace(options or ViewerOptions(), clock=lambda: self.moment),
+            freezer=freezer,  # the docs capture: the same screen on every run
         )
         self.status = state.status
         self._recorded_profile = state.profile
