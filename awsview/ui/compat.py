@@ -117,6 +117,13 @@ def table_pseudo_classes(table: DataTable) -> Any:
     return table._pseudo_class_state
 
 
+def scroll_area_resized(widget: Any, size: Any) -> None:
+    """What a widget does when its virtual size is set, but the layout: the scrollbars' ranges
+    and the scroll offsets kept within them (``Widget._scroll_update``, which the virtual size's
+    watcher calls)."""
+    widget._scroll_update(size)
+
+
 class CellDrawingTable(DataTable):
     """A DataTable that draws each cell through ``draw_cell``: DataTable draws every cell in its
     private ``_render_cell(row_index, column_index, base_style, width, cursor, hover)``, which

@@ -604,7 +604,8 @@ def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any]) -> list[tupl
             ""
             if key_ratio <= KEY_RATIO
             else "a key that lands behind a change round "
-            "(every 250 ms) waits for its refresh and frame",
+            "(at most one a second while keys come) "
+            "waits for its refresh, frame and garbage collection",
         )
     )
     rows.append(

@@ -5,6 +5,8 @@ For the Pilot tests and the benchmark; nothing here changes the app.
 
 from __future__ import annotations
 
+import time
+
 from rich.text import Text
 from textual.app import App
 
@@ -80,6 +82,10 @@ def screen_styles(app: App) -> list[tuple[str, object]]:
 
 
 async def settle(pilot, rounds: int = 3) -> None:
-    """Let the viewer handle what it was told (a model change is a message, then a render)."""
+    """Let the viewer handle what it was told (a model change is a message, then a render; a
+    change that came just after a key waits for its round, under a second)."""
+    deadline = time.monotonic() + 30
+    while getattr(pilot.app, "round_pending", False) and time.monotonic() < deadline:
+        await pilot.pause(0.05)
     for _ in range(rounds):
         await pilot.pause()

@@ -364,6 +364,28 @@ async def test_panels_hidden_by_zoom_catch_up_when_unzoomed():
         ]
 
 
+async def test_changes_while_keys_come_are_all_shown_by_a_later_round():
+    app, model = app_for("q05")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        app.board.visit(view(app, "tables:labex-q05-orders"))
+        table = model.data("table:labex-q05-orders")
+        for n in range(4):  # keys and changes interleaved: rounds wait while keys come
+            await pilot.press("down" if n % 2 == 0 else "up")
+            items = [{**item, "quantity": 10 + n} for item in table.items]
+            model.apply(
+                [
+                    sample.ok(
+                        "table:labex-q05-orders", dataclasses.replace(table, items=tuple(items))
+                    )
+                ]
+            )
+        await settle(pilot)
+        assert not app.round_pending
+        shown = full_rows(app, "tables:labex-q05-orders")
+        assert shown and all("quantity=13" in cells[1] for cells in shown)  # the last change
+
+
 async def test_rows_seen_at_start_are_not_lit_but_later_ones_are():
     clock = [0.0]
     profile, model = sample.sample("q05")

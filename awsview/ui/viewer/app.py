@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -40,6 +40,14 @@ FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet mome
 FULL_GC_QUIET_S = 5.0  # … (nothing changed for this long, so no change waits behind it)
 FULL_GC_AT_LEAST_S = 600.0  # … and at least every ten minutes, quiet or not
 DIAGNOSE_RETRY_S = 15.0  # the doctor's probe waits for an endpoint that does not answer yet
+# A change round (render the model, diff the panels, then Textual's frame) costs ~40 ms of CPU
+# with the big model, and a key that lands behind one waits for all of it. While keys or the
+# mouse are in use (an input in the last INPUT_RECENT_S), rounds come at most this often, so few
+# keys wait; what changed meanwhile is shown by the next round, within a second. Otherwise a
+# change is shown at once (spacing rounds 0.1 s apart saved no CPU while a lab played).
+ROUND_WHILE_INPUT_S = 1.0
+INPUT_RECENT_S = 0.5
+INPUT = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
 
 
 def _step_text(model: LabModel | None) -> str:
@@ -151,7 +159,11 @@ class AWSViewApp(App[int]):
         self.live = None
         self._filter_timer = None
         self._last_full_gc = time.monotonic()
+        self._last_round = 0.0  # when the panels were last brought up to date (monotonic)
+        self._round_timer: Any = None  # a round put off to keep rounds apart
+        self._input_at = -INPUT_RECENT_S  # when the last key or mouse event came
         self._board = PanelBoard(self.highlight_seconds, self.monotonic, id="board")
+        self._collector_paused = False  # the garbage collector, off until the first paint
 
     # -- layout ----------------------------------------------------------------------------
 
@@ -187,6 +199,21 @@ class AWSViewApp(App[int]):
         if self.notice:
             self.notify(self.notice, severity="warning", timeout=8, markup=False)
 
+    def on_load(self) -> None:
+        # No garbage collection until the first paint: building fifteen panels and their styles
+        # makes ~150 young collections, each walking what was just built (20-30 ms of the app's
+        # ~0.16 s to the first paint); the few cycles made meanwhile wait for its return.
+        self._collector_paused = gc.isenabled()
+        gc.disable()
+
+    def on_ready(self) -> None:
+        self.call_after_refresh(self._resume_collector)  # after the first full paint
+
+    def _resume_collector(self) -> None:
+        if self._collector_paused:
+            self._collector_paused = False
+            gc.enable()
+
     def on_resize(self) -> None:
         if alive(self._board):
             self.board.set_layout(self.size.width)
@@ -194,6 +221,7 @@ class AWSViewApp(App[int]):
     def on_unmount(self) -> None:
         if self.recorder is not None:
             self.recorder.close()
+        self._resume_collector()
         gc.unfreeze()  # leave the process's collector as it was (tests run many apps in one)
 
     # -- the model -------------------------------------------------------------------------
@@ -215,7 +243,7 @@ class AWSViewApp(App[int]):
     def _tick(self) -> None:
         """Once a second: render again only if the screen shows something the clock changes."""
         if self._reads_clock():
-            self.refresh_panels()
+            self._round()
 
     def _reads_clock(self) -> bool:
         """An age ("3 s ago", "stale 12 s — …"), a running execution's duration, or a panel
@@ -241,7 +269,31 @@ class AWSViewApp(App[int]):
         self.post_message(ModelChanged())
 
     def on_model_changed(self, message: ModelChanged) -> None:
-        self.refresh_panels()
+        self._round()
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, INPUT):  # a mouse that only moves over the screen is not input
+            self._input_at = time.monotonic()
+        await super().on_event(event)
+
+    def _round(self) -> None:
+        """Bring the panels up to date now, or, while keys come, once a round is far enough
+        behind."""
+        now = time.monotonic()
+        wait = self._last_round + ROUND_WHILE_INPUT_S - now
+        if wait <= 0 or now - self._input_at >= INPUT_RECENT_S:
+            self.refresh_panels()
+        elif self._round_timer is None:
+            self._round_timer = self.set_timer(wait, self._round_due)
+
+    @property
+    def round_pending(self) -> bool:
+        """A change waits for its round (put off to keep rounds apart)."""
+        return self._round_timer is not None
+
+    def _round_due(self) -> None:
+        self._round_timer = None
+        self._round()
 
     def refresh_panels(self) -> None:
         """Render the model and bring every panel up to date (also ticks the freshness).
@@ -251,6 +303,10 @@ class AWSViewApp(App[int]):
         """
         if self.model is None or self.profile is None or not alive(self._board):
             return  # not composed yet, or closing
+        self._last_round = time.monotonic()
+        if self._round_timer is not None:  # this round shows what it was waiting for
+            self._round_timer.stop()
+            self._round_timer = None
         self.changes.update(self.model)
         step = _step_text(self.model)
         if step != self.step_text:

@@ -17,8 +17,10 @@ from rich.text import Text
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.geometry import Size
 from textual.message import Message
 from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import RowDoesNotExist
 
@@ -26,6 +28,7 @@ from awsview.core.feed import MORE_KEY, ShownPanel
 from awsview.core.render import Row
 from awsview.ui.compat import (
     CellDrawingTable,
+    scroll_area_resized,
     table_cell_at,
     table_has_row_labels,
     table_header_key,
@@ -64,7 +67,7 @@ class PanelTable(CellDrawingTable):
     scroll and whether the cursor or the mouse is on it; a cell by where it is drawn (row and
     column: the segments carry them for the mouse) and how. A style change (a theme) drops
     both. What it reads of DataTable's private parts, and the cell hook, are in
-    `awsview.ui.compat` (``table_*``, `CellDrawingTable`).
+    `awsview.ui.compat` (``table_*``, `CellDrawingTable`, `scroll_area_resized`).
     """
 
     BINDINGS = [Binding("enter", "select_cursor", "Details")]
@@ -158,6 +161,29 @@ class PanelTable(CellDrawingTable):
             self._drawn.clear()
         self._drawn[key] = (cell, lines)
         return lines
+
+    def validate_virtual_size(self, size: Size) -> Size:
+        """A new row count without a whole-screen layout, when the table's height stays put.
+
+        Textual lays the whole screen out again whenever a table's virtual size changes (every
+        widget is placed again: 10-25 ms with fifteen panels), though a table taller than its
+        panel's maximum height keeps that height whatever its row count: a log tail grows by
+        a poll's lines every change round. Then the new size is stored without a layout and
+        only the table (its scrollbar included) is drawn again; a table whose height could
+        change still gets its layout.
+        """
+        before, height = self.virtual_size, self.size.height
+        if (
+            size != before
+            and size.width == before.width
+            and height
+            and min(size.height, before.height) > height
+        ):
+            self.set_reactive(Widget.virtual_size, size)  # stored, without a layout
+            scroll_area_resized(self, size)
+            self.refresh()
+            return before  # what the setter compares with: equal, so it asks for no layout
+        return size
 
     def notify_style_update(self) -> None:
         self._drawn.clear()  # a theme or CSS change restyles the cursor and the header
