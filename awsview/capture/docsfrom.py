@@ -16,9 +16,6 @@ from pathlib import Path
 from awsview.model import keys
 from awsview.polling.recording import CHECKPOINTS, PROFILE, ChannelPlayer
 
-MAX_FRAMES = 50
-SAME_FRAMES = 2
-
 
 @dataclass(frozen=True)
 class RecordedPage:
@@ -59,7 +56,7 @@ def _changed(player: ChannelPlayer, index: int) -> str:
 async def _shoot(
     player: ChannelPlayer, index: int, size: tuple[int, int], theme: str, path: Path
 ) -> Path:
-    from awsview.capture.screenshot import save
+    from awsview.capture.screenshot import save, still
     from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp
 
@@ -69,14 +66,7 @@ async def _shoot(
         options=ViewerOptions(theme=theme, highlight_seconds=0.01, tick_seconds=3600.0),
     )
     async with app.run_test(size=size) as pilot:
-        previous, same = None, 0
-        for _ in range(MAX_FRAMES):
-            await pilot.pause()
-            frame = app.export_screenshot()
-            same = same + 1 if frame == previous else 0
-            if same >= SAME_FRAMES:
-                break
-            previous = frame
+        await still(app, pilot)
         return save(app, path, unique_id=f"awsview-replay-{index}")
 
 

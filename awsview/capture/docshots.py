@@ -27,7 +27,7 @@ from typing import Any
 
 from awsview import profiles
 from awsview.aws.session import Target
-from awsview.capture.screenshot import save
+from awsview.capture.screenshot import save, still
 from awsview.capture.shot import answered, derived_after
 from awsview.core.freeze import Freezer
 from awsview.labs.model import Lab, LabError
@@ -40,8 +40,6 @@ STABLE_S = 0.5  # nothing changed for this long (and over two full poll rounds):
 SETTLE_TIMEOUT_S = 30.0
 POLL_SPEED = 0.5  # poll twice as often as the viewer: the emulator is local and answers fast
 CHECK_S = 0.05
-MAX_FRAMES = 50
-SAME_FRAMES = 2  # after the first: three equal frames in a row
 
 
 class DocsError(Exception):
@@ -347,10 +345,10 @@ async def _shoot(
     )
     app.status = status
     async with app.run_test(size=size) as pilot:
-        await _still(app, pilot)
+        await still(app, pilot)
         if opening is not None:
             await _open_graph(app, pilot, opening)
-            await _still(app, pilot)
+            await still(app, pilot)
         return save(app, path, unique_id=unique_id)
 
 
@@ -373,21 +371,8 @@ async def _shoot_replay(
         options=ViewerOptions(theme=theme, highlight_seconds=0.01, tick_seconds=3600.0),
     )
     async with app.run_test(size=size) as pilot:
-        await _still(app, pilot)
+        await still(app, pilot)
         return save(app, path, unique_id=unique_id)
-
-
-async def _still(app: Any, pilot: Any) -> None:
-    """Until the screen stops changing. Every message handled and the process idle; on a busy
-    machine "idle" can come early, so the screen must also stay the same over SAME_FRAMES rounds."""
-    previous, same = None, 0
-    for _ in range(MAX_FRAMES):
-        await pilot.pause()
-        frame = app.export_screenshot()
-        same = same + 1 if frame == previous else 0
-        if same >= SAME_FRAMES:
-            return
-        previous = frame
 
 
 async def _open_graph(app: Any, pilot: Any, arn: str) -> None:
@@ -406,7 +391,7 @@ async def _open_graph(app: Any, pilot: Any, arn: str) -> None:
     executions.table.focus()
     executions.table.move_cursor(row=executions.keys.index(arn), animate=False)
     await pilot.press("enter")
-    await _still(app, pilot)
+    await still(app, pilot)
     screen = app.screen
     if not isinstance(screen, DetailScreen) or not screen.query(GraphView):
         raise DocsError(f"Enter on execution {arn} did not show its graph")

@@ -141,3 +141,20 @@ def save(app: Any, path: Path, unique_id: str | None = None) -> Path:
     else:
         raise ScreenshotError(f"{path.name}: the file name must end in .svg or .png")
     return path
+
+
+MAX_FRAMES = 50
+SAME_FRAMES = 2  # after the first: three equal frames in a row
+
+
+async def still(app: Any, pilot: Any) -> None:
+    """Until the screen stops changing. Every message handled and the process idle; on a busy
+    machine "idle" can come early, so the screen must also stay the same over SAME_FRAMES rounds."""
+    previous, same = None, 0
+    for _ in range(MAX_FRAMES):
+        await pilot.pause()
+        frame = app.export_screenshot()
+        same = same + 1 if frame == previous else 0
+        if same >= SAME_FRAMES:
+            return
+        previous = frame
