@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from dataclasses import dataclass
 
 from botocore.exceptions import (
@@ -94,8 +95,6 @@ def classify(exc: BaseException) -> Failure:
 
 
 def _classify(exc: BaseException) -> Failure:
-    from awsview.aws.session import ConfigError, credentials_text
-
     if isinstance(exc, ConfigError):
         return Failure("auth", str(exc))
     chain = credentials_text(exc, None)
@@ -131,3 +130,81 @@ def _classify(exc: BaseException) -> Failure:
     if "Connect" in name or "Connection" in name or "ServerDisconnected" in name:
         return Failure("network", f"connection failed ({name})")
     return Failure("other", f"{name}: {' '.join(str(exc).split())[:200]}")
+
+
+DEMO_HINT = "to try AWS View without an account: awsview demo"
+
+
+class ConfigError(Exception):
+    """The AWS configuration cannot work as given; the message is one line saying what to do."""
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())
+
+
+def config_text(exc: BaseException, profile: str | None) -> str:
+    from botocore.exceptions import (
+        ConfigParseError,
+        CredentialRetrievalError,
+        InvalidConfigError,
+        NoCredentialsError,
+        PartialCredentialsError,
+        ProfileNotFound,
+        SSOError,
+        TokenRetrievalError,
+    )
+
+    name = profile or os.environ.get("AWS_PROFILE") or "default"
+    if isinstance(exc, (SSOError, TokenRetrievalError)):
+        return (
+            f"the SSO session of profile {name!r} has expired or was never started — "
+            f"run: aws sso login --profile {name}"
+        )
+    if isinstance(exc, ProfileNotFound):
+        return f"unknown AWS profile {exc.kwargs.get('profile', name)!r}"
+    if isinstance(exc, ConfigParseError):
+        return f"cannot read the AWS config file: {_one_line(exc)}"
+    if isinstance(exc, NoCredentialsError):
+        return no_credentials_text(profile)
+    if isinstance(exc, (CredentialRetrievalError, PartialCredentialsError, InvalidConfigError)):
+        return f"profile {name!r}: {_one_line(exc)}"
+    return _one_line(exc)
+
+
+def no_credentials_text(profile: str | None) -> str:
+    """No credentials for AWS itself: say where they were looked for, and how to try AWS View
+    without an account."""
+    where = (
+        f"profile {profile!r}"
+        if profile
+        else "the environment, ~/.aws/credentials, ~/.aws/config or an instance role"
+    )
+    return (
+        f"no AWS credentials found in {where} "
+        f"(aws configure, aws sso login, or AWS_PROFILE=…) — {DEMO_HINT}"
+    )
+
+
+def credentials_text(exc: BaseException, profile: str | None) -> str | None:
+    """The one line for a credential-chain failure raised by a call, or None if it is not one."""
+    from botocore.exceptions import (
+        CredentialRetrievalError,
+        InvalidConfigError,
+        NoCredentialsError,
+        PartialCredentialsError,
+        ProfileNotFound,
+        SSOError,
+        TokenRetrievalError,
+    )
+
+    kinds = (
+        SSOError,
+        TokenRetrievalError,
+        CredentialRetrievalError,
+        PartialCredentialsError,
+        InvalidConfigError,
+        ProfileNotFound,
+        NoCredentialsError,
+    )
+    return config_text(exc, profile) if isinstance(exc, kinds) else None

@@ -29,6 +29,15 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from awsview.aws import log as logfile
+from awsview.aws.errors import (
+    NETWORK_ERRORS,
+    ConfigError,
+    _one_line,
+    classify,
+    config_text,
+    credentials_text,
+    no_credentials_text,
+)
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.readonly import READ_OPERATIONS, guard
 
@@ -54,11 +63,6 @@ SHELL_AWS_VARIABLES = (
     "AWS_CONFIG_FILE",
     "AWS_SHARED_CREDENTIALS_FILE",
 )
-DEMO_HINT = "to try AWS View without an account: awsview demo"
-
-
-class ConfigError(Exception):
-    """The AWS configuration cannot work as given; the message is one line saying what to do."""
 
 
 @dataclass(frozen=True)
@@ -185,7 +189,7 @@ def resolve(target: Target) -> Resolved:
     except ConfigError:
         raise
     except BotoCoreError as exc:
-        raise ConfigError(_config_text(exc, profile=target.profile)) from None
+        raise ConfigError(config_text(exc, profile=target.profile)) from None
     except ValueError as exc:  # botocore's InvalidRegionError is also a ValueError
         raise ConfigError(_one_line(exc)) from None
     data = session.get_data("endpoints")
@@ -244,53 +248,6 @@ def _unknown_profile(session: Any, profile: str) -> str:
     return f"unknown AWS profile {profile!r} in {where} ({known})"
 
 
-def _one_line(exc: BaseException) -> str:
-    return " ".join(str(exc).split())
-
-
-def _config_text(exc: BaseException, profile: str | None) -> str:
-    from botocore.exceptions import (
-        ConfigParseError,
-        CredentialRetrievalError,
-        InvalidConfigError,
-        NoCredentialsError,
-        PartialCredentialsError,
-        ProfileNotFound,
-        SSOError,
-        TokenRetrievalError,
-    )
-
-    name = profile or os.environ.get("AWS_PROFILE") or "default"
-    if isinstance(exc, (SSOError, TokenRetrievalError)):
-        return (
-            f"the SSO session of profile {name!r} has expired or was never started — "
-            f"run: aws sso login --profile {name}"
-        )
-    if isinstance(exc, ProfileNotFound):
-        return f"unknown AWS profile {exc.kwargs.get('profile', name)!r}"
-    if isinstance(exc, ConfigParseError):
-        return f"cannot read the AWS config file: {_one_line(exc)}"
-    if isinstance(exc, NoCredentialsError):
-        return no_credentials_text(profile)
-    if isinstance(exc, (CredentialRetrievalError, PartialCredentialsError, InvalidConfigError)):
-        return f"profile {name!r}: {_one_line(exc)}"
-    return _one_line(exc)
-
-
-def no_credentials_text(profile: str | None) -> str:
-    """No credentials for AWS itself: say where they were looked for, and how to try AWS View
-    without an account."""
-    where = (
-        f"profile {profile!r}"
-        if profile
-        else "the environment, ~/.aws/credentials, ~/.aws/config or an instance role"
-    )
-    return (
-        f"no AWS credentials found in {where} "
-        f"(aws configure, aws sso login, or AWS_PROFILE=…) — {DEMO_HINT}"
-    )
-
-
 def check_credentials(resolved: Resolved) -> str | None:
     """Run the credential chain once, as the first call would: SSO, credential_process and
     assume-role profiles fetch their credentials here. Returns how they were found ("env",
@@ -301,8 +258,6 @@ def check_credentials(resolved: Resolved) -> str | None:
     left for the calls to report.
     """
     from botocore.exceptions import BotoCoreError, ClientError
-
-    from awsview.aws.errors import NETWORK_ERRORS, classify
 
     try:
         credentials = resolved.session.get_credentials()
@@ -321,32 +276,8 @@ def check_credentials(resolved: Resolved) -> str | None:
             f"{classify(exc).text}"
         ) from None
     except BotoCoreError as exc:
-        raise ConfigError(_config_text(exc, resolved.profile)) from None
+        raise ConfigError(config_text(exc, resolved.profile)) from None
     return getattr(credentials, "method", "unknown")
-
-
-def credentials_text(exc: BaseException, profile: str | None) -> str | None:
-    """The one line for a credential-chain failure raised by a call, or None if it is not one."""
-    from botocore.exceptions import (
-        CredentialRetrievalError,
-        InvalidConfigError,
-        NoCredentialsError,
-        PartialCredentialsError,
-        ProfileNotFound,
-        SSOError,
-        TokenRetrievalError,
-    )
-
-    kinds = (
-        SSOError,
-        TokenRetrievalError,
-        CredentialRetrievalError,
-        PartialCredentialsError,
-        InvalidConfigError,
-        ProfileNotFound,
-        NoCredentialsError,
-    )
-    return _config_text(exc, profile) if isinstance(exc, kinds) else None
 
 
 def isolate_from_shell(environ: Any = os.environ) -> None:
@@ -369,8 +300,6 @@ def _log_failure(service: str, operation: str, exc: BaseException) -> None:
     """One line in the log file (if one is configured) per failed call: its API, what went wrong."""
     if not logfile.calls.isEnabledFor(logging.INFO):
         return  # no log file: nothing to format
-    from awsview.aws.errors import classify
-
     failure = classify(exc)
     level = logging.INFO if failure.is_not_found else logging.WARNING
     logfile.calls.log(level, "call %s:%s: %s", service, operation, failure.text)

@@ -24,9 +24,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         region = args.region or session.get_config_variable("region") or "*"
     except Exception as exc:  # an unknown profile, an unreadable config file
-        from awsview.aws.session import _config_text
+        from awsview.aws.errors import config_text
 
-        raise ConfigError(_config_text(exc, args.profile)) from None
+        raise ConfigError(config_text(exc, args.profile)) from None
     partition = session.get_partition_for_region(region) if region != "*" else "aws"
     try:
         document = policy(profile, region=region, account=args.account, partition=partition)
