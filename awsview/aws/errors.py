@@ -1,5 +1,6 @@
 """Turning botocore / aiohttp failures into one-line reasons, and telling "does not exist"
-(a successful answer) apart from every kind of failure."""
+(a successful answer) apart from every kind of failure; the AWS configuration's own errors (an
+unknown profile, no credentials, an expired SSO session) as the one line a user is shown."""
 
 from __future__ import annotations
 
