@@ -26,6 +26,7 @@ import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 KEYS = 200
 UPDATE_EVERY_S = 0.25
@@ -173,6 +174,17 @@ def first_paint_child(which: str, spawned: float) -> None:
             from textual.widgets import DataTable
 
             return bool(app.query(DataTable)) and app.query_one(DataTable).row_count == 200
+    elif which.startswith("replay:"):  # `awsview replay FILE`, at the recording's end
+        from awsview.ui.viewer.replay import ReplayApp, open_player
+
+        imported = time.time()
+        player = open_player(Path(which.removeprefix("replay:")))
+        built = time.time()
+        app = ReplayApp(player, start=player.last)
+
+        def ready() -> bool:
+            views = list(app.board.views.values())
+            return bool(views) and all(v.shown is not None and v._ready for v in views)
     else:
         from awsview.ui.viewer.app import AWSViewApp
         from tests.support import sample
