@@ -201,8 +201,8 @@ def main(minutes: float = 3.0) -> None:
     print(f"  `awsview dump --from` it, a fresh process: {time.perf_counter() - started:.2f} s")
     # As a learner opens it: `awsview replay FILE` in a fresh process, from its start to the
     # first full paint (imports included); the minimal Textual app's the same way, for the ratio.
-    # (Opened again in one process, an open pays for the earlier ones' garbage: 0.39 s, then
-    # 1.04 and 1.22 s in one run — not what a user meets.)
+    # (Opened again in one process, the later opens were slower, after the earlier apps'
+    # leftovers: 0.39 s, then 1.04 and 1.22 s in one run — not what a user meets.)
     from tests.benchmarks.bench_ui import first_paint
 
     def paint(which: str) -> float:
