@@ -11,11 +11,19 @@ from dataclasses import dataclass
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
+    ConfigParseError,
     ConnectionClosedError,
     ConnectTimeoutError,
+    CredentialRetrievalError,
     EndpointConnectionError,
+    InvalidConfigError,
+    NoCredentialsError,
     NoRegionError,
+    PartialCredentialsError,
+    ProfileNotFound,
     ReadTimeoutError,
+    SSOError,
+    TokenRetrievalError,
 )
 
 NOT_FOUND_CODES = frozenset(
@@ -145,17 +153,7 @@ def _one_line(exc: BaseException) -> str:
 
 
 def config_text(exc: BaseException, profile: str | None) -> str:
-    from botocore.exceptions import (
-        ConfigParseError,
-        CredentialRetrievalError,
-        InvalidConfigError,
-        NoCredentialsError,
-        PartialCredentialsError,
-        ProfileNotFound,
-        SSOError,
-        TokenRetrievalError,
-    )
-
+    """The one line for an AWS configuration error: what is wrong, and what to run about it."""
     name = profile or os.environ.get("AWS_PROFILE") or "default"
     if isinstance(exc, (SSOError, TokenRetrievalError)):
         return (
@@ -189,16 +187,6 @@ def no_credentials_text(profile: str | None) -> str:
 
 def credentials_text(exc: BaseException, profile: str | None) -> str | None:
     """The one line for a credential-chain failure raised by a call, or None if it is not one."""
-    from botocore.exceptions import (
-        CredentialRetrievalError,
-        InvalidConfigError,
-        NoCredentialsError,
-        PartialCredentialsError,
-        ProfileNotFound,
-        SSOError,
-        TokenRetrievalError,
-    )
-
     kinds = (
         SSOError,
         TokenRetrievalError,
