@@ -428,6 +428,7 @@ class Report:
         0.0  # the seconds it ran, longer than asked if it needed more to inject its minimum
     )
     first_check: float = 0.0  # seconds after start-up
+    checker_start: float = 0.0  # when the checker itself began, seconds after start-up
     last_check: float = 0.0
     round_s: list[float] = field(default_factory=list)  # what each check round itself took
     polls_after: list[float] = field(
@@ -876,6 +877,7 @@ class Soak:
     async def _check_forever(self) -> None:
         started = time.monotonic()
         zero = self.deadline - self.seconds
+        self.report.checker_start = started - zero  # its task starts a moment after start-up
         while True:
             before = time.monotonic()
             await asyncio.sleep(CHECK_EVERY_S)

@@ -33,9 +33,11 @@ async def test_sixty_second_fault_soak():
     # The checker covered the run from start to end, however fast this machine is: within one
     # round of it each way, a round being CHECK_EVERY_S plus the longest round and the longest
     # event loop stall measured in this run (a count of rounds held on one machine only: 99 of
-    # the 100 it asked for on a slower one).
+    # the 100 it asked for on a slower one). The first round counts from the checker's own
+    # start, a moment after start-up (a busy machine once made it 1.372 s against 1.350 s).
     period = CHECK_EVERY_S + max(report.round_s, default=0.0) + report.lag_max
-    assert report.checks and report.first_check <= period, report.text()
+    assert report.checker_start <= period, report.text()
+    assert report.checks and report.first_check <= report.checker_start + period, report.text()
     assert report.last_check >= report.ran_s - 2 * period, report.text()
     assert report.injected >= 4 or report.ran_s >= 3 * report.seconds - 1, report.text()
     assert report.recoveries, report.text()

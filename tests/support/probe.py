@@ -85,7 +85,12 @@ async def settle(pilot, rounds: int = 3) -> None:
     """Let the viewer handle what it was told (a model change is a message, then a render; a
     change that came just after a key waits for its round, under a second)."""
     deadline = time.monotonic() + 30
-    while getattr(pilot.app, "round_pending", False) and time.monotonic() < deadline:
-        await pilot.pause(0.05)
-    for _ in range(rounds):
-        await pilot.pause()
+    while True:
+        while getattr(pilot.app, "round_pending", False) and time.monotonic() < deadline:
+            await pilot.pause(0.05)
+        for _ in range(rounds):
+            await pilot.pause()
+        # A change message handled in those pauses, still within the second after a key, waits
+        # for a round of its own (seen on a loaded machine): wait for that one too.
+        if not getattr(pilot.app, "round_pending", False) or time.monotonic() >= deadline:
+            return
