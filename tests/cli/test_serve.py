@@ -145,7 +145,7 @@ def test_same_origin():
 
 def test_the_token_guards_every_route_and_becomes_a_cookie():
     token = secrets.token_urlsafe(16)
-    served = Served("--token", token, "--endpoint-url", "http://127.0.0.1:9")
+    served = Served(f"--token={token}", "--endpoint-url", "http://127.0.0.1:9")
     try:
         assert f"?token={token}" in served.banner
         for path in ("", "static/js/textual.js", "ws", f"?token={token}x"):
@@ -195,7 +195,7 @@ def test_presenter_screen_in_headless_chromium(emulator):
         "AWS_DEFAULT_REGION": "us-east-1",
     }
     served = Served(
-        "--token", token, "--endpoint-url", emulator.endpoint_url, "--lab", "q05", env=env
+        f"--token={token}", "--endpoint-url", emulator.endpoint_url, "--lab", "q05", env=env
     )
     try:
         shot, before, text = asyncio.run(_look(served.url + f"?token={token}"))
