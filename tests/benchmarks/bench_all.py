@@ -2,7 +2,10 @@
 measured in the same run: a baseline watching the same changes, or a machine yardstick.
 Prints figures, targets, met / NO and what limits each figure; asserts nothing.
 
-    python -m tests.benchmarks.bench_all [--quick] [--one-process]
+    python -m tests.benchmarks.bench_all [--quick] [--one-process] [--emulator-only]
+
+--emulator-only runs the emulator phase alone (change → screen, calls, the viewer's CPU): the
+part to repeat while working on them, about 3 minutes (2 with --quick).
 
 Yardsticks, measured first: a plain call through the embedded emulator (STS GetCallerIdentity,
 what every API call costs on this machine), and a minimal Textual app (one 200-row DataTable):
@@ -520,10 +523,11 @@ def _why_cpu(cpu: dict[str, Any]) -> str:
     return f"of its main thread's CPU: {shares}, the rest polls, the feed and the event loop"
 
 
-def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any]) -> list[tuple[str, ...]]:
-    """figure | AWS View | baseline(s) | ratio | target | met | what limits it."""
+def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any] | None) -> list[tuple[str, ...]]:
+    """figure | AWS View | baseline(s) | ratio | target | met | what limits it.
+
+    Without `ui` (--emulator-only) the rows of the emulator phase alone."""
     call_p50, call_p95 = emulator.figures["plain_call_ms"]
-    minimal = ui["minimal"]
     rows: list[tuple[str, ...]] = [
         (
             "yardstick: plain emulator call, p50 / p95 ms",
@@ -534,17 +538,22 @@ def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any]) -> list[tupl
             "—",
             "",
         ),
-        (
-            "yardstick: minimal Textual app (200-row "
-            "DataTable), first paint s · keypress p50 / p95 ms",
-            f"{minimal['paint_s']:.2f} · {minimal['key_p50_ms']:.1f} / {minimal['key_p95_ms']:.1f}",
-            "—",
-            "—",
-            "—",
-            "—",
-            "",
-        ),
     ]
+    if ui is not None:
+        minimal = ui["minimal"]
+        rows.append(
+            (
+                "yardstick: minimal Textual app (200-row "
+                "DataTable), first paint s · keypress p50 / p95 ms",
+                f"{minimal['paint_s']:.2f} · {minimal['key_p50_ms']:.1f} / "
+                f"{minimal['key_p95_ms']:.1f}",
+                "—",
+                "—",
+                "—",
+                "—",
+                "",
+            )
+        )
     rows += latency_rows(emulator)
     if stock is not None:
         rows += latency_rows(stock)
@@ -591,6 +600,8 @@ def table(emulator: Phase, stock: Phase | None, ui: dict[str, Any]) -> list[tupl
                 "" if met else _why_cpu(cpu),
             )
         )
+    if ui is None:
+        return rows
     scale = ui["scale"]
     key_ratio = scale["p95_ms"] / minimal["key_p95_ms"]
     rows.append(
@@ -745,7 +756,7 @@ def details(phase: Phase) -> None:
     )
 
 
-def main(quick: bool = False, one_process: bool = False) -> None:
+def main(quick: bool = False, one_process: bool = False, emulator_only: bool = False) -> None:
     settings = QUICK if quick else FULL
     started = time.monotonic()
 
@@ -765,6 +776,15 @@ def main(quick: bool = False, one_process: bool = False) -> None:
     emulator = asyncio.run(
         emulator_phase(settings["idle_s"], settings["samples"], one_process, log)
     )
+    if emulator_only:
+        details(emulator)
+        print()
+        print_table(table(emulator, None, None))
+        print(
+            f"\nbench_all took {time.monotonic() - started:.0f} s; load average "
+            f"{os.getloadavg()[0]:.1f} at the end"
+        )
+        return
     log("stock moto server (no change feed): AWS View polls it")
     stock = asyncio.run(stock_phase(settings["stock_samples"], log))
     log("yardstick: a minimal Textual app (fresh processes)")
@@ -796,4 +816,8 @@ def main(quick: bool = False, one_process: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    main(quick="--quick" in sys.argv[1:], one_process="--one-process" in sys.argv[1:])
+    main(
+        quick="--quick" in sys.argv[1:],
+        one_process="--one-process" in sys.argv[1:],
+        emulator_only="--emulator-only" in sys.argv[1:],
+    )
