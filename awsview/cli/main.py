@@ -34,7 +34,10 @@ SHARED: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "region": (
         "--region",
-        {"help": "AWS region (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's region)"},
+        {
+            "metavar": "REGION",
+            "help": "AWS region (default: AWS_REGION, AWS_DEFAULT_REGION, the profile's region)",
+        },
     ),
     "endpoint_url": (
         "--endpoint-url",
@@ -46,12 +49,22 @@ SHARED: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "lab": (
         "--lab",
-        {"action": "append", "help": "lab profile (ev04, ev05, q05); default: detected"},
+        {
+            "action": "append",
+            "metavar": "LAB",
+            "help": "lab profile (ev04, ev05, q05); default: detected",
+        },
     ),
-    "prefix": ("--prefix", {"help": "with no known lab: only resources named PREFIX*"}),
+    "prefix": (
+        "--prefix",
+        {"metavar": "PREFIX", "help": "with no known lab: only resources named PREFIX*"},
+    ),
     "theme": (
         "--theme",
-        {"help": "dark (default), light, high-contrast, docs, or any Textual theme"},
+        {
+            "metavar": "THEME",
+            "help": "dark (default), light, high-contrast, docs, or any Textual theme",
+        },
     ),
     "record": (
         "--record",

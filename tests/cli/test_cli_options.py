@@ -3,6 +3,7 @@ refused (one line, exit 2) wherever it makes no sense."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -159,3 +160,18 @@ def test_endpoint_before_lab_setup_reaches_that_endpoint(emulator):
     assert result.returncode == 0, result.stderr
     names = [f["FunctionName"] for f in emulator.client("lambda").list_functions()["Functions"]]
     assert "labex-q05-worker" in names
+
+
+@pytest.mark.parametrize("command", [None, *REQUIRED])
+def test_help_names_each_value_as_the_command_s_own_help_does(command, capsys):
+    """An option given before the command is stored apart; its help must still read
+    `--region REGION`, never the internal name."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["--help"] if command is None else [command, "--help"])
+    assert exit_.value.code == 0
+    text = capsys.readouterr().out
+    assert "BEFORE" not in text
+    for flag, options in SHARED.values():
+        listed = re.search(rf"^\s+{flag}\b", text, re.MULTILINE)  # in the options list
+        if listed and options.get("action") not in ("store_true", "store_false"):
+            assert f"{flag} {options.get('metavar', '?')}" in text, flag
