@@ -75,7 +75,22 @@ class LabPlayer:
 
     def _play_step(self, step: Step) -> None:
         label = f"{self.lab.number(step)}/{len(self.lab.steps)} {step.key}"
-        self._perform(label, step.run, step.title)
+        try:
+            self._perform(label, step.run, step.title)
+        except LabError as error:
+            cause = error.__cause__
+            if (
+                step.key != "cleanup"
+                and isinstance(cause, ClientError)
+                and cause.response.get("Error", {}).get("Code") in _NOT_FOUND
+            ):
+                # Most often the lab's provided resources were never set up (or an emulator
+                # restarted without them): say the command that makes them.
+                raise LabError(
+                    f"{error} — are the lab's provided resources there? "
+                    f"`awsview lab setup {self.lab.name}` creates them"
+                ) from cause
+            raise
 
     def _perform(self, label: str, run: Callable[[LabContext], None], title: str = "") -> None:
         self._label = f"{self.lab.name} {label}"
@@ -106,6 +121,17 @@ class LabPlayer:
 
     def _say(self, message: str) -> None:
         self.log(f"{self._label}: {message}")
+
+
+_NOT_FOUND = frozenset(
+    {
+        "ResourceNotFoundException",
+        "StateMachineDoesNotExist",
+        "AWS.SimpleQueueService.NonExistentQueue",
+        "QueueDoesNotExist",
+        "NoSuchEntity",
+    }
+)
 
 
 def _one_line(error: object) -> str:

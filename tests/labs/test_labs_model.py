@@ -150,3 +150,17 @@ def test_q05_worker_is_pointed_at_the_players_endpoint(endpoint, region, expecte
         pairs = zip(source.splitlines(), original.splitlines(), strict=True)
         changed = [a for a, b in pairs if a != b]
         assert len(changed) <= 1
+
+
+@pytest.mark.parametrize("name", ["ev04", "ev05", "q05"])
+def test_playing_without_setup_says_which_command_provides_the_resources(name, emulator):
+    """A learner who plays before `lab setup` (or after the emulator restarted without its
+    state) is told the command, in one line, besides the API's own error. (This module's
+    emulator never has a lab set up.)"""
+    player = LabPlayer(name, endpoint_url=emulator.endpoint_url, log=lambda line: None)
+    with pytest.raises(LabError) as caught:
+        player.play()
+    message = str(caught.value)
+    assert "\n" not in message
+    assert "failed: ResourceNotFoundException" in message
+    assert message.endswith(f"`awsview lab setup {name}` creates them")
