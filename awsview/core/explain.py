@@ -219,8 +219,8 @@ def explanations_for(model: Any) -> list[tuple[str, tuple[TaskExplanation, ...]]
     found = []
     for snapshot in model.with_prefix(keys.HISTORY_PREFIX):
         item = snapshot.data
-        if item is None:
-            continue
+        if item is None or item.unrelated:
+            continue  # not read yet, or a backend's example history (no attempts to explain)
         machine = machines.get(machine_of.get(item.execution_arn, ""))
         if machine is not None and machine.definition is not None:
             found.append((item.execution_name, explain(machine.definition, item.history)))

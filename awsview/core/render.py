@@ -236,10 +236,12 @@ def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
                     ),
                 )
             )
+        unrelated = snapshot.data.unrelated
+        note = f" · {cell(unrelated, 200)}" if unrelated else ""
         panels.append(
             _panel(
                 "history",
-                f"History · {cell(snapshot.data.execution_name)}",
+                f"History · {cell(snapshot.data.execution_name)}{note}",
                 [snapshot],
                 ("ID", "TIME", "TYPE", "STATE", "TRY", "DETAIL"),
                 rows,

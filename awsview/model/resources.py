@@ -42,6 +42,9 @@ class Execution:
         return self.status == "RUNNING"
 
 
+_SKEW_S = 300.0
+
+
 @dataclass(frozen=True)
 class History:
     execution_arn: str
@@ -49,6 +52,28 @@ class History:
     history: ExecutionHistory
     complete: bool  # the execution has finished and every event was fetched
     started: datetime | None = None  # tells a rerun of the same execution ARN apart
+
+    @property
+    def unrelated(self) -> str | None:
+        """Why these events cannot be this execution's, or None.
+
+        Stock moto does not run executions: every GetExecutionHistory answers the same example
+        (a Pass state "A State", dated 2020-01-01) whatever the definition. Events dated before
+        the execution started (beyond any clock skew: one server stamps both) are such a history."""
+        events = self.history.events
+        first = events[0].timestamp if events else None
+        if first is None or self.started is None:
+            return None
+        try:
+            early = (self.started - first).total_seconds()
+        except TypeError:  # one of them without a time zone: nothing can be said
+            return None
+        if early <= _SKEW_S:
+            return None
+        return (
+            f"not this execution's: its events are dated {first:%Y-%m-%d %H:%M}, before the "
+            "execution started (the backend answers a fixed example history, as stock moto does)"
+        )
 
 
 @dataclass(frozen=True)

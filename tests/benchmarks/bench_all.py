@@ -79,8 +79,9 @@ from tests.benchmarks.observers import (
     Stalls,
     stalled,
 )
-from tests.benchmarks.stock import StockChanges, StockMoto
+from tests.benchmarks.stock import StockChanges
 from tests.benchmarks.viewer_probe import SCREEN, ViewerProbe, ViewerProcess, bench_profile
+from tests.support.stock_moto import StockMoto
 
 POLLER_OF = {
     "item write": TablePoller.kind,

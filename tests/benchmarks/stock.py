@@ -8,11 +8,7 @@ when idle); the naive viewer polls it every 2 s.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from typing import Any
 
 import boto3
@@ -21,40 +17,6 @@ from tests.benchmarks.bench_core import BENCH_QUEUE, ORDERS, WORKER_LOG
 
 STREAM = "2024/01/01/[$LATEST]bench"
 ROLE = "arn:aws:iam::123456789012:role/labex-ev04-workflow-role"
-
-
-class StockMoto:
-    """``python -m moto.server`` on a free port; stop() ends it."""
-
-    def __init__(self) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "moto.server", "-p", str(self.port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                urllib.request.urlopen(f"{self.url}/moto-api/", timeout=2)
-                return
-            except OSError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
-                    self.stop()
-                    raise RuntimeError("stock moto server did not start") from None
-                time.sleep(0.2)
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
 
 
 class StockChanges:

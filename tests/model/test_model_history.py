@@ -337,3 +337,24 @@ def test_decode_json():
     assert decode_json("plain words") == "plain words"
     assert decode_json(None) is None and decode_json({"a": 1}) == {"a": 1}
     assert decode_json("[" * 50_000) == "[" * 50_000
+
+
+@pytest.mark.parametrize(
+    ("started", "unrelated"),
+    [
+        (T0, False),  # the usual: started when its first event was stamped
+        (T0 + timedelta(seconds=60), False),  # a minute of skew is not a verdict
+        (T0 - timedelta(seconds=5), False),  # events after the start, as always
+        (T0 + timedelta(days=2000), True),  # stock moto: a fixed history dated 2020
+        (None, False),  # start unknown: nothing can be said
+        (datetime(2031, 1, 1), False),  # no time zone on one side: nothing can be said
+    ],
+)
+def test_a_history_dated_before_its_execution_started_is_not_its_own(started, unrelated):
+    from awsview.model.resources import History
+
+    events = parse_history(history(("ExecutionStarted", 0, {"input": "{}"})))
+    item = History("arn:x", "x", events, complete=False, started=started)
+    assert bool(item.unrelated) is unrelated
+    if unrelated:
+        assert "not this execution's" in item.unrelated and "2025-05-01" in item.unrelated

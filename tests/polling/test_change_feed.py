@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -24,6 +22,7 @@ from awsview.model.snapshot import Health
 from awsview.polling.scheduler import Scheduler
 from tests.support.emulator import RunningEmulator
 from tests.support.helpers import create_function, create_table, wait_for
+from tests.support.stock_moto import StockMoto
 
 PREFIX = "feed-"
 SLOW = 100.0  # polling a hundred times slower: 30 s while active, 15 min idle
@@ -489,32 +488,11 @@ async def test_a_viewer_started_again_reads_everything_then_follows(emulator):
 @pytest.fixture
 def stock_moto(tmp_path):
     """Plain moto server, without the emulator's additions: no change feed."""
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=tmp_path,
-    )
-    url = f"http://127.0.0.1:{port}"
+    server = StockMoto(cwd=tmp_path, timeout=30)
     try:
-        wait_for(lambda: _answers(url), timeout=30)
-        yield url
+        yield server.url
     finally:
-        process.terminate()
-        process.wait(timeout=10)
-
-
-def _answers(url: str) -> bool:
-    try:
-        urllib.request.urlopen(f"{url}/moto-api/", timeout=2)
-        return True
-    except OSError:
-        return False
+        server.stop()
 
 
 async def test_on_stock_moto_the_viewer_polls_as_before(stock_moto):

@@ -22,7 +22,7 @@ from awsview.aws.session import Target
 from awsview.labs.player import LabPlayer
 from awsview.polling.doctor import EXACT, INFERRED, MISSING, diagnose
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator
-from tests.support.helpers import wait_for
+from tests.support.stock_moto import StockMoto
 
 
 def _free_port() -> int:
@@ -34,29 +34,11 @@ def _free_port() -> int:
 @pytest.fixture(scope="module")
 def moto_server() -> Iterator[str]:
     """A stock moto server (no AWS View additions), on a free port."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-
-    def up() -> bool:
-        try:
-            boto3.client(
-                "sts", endpoint_url=url, region_name=REGION, **CREDENTIALS
-            ).get_caller_identity()
-            return True
-        except Exception:
-            return False
-
+    server = StockMoto()
     try:
-        wait_for(up, timeout=60, interval=0.2)
-        yield url
+        yield server.url
     finally:
-        process.terminate()
-        process.wait(timeout=10)
+        server.stop()
 
 
 class _NoStepFunctions(BaseHTTPRequestHandler):

@@ -1,0 +1,57 @@
+"""Stock moto does not run executions: its GetExecutionHistory answers one fixed example (a Pass
+state "A State", dated 2020-01-01) for every execution. AWS View says so on the history panel
+instead of presenting it as what the execution did, and explains no attempts from it."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import boto3
+import pytest
+
+from awsview.labs.player import LabPlayer
+from tests.support.emulator import CREDENTIALS, REGION
+from tests.support.stock_moto import StockMoto
+
+
+@pytest.fixture(scope="module")
+def moto_url(tmp_path_factory):
+    server = StockMoto(cwd=tmp_path_factory.mktemp("moto"))
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def test_stock_moto_s_example_history_is_named_as_such(moto_url):
+    player = LabPlayer("ev04", endpoint_url=moto_url, log=lambda line: None)
+    player.setup()
+    player.play(until="workflow")
+    sfn = boto3.client("stepfunctions", endpoint_url=moto_url, region_name=REGION, **CREDENTIALS)
+    machine = sfn.list_state_machines()["stateMachines"][0]["stateMachineArn"]
+    sfn.start_execution(
+        stateMachineArn=machine, name="retry-order", input=json.dumps({"id": "retry-order"})
+    )
+    env = {
+        **os.environ,
+        "AWS_ACCESS_KEY_ID": CREDENTIALS["aws_access_key_id"],
+        "AWS_SECRET_ACCESS_KEY": CREDENTIALS["aws_secret_access_key"],
+        "AWS_DEFAULT_REGION": REGION,
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "awsview", "dump", "--endpoint-url", moto_url, "--lab", "ev04"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    title = next(line for line in lines if line.startswith("== History · retry-order"))
+    assert "not this execution's" in title and "2020-01-01" in title
+    assert "stock moto" in title
+    retries = lines[lines.index(next(x for x in lines if x.startswith("== Retry / Catch"))) + 1]
+    assert "no task attempts yet" in retries  # nothing explained from the example
