@@ -273,6 +273,13 @@ async def _emulator(endpoint: str | None, http_get: Any, probes: list[Probe]) ->
     return health[0] == 200 and journal[0] == 200
 
 
+def _refused(name: str, failed: Probe, actions: str, what: str = "") -> Probe:
+    """A capability the endpoint would not give, with the IAM actions to allow when it was denied
+    (another failure is not the policy's to fix); ``what`` says which part of it failed."""
+    fix = f"allow {actions}" if failed.state == "denied" else None
+    return Probe(name, failed.state, f"{what}{failed.detail}", fix)
+
+
 async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: list[Probe]) -> str:
     """ok | none (no executions yet) | denied | unavailable | error."""
     actions = (
@@ -281,14 +288,7 @@ async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: 
     )
     answer, failed = await prober.call("stepfunctions", "list_state_machines")
     if failed is not None:
-        probes.append(
-            Probe(
-                "step functions",
-                failed.state,
-                failed.detail,
-                f"allow {actions}" if failed.state == "denied" else None,
-            )
-        )
+        probes.append(_refused("step functions", failed, actions))
         return failed.state
     machines = [m for m in answer.get("stateMachines", []) if m["name"].startswith(profile.prefix)]
     if not machines:
@@ -301,14 +301,7 @@ async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: 
         maxResults=1,
     )
     if failed is not None:
-        probes.append(
-            Probe(
-                "step functions",
-                failed.state,
-                f"executions: {failed.detail}",
-                f"allow {actions}" if failed.state == "denied" else None,
-            )
-        )
+        probes.append(_refused("step functions", failed, actions, "executions: "))
         return failed.state
     executions = listed.get("executions", [])
     if not executions:
@@ -324,12 +317,7 @@ async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: 
     )
     if failed is not None:
         probes.append(
-            Probe(
-                "step functions",
-                failed.state,
-                f"histories: {failed.detail}",
-                "allow states:GetExecutionHistory" if failed.state == "denied" else None,
-            )
+            _refused("step functions", failed, "states:GetExecutionHistory", "histories: ")
         )
         return failed.state
     probes.append(Probe("step functions", "ok", "executions and their histories readable"))
@@ -404,17 +392,9 @@ async def _simple(
 ) -> None:
     params = {k: v for k, v in params.items() if v != ""}
     _, failed = await prober.call(service, method, **params)
-    if failed is None:
-        probes.append(Probe(name, "ok", "readable"))
-    else:
-        probes.append(
-            Probe(
-                name,
-                failed.state,
-                failed.detail,
-                f"allow {actions}" if failed.state == "denied" else None,
-            )
-        )
+    probes.append(
+        Probe(name, "ok", "readable") if failed is None else _refused(name, failed, actions)
+    )
 
 
 async def _logs(prober: _Prober, profile: profiles.LabProfile, probes: list[Probe]) -> None:
@@ -422,16 +402,7 @@ async def _logs(prober: _Prober, profile: profiles.LabProfile, probes: list[Prob
         "logs", "describe_log_groups", logGroupNamePrefix=f"/aws/lambda/{profile.prefix}"
     )
     if failed is not None:
-        probes.append(
-            Probe(
-                "logs",
-                failed.state,
-                failed.detail,
-                "allow logs:DescribeLogGroups, logs:FilterLogEvents"
-                if failed.state == "denied"
-                else None,
-            )
-        )
+        probes.append(_refused("logs", failed, "logs:DescribeLogGroups, logs:FilterLogEvents"))
         return
     groups = [g["logGroupName"] for g in answer.get("logGroups", [])]
     if not groups:
