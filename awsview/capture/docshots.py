@@ -160,14 +160,30 @@ async def render(
     theme: str,
     fmt: str,
     freezer: Freezer,
-) -> list[Page]:
-    """Each capture in a fresh headless viewer, saved as ``NN-<step>.<fmt>`` in ``output``.
+) -> tuple[list[Page], list[Page]]:
+    """Each capture in a fresh headless viewer, saved as ``NN-<step>.<fmt>`` in ``output``; then
+    one ``graph-<execution>.<fmt>`` per execution: Enter on its row, the detail scrolled to the
+    graph of this execution. Returns the step pages and the graph pages.
 
     Run after the lab, with nothing else busy: the viewer is idle once it has drawn everything.
     """
-    pages = []
-    for shot in captures:
-        path = output / f"{shot.number:02d}-{shot.key}.{fmt}"
+    # (capture shown, its page, what makes its SVG ids unique, the execution to open first)
+    steps: list[tuple[Capture, Page, str, str | None]] = [
+        (
+            shot,
+            Page(shot.number, shot.key, shot.title, output / f"{shot.number:02d}-{shot.key}.{fmt}"),
+            f"{shot.number:02d}",
+            None,
+        )
+        for shot in captures
+    ]
+    graphs: list[tuple[Capture, Page, str, str | None]] = []
+    for number, (shot, execution) in enumerate(executions(captures), start=1):
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", execution.name)
+        title = f"Execution {execution.name} on its state machine"
+        page = Page(number, f"graph-{name}", title, output / f"graph-{name}.{fmt}")
+        graphs.append((shot, page, f"graph-{number:02d}", execution.arn))
+    for shot, page, unique, opening in (*steps, *graphs):
         await _shoot(
             shot.model,
             profile,
@@ -175,11 +191,11 @@ async def render(
             freezer,
             size,
             theme,
-            path,
-            unique_id=f"awsview-{lab.name}-{shot.number:02d}",
+            page.path,
+            unique_id=f"awsview-{lab.name}-{unique}",
+            opening=opening,
         )
-        pages.append(Page(shot.number, shot.key, shot.title, path))
-    return pages
+    return [page for _, page, _, _ in steps], [page for _, page, _, _ in graphs]
 
 
 def executions(captures: list[Capture]) -> list[tuple[Capture, Any]]:
@@ -200,39 +216,6 @@ def executions(captures: list[Capture]) -> list[tuple[Capture, Any]]:
         found.values(),
         key=lambda pair: (pair[1].started is None, pair[1].started or 0, pair[1].name),
     )
-
-
-async def render_graphs(
-    lab: Lab,
-    profile: profiles.LabProfile,
-    captures: list[Capture],
-    output: Path,
-    size: tuple[int, int],
-    theme: str,
-    fmt: str,
-    freezer: Freezer,
-) -> list[Page]:
-    """One ``graph-<execution>.<fmt>`` per execution: Enter on its row, the detail scrolled to
-    the graph of this execution."""
-    pages = []
-    for number, (shot, execution) in enumerate(executions(captures), start=1):
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", execution.name)
-        path = output / f"graph-{name}.{fmt}"
-        await _shoot(
-            shot.model,
-            profile,
-            shot.status,
-            freezer,
-            size,
-            theme,
-            path,
-            unique_id=f"awsview-{lab.name}-graph-{number:02d}",
-            opening=execution.arn,
-        )
-        pages.append(
-            Page(number, f"graph-{name}", f"Execution {execution.name} on its state machine", path)
-        )
-    return pages
 
 
 async def render_replay(
