@@ -125,7 +125,7 @@ class _Prober:
         started = time.monotonic()
         try:
             return await self.conn.call(service, method, **params), None
-        except Exception as exc:
+        except Exception as exc:  # any failure of a probe is its verdict, never a crash
             failure = classify(exc)
             if failure.kind == "throttled":
                 self.throttled += 1
@@ -243,7 +243,7 @@ async def _emulator(endpoint: str | None, http_get: Any, probes: list[Probe]) ->
     for route in ("health", "journal?since=0&limit=1", "changes?since=0&limit=1"):
         try:
             found[route.split("?")[0]] = await get(f"{base}/_awsview/{route}")
-        except Exception as exc:
+        except Exception as exc:  # refused, reset, timed out, not JSON: the route's verdict
             found[route.split("?")[0]] = (0, classify(exc).text)
     health, journal, changes = found["health"], found["journal"], found["changes"]
     if health[0] == 200 and journal[0] == 200:
