@@ -56,6 +56,17 @@ class Page:
     path: Path
 
 
+@dataclass(frozen=True)
+class Drawing:
+    """Where and how every page of a lab is drawn."""
+
+    output: Path
+    size: tuple[int, int]
+    theme: str
+    fmt: str
+    freezer: Freezer
+
+
 class _Follower:
     """What LivePolling hands over: the lab's profile and model, and the status line; passed on
     to a recorder as the viewer passes them when it records."""
@@ -152,14 +163,7 @@ async def capture(
 
 
 async def render(
-    lab: Lab,
-    profile: profiles.LabProfile,
-    captures: list[Capture],
-    output: Path,
-    size: tuple[int, int],
-    theme: str,
-    fmt: str,
-    freezer: Freezer,
+    lab: Lab, profile: profiles.LabProfile, captures: list[Capture], drawing: Drawing
 ) -> tuple[list[Page], list[Page]]:
     """Each capture in a fresh headless viewer, saved as ``NN-<step>.<fmt>`` in ``output``; then
     one ``graph-<execution>.<fmt>`` per execution: Enter on its row, the detail scrolled to the
@@ -167,6 +171,7 @@ async def render(
 
     Run after the lab, with nothing else busy: the viewer is idle once it has drawn everything.
     """
+    output, fmt = drawing.output, drawing.fmt
     # (capture shown, its page, what makes its SVG ids unique, the execution to open first)
     steps: list[tuple[Capture, Page, str, str | None]] = [
         (
@@ -188,9 +193,7 @@ async def render(
             shot.model,
             profile,
             shot.status,
-            freezer,
-            size,
-            theme,
+            drawing,
             page.path,
             unique_id=f"awsview-{lab.name}-{unique}",
             opening=opening,
@@ -219,14 +222,7 @@ def executions(captures: list[Capture]) -> list[tuple[Capture, Any]]:
 
 
 async def render_replay(
-    lab: Lab,
-    recording: Path,
-    captures: list[Capture],
-    output: Path,
-    size: tuple[int, int],
-    theme: str,
-    fmt: str,
-    freezer: Freezer,
+    lab: Lab, recording: Path, captures: list[Capture], drawing: Drawing
 ) -> Page:
     """The replay screen of ``recording`` (made while the lab played) when the step before the
     last one had settled: the time line has what led there behind it and the last step ahead."""
@@ -234,15 +230,9 @@ async def render_replay(
 
     shot = captures[-2] if len(captures) > 1 else captures[-1]
     player = open_player(recording)
-    path = output / f"replay.{fmt}"
+    path = drawing.output / f"replay.{drawing.fmt}"
     await _shoot_replay(
-        player,
-        player.index_at(shot.at),
-        freezer,
-        size,
-        theme,
-        path,
-        unique_id=f"awsview-{lab.name}-replay",
+        player, player.index_at(shot.at), drawing, path, unique_id=f"awsview-{lab.name}-replay"
     )
     return Page(
         shot.number,
@@ -306,9 +296,7 @@ async def _shoot(
     model: LabModel,
     profile: profiles.LabProfile,
     status: tuple[str, str],
-    freezer: Freezer,
-    size: tuple[int, int],
-    theme: str,
+    drawing: Drawing,
     path: Path,
     unique_id: str,
     opening: str | None = None,
@@ -321,13 +309,13 @@ async def _shoot(
     app = AWSViewApp(
         model=model,
         profile=profile,
-        freezer=freezer,
+        freezer=drawing.freezer,
         options=ViewerOptions(
-            theme=theme, clock=lambda: now, highlight_seconds=0.01, tick_seconds=3600.0
+            theme=drawing.theme, clock=lambda: now, highlight_seconds=0.01, tick_seconds=3600.0
         ),
     )
     app.status = status
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=drawing.size) as pilot:
         await still(app, pilot)
         if opening is not None:
             await _open_graph(app, pilot, opening)
@@ -336,13 +324,7 @@ async def _shoot(
 
 
 async def _shoot_replay(
-    player: Any,
-    index: int,
-    freezer: Freezer,
-    size: tuple[int, int],
-    theme: str,
-    path: Path,
-    unique_id: str,
+    player: Any, index: int, drawing: Drawing, path: Path, unique_id: str
 ) -> Path:
     from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp
@@ -350,10 +332,10 @@ async def _shoot_replay(
     app = ReplayApp(
         player,
         start=index,
-        freezer=freezer,
-        options=ViewerOptions(theme=theme, highlight_seconds=0.01, tick_seconds=3600.0),
+        freezer=drawing.freezer,
+        options=ViewerOptions(theme=drawing.theme, highlight_seconds=0.01, tick_seconds=3600.0),
     )
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=drawing.size) as pilot:
         await still(app, pilot)
         return save(app, path, unique_id=unique_id)
 
