@@ -1,4 +1,5 @@
-"""Shared fixtures: a real embedded emulator in its own process, one per test module."""
+"""Shared fixtures: a real embedded emulator in its own process, one per test module. SIGTERM
+interrupts a run as Ctrl+C does, so that the fixtures tear down."""
 
 from __future__ import annotations
 

@@ -108,7 +108,8 @@ def panel(
     empty_text: str = "none",
     subject: str = "",
 ) -> Panel:
-    """A panel of rows whose freshness is its snapshots' worst: the worst one speaks for all."""
+    """The panel of ``rows``; its freshness and health are its snapshots' worst (the newest's
+    when all are ok). Every renderer makes its panels with it, in this module or outside."""
     order = [Health.ERROR, Health.STALE, Health.ABSENT, Health.OK]
     if not snapshots:
         return Panel(
