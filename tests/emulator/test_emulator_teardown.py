@@ -20,7 +20,7 @@ import pytest
 from tests.support.helpers import processes, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
-GONE_WITHIN_S = 20.0  # generous on a busy machine; measured: about 0.5 s
+GONE_WITHIN_S = 20.0  # generous on a busy machine; measured: 2.6 s, 6.0 s with other test runs busy
 STARTED_WITHIN_S = 120.0  # an emulator, a Lambda function and its first (cold) invocation
 
 pytestmark = pytest.mark.timeout(240)
