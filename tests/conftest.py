@@ -1,9 +1,12 @@
-"""Shared fixtures: a real embedded emulator in its own process, one per test module."""
+"""Shared fixtures: a real embedded emulator in its own process, one per test module. SIGTERM
+interrupts a run as Ctrl+C does, so that the fixtures tear down."""
 
 from __future__ import annotations
 
 import os
+import signal
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 
@@ -25,6 +28,20 @@ os.environ.update(
 
 # After the environment above (noqa: E402); the tests import these names from here too (F401).
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: E402, F401
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    # A second SIGTERM ends the run at once, as SIGTERM did before: the teardown may be what hangs.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """SIGTERM (a CI job's timeout, `kill`) stops the run as Ctrl+C does: pytest then tears the
+    fixtures down, so no emulator, Lambda worker or `subprocess.run` child outlives the run.
+    By default SIGTERM ends the process where it stands and fixture teardown never runs."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _interrupt)
 
 
 @pytest.fixture(scope="module")

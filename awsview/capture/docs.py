@@ -69,7 +69,7 @@ def _play(
     scratch: Path,
     warn: Callable[[str], None],
 ) -> tuple[list[Page], list[Page], Page]:
-    from awsview.capture.docshots import capture, render, render_graphs, render_replay
+    from awsview.capture.docshots import Drawing, capture, render, render_replay
     from awsview.core.freeze import Freezer
     from awsview.emulator.server import EmulatorError, start
 
@@ -93,9 +93,9 @@ def _play(
         profile, captures = asyncio.run(capture(lab, endpoint, freezer, warn, record=recording))
     finally:
         emulator.stop()
-    steps = asyncio.run(render(lab, profile, captures, output, size, theme, fmt, freezer))
-    graphs = asyncio.run(render_graphs(lab, profile, captures, output, size, theme, fmt, freezer))
-    replay = asyncio.run(render_replay(lab, recording, captures, output, size, theme, fmt, freezer))
+    drawing = Drawing(output, size, theme, fmt, freezer)
+    steps, graphs = asyncio.run(render(lab, profile, captures, drawing))
+    replay = asyncio.run(render_replay(lab, recording, captures, drawing))
     return steps, graphs, replay
 
 

@@ -56,6 +56,17 @@ class Page:
     path: Path
 
 
+@dataclass(frozen=True)
+class Drawing:
+    """Where and how every page of a lab is drawn."""
+
+    output: Path
+    size: tuple[int, int]
+    theme: str
+    fmt: str
+    freezer: Freezer
+
+
 class _Follower:
     """What LivePolling hands over: the lab's profile and model, and the status line; passed on
     to a recorder as the viewer passes them when it records."""
@@ -152,34 +163,42 @@ async def capture(
 
 
 async def render(
-    lab: Lab,
-    profile: profiles.LabProfile,
-    captures: list[Capture],
-    output: Path,
-    size: tuple[int, int],
-    theme: str,
-    fmt: str,
-    freezer: Freezer,
-) -> list[Page]:
-    """Each capture in a fresh headless viewer, saved as ``NN-<step>.<fmt>`` in ``output``.
+    lab: Lab, profile: profiles.LabProfile, captures: list[Capture], drawing: Drawing
+) -> tuple[list[Page], list[Page]]:
+    """Each capture in a fresh headless viewer, saved as ``NN-<step>.<fmt>`` in ``output``; then
+    one ``graph-<execution>.<fmt>`` per execution: Enter on its row, the detail scrolled to the
+    graph of this execution. Returns the step pages and the graph pages.
 
     Run after the lab, with nothing else busy: the viewer is idle once it has drawn everything.
     """
-    pages = []
-    for shot in captures:
-        path = output / f"{shot.number:02d}-{shot.key}.{fmt}"
+    output, fmt = drawing.output, drawing.fmt
+    # (capture shown, its page, what makes its SVG ids unique, the execution to open first)
+    steps: list[tuple[Capture, Page, str, str | None]] = [
+        (
+            shot,
+            Page(shot.number, shot.key, shot.title, output / f"{shot.number:02d}-{shot.key}.{fmt}"),
+            f"{shot.number:02d}",
+            None,
+        )
+        for shot in captures
+    ]
+    graphs: list[tuple[Capture, Page, str, str | None]] = []
+    for number, (shot, execution) in enumerate(executions(captures), start=1):
+        name = re.sub(r"[^A-Za-z0-9_.-]", "_", execution.name)
+        title = f"Execution {execution.name} on its state machine"
+        page = Page(number, f"graph-{name}", title, output / f"graph-{name}.{fmt}")
+        graphs.append((shot, page, f"graph-{number:02d}", execution.arn))
+    for shot, page, unique, opening in (*steps, *graphs):
         await _shoot(
             shot.model,
             profile,
             shot.status,
-            freezer,
-            size,
-            theme,
-            path,
-            unique_id=f"awsview-{lab.name}-{shot.number:02d}",
+            drawing,
+            page.path,
+            unique_id=f"awsview-{lab.name}-{unique}",
+            opening=opening,
         )
-        pages.append(Page(shot.number, shot.key, shot.title, path))
-    return pages
+    return [page for _, page, _, _ in steps], [page for _, page, _, _ in graphs]
 
 
 def executions(captures: list[Capture]) -> list[tuple[Capture, Any]]:
@@ -202,48 +221,8 @@ def executions(captures: list[Capture]) -> list[tuple[Capture, Any]]:
     )
 
 
-async def render_graphs(
-    lab: Lab,
-    profile: profiles.LabProfile,
-    captures: list[Capture],
-    output: Path,
-    size: tuple[int, int],
-    theme: str,
-    fmt: str,
-    freezer: Freezer,
-) -> list[Page]:
-    """One ``graph-<execution>.<fmt>`` per execution: Enter on its row, the detail scrolled to
-    the graph of this execution."""
-    pages = []
-    for number, (shot, execution) in enumerate(executions(captures), start=1):
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", execution.name)
-        path = output / f"graph-{name}.{fmt}"
-        await _shoot(
-            shot.model,
-            profile,
-            shot.status,
-            freezer,
-            size,
-            theme,
-            path,
-            unique_id=f"awsview-{lab.name}-graph-{number:02d}",
-            opening=execution.arn,
-        )
-        pages.append(
-            Page(number, f"graph-{name}", f"Execution {execution.name} on its state machine", path)
-        )
-    return pages
-
-
 async def render_replay(
-    lab: Lab,
-    recording: Path,
-    captures: list[Capture],
-    output: Path,
-    size: tuple[int, int],
-    theme: str,
-    fmt: str,
-    freezer: Freezer,
+    lab: Lab, recording: Path, captures: list[Capture], drawing: Drawing
 ) -> Page:
     """The replay screen of ``recording`` (made while the lab played) when the step before the
     last one had settled: the time line has what led there behind it and the last step ahead."""
@@ -251,15 +230,9 @@ async def render_replay(
 
     shot = captures[-2] if len(captures) > 1 else captures[-1]
     player = open_player(recording)
-    path = output / f"replay.{fmt}"
+    path = drawing.output / f"replay.{drawing.fmt}"
     await _shoot_replay(
-        player,
-        player.index_at(shot.at),
-        freezer,
-        size,
-        theme,
-        path,
-        unique_id=f"awsview-{lab.name}-replay",
+        player, player.index_at(shot.at), drawing, path, unique_id=f"awsview-{lab.name}-replay"
     )
     return Page(
         shot.number,
@@ -323,9 +296,7 @@ async def _shoot(
     model: LabModel,
     profile: profiles.LabProfile,
     status: tuple[str, str],
-    freezer: Freezer,
-    size: tuple[int, int],
-    theme: str,
+    drawing: Drawing,
     path: Path,
     unique_id: str,
     opening: str | None = None,
@@ -338,13 +309,13 @@ async def _shoot(
     app = AWSViewApp(
         model=model,
         profile=profile,
-        freezer=freezer,
+        freezer=drawing.freezer,
         options=ViewerOptions(
-            theme=theme, clock=lambda: now, highlight_seconds=0.01, tick_seconds=3600.0
+            theme=drawing.theme, clock=lambda: now, highlight_seconds=0.01, tick_seconds=3600.0
         ),
     )
     app.status = status
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=drawing.size) as pilot:
         await still(app, pilot)
         if opening is not None:
             await _open_graph(app, pilot, opening)
@@ -353,13 +324,7 @@ async def _shoot(
 
 
 async def _shoot_replay(
-    player: Any,
-    index: int,
-    freezer: Freezer,
-    size: tuple[int, int],
-    theme: str,
-    path: Path,
-    unique_id: str,
+    player: Any, index: int, drawing: Drawing, path: Path, unique_id: str
 ) -> Path:
     from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp
@@ -367,10 +332,10 @@ async def _shoot_replay(
     app = ReplayApp(
         player,
         start=index,
-        freezer=freezer,
-        options=ViewerOptions(theme=theme, highlight_seconds=0.01, tick_seconds=3600.0),
+        freezer=drawing.freezer,
+        options=ViewerOptions(theme=drawing.theme, highlight_seconds=0.01, tick_seconds=3600.0),
     )
-    async with app.run_test(size=size) as pilot:
+    async with app.run_test(size=drawing.size) as pilot:
         await still(app, pilot)
         return save(app, path, unique_id=unique_id)
 

@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
     if not resolved.is_local:
         try:
             account = player.context.account  # sts:GetCallerIdentity, before anything is written
-        except Exception as exc:
+        except Exception as exc:  # connection and credential errors, one line each
             from awsview.aws.errors import classify
 
             failure = classify(exc)

@@ -107,6 +107,8 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 DEFAULT = {"prefix": ""}
 MANY_LABS = {"demo"}
+# Options that take the next argument as their value even when it starts with '-'.
+ANY_VALUE = {"--token"}
 
 
 class UsageError(Exception):
@@ -268,9 +270,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _values_joined(argv: Sequence[str]) -> list[str]:
+    """``--token VALUE`` as ``--token=VALUE``, whatever VALUE is: argparse takes a value that
+    starts with '-' for an option (a random URL-safe token does one time in 32)."""
+    joined: list[str] = []
+    rest = iter(argv)
+    for arg in rest:
+        if arg == "--":  # the rest are arguments, never options
+            return [*joined, arg, *rest]
+        value = next(rest, None) if arg in ANY_VALUE else None
+        joined.append(arg if value is None else f"{arg}={value}")
+    return joined
+
+
 def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     """The command line as one namespace: every shared option the command takes is set (given
     before the command, after it, or its default); raises UsageError."""
+    argv = _values_joined(sys.argv[1:] if argv is None else argv)
     args, extra = build_parser().parse_known_args(argv)
     command = args.command or "watch"
     args.command = command

@@ -140,7 +140,7 @@ class Memory:
         if self.keep is not None:
             try:
                 self.keep(self.run or 0, index, moment)
-            except Exception:
+            except Exception:  # an unwritable store: this session's memory only
                 pass
 
 

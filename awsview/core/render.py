@@ -98,7 +98,7 @@ def _duration(start: datetime | None, stop: datetime | None, now: float | None =
     return f"{(end - start).total_seconds():.1f} s" + ("" if stop else "…")
 
 
-def _panel(
+def panel(
     name: str,
     title: str,
     snapshots: list[Snapshot[Any]],
@@ -108,7 +108,8 @@ def _panel(
     empty_text: str = "none",
     subject: str = "",
 ) -> Panel:
-    """Freshness of a panel made of several snapshots: the worst one speaks for all."""
+    """The panel of ``rows``; its freshness and health are its snapshots' worst (the newest's
+    when all are ok). Every renderer makes its panels with it, in this module or outside."""
     order = [Health.ERROR, Health.STALE, Health.ABSENT, Health.OK]
     if not snapshots:
         return Panel(
@@ -151,7 +152,7 @@ def state_machines(model: LabModel, profile: LabProfile, now: float) -> list[Pan
             )
         )
     return [
-        _panel(
+        panel(
             "state_machines",
             "State machines",
             [snapshot] if snapshot else [],
@@ -175,7 +176,7 @@ def executions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
                     Row(e.arn, _EXECUTION_CELLS.get(e, None, lambda e=e: _execution_cells(e)))
                 )
     return [
-        _panel(
+        panel(
             "executions",
             "Executions",
             snapshots,
@@ -208,7 +209,7 @@ def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
             ):  # never read: the panel says why, it does not vanish
                 name = snapshot.key.rsplit(":", 1)[-1]
                 panels.append(
-                    _panel(
+                    panel(
                         "history",
                         f"History · {cell(name)}",
                         [snapshot],
@@ -239,7 +240,7 @@ def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
         unrelated = snapshot.data.unrelated
         note = f" · {cell(unrelated, 200)}" if unrelated else ""
         panels.append(
-            _panel(
+            panel(
                 "history",
                 f"History · {cell(snapshot.data.execution_name)}{note}",
                 [snapshot],
@@ -274,7 +275,7 @@ def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
             what = f"first {len(table.items):,}" if table.truncated else f"{len(table.items):,}"
             title += f" · {what}{total} items, read in pages"
         panels.append(
-            _panel(
+            panel(
                 "tables",
                 title,
                 [snapshot],
@@ -359,7 +360,7 @@ def queues(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
         for q in ((snapshot.data or ()) if snapshot else ())
     ]
     return [
-        _panel(
+        panel(
             "queues",
             "SQS queues",
             [snapshot] if snapshot else [],
@@ -403,7 +404,7 @@ def functions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
                 )
             )
     return [
-        _panel(
+        panel(
             "functions",
             "Lambda functions",
             [snapshot] if snapshot else [],
@@ -425,7 +426,7 @@ def logs(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
             for key, e in zip(line_keys(entries), entries)
         ]
         panels.append(
-            _panel(
+            panel(
                 "logs",
                 f"Logs · {cell(group)}",
                 [snapshot],
@@ -474,7 +475,7 @@ def roles(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
                 )
             )
     return [
-        _panel(
+        panel(
             "roles",
             "IAM roles",
             [snapshot] if snapshot else [],
@@ -552,7 +553,7 @@ def decisions(
         "BEFORE → AFTER",
         "BY",
     )
-    panel = _panel(
+    made = panel(
         "decisions",
         "Write decisions",
         _timeline_sources(model, profile),
@@ -561,7 +562,7 @@ def decisions(
         now,
         "no write decisions",
     )
-    return [dataclasses.replace(panel, note=_evidence_note(built, all_runs))]
+    return [dataclasses.replace(made, note=_evidence_note(built, all_runs))]
 
 
 def verdicts(
@@ -606,7 +607,7 @@ def verdicts(
                 )
             )
     columns = ("TABLE", "KEY", "VERDICT", "", "CONSUMER RESULTS")
-    panel = _panel(
+    made = panel(
         "verdicts",
         "Idempotency per business key",
         _timeline_sources(model, profile),
@@ -615,7 +616,7 @@ def verdicts(
         now,
         "no business keys written",
     )
-    return [dataclasses.replace(panel, note=_evidence_note(built, all_runs))]
+    return [dataclasses.replace(made, note=_evidence_note(built, all_runs))]
 
 
 def _run_cell(built: Any, number: int) -> str:
@@ -656,7 +657,7 @@ def retries(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
             )
     snapshots = model.with_prefix(keys.HISTORY_PREFIX)
     return [
-        _panel(
+        panel(
             "retries",
             "Retry / Catch, attempt by attempt",
             snapshots,
@@ -680,7 +681,7 @@ def checkpoints(model: LabModel, profile: LabProfile, now: float) -> list[Panel]
     # Checkpoints read the whole model: what could not be read says why a mark is "?".
     sources = ([snapshot] + _failing(list(model.snapshots.values()))) if snapshot else []
     return [
-        _panel(
+        panel(
             "checkpoints",
             f"Checkpoints · {cell(profile.name)}",
             sources,
@@ -719,17 +720,3 @@ def panels(
     """Every panel of the profile, in its order."""
     now = time.time() if now is None else now
     return [p for name in profile.panels for p in render(name, model, profile, now, all_runs)]
-
-
-def panel(
-    name: str,
-    title: str,
-    snapshots: list[Snapshot[Any]],
-    columns: tuple[str, ...],
-    rows: list[Row],
-    now: float,
-    empty_text: str = "none",
-    subject: str = "",
-) -> Panel:
-    """A panel whose freshness is its snapshots' worst: for a renderer outside this module."""
-    return _panel(name, title, snapshots, columns, rows, now, empty_text, subject)

@@ -167,7 +167,7 @@ def main():
                         "errorType": "Runtime.MarshalError",
                         "errorMessage": f"Unable to marshal response: {exc}",
                     }
-        except Exception as exc:
+        except Exception as exc:  # whatever the handler raised is its error
             response["error"] = _error(exc)
         except SystemExit as exc:
             response["error"] = {

@@ -42,7 +42,7 @@ def error_code(exc: BaseException) -> str:
 def _key_of(backend: Any, table_name: str, item: dict[str, Any]) -> dict[str, Any]:
     try:
         table = backend.get_table(table_name)
-    except Exception:
+    except Exception:  # moto's error types vary: no table, no key
         return {}
     names = [table.hash_key_attr, table.range_key_attr]
     return {n: item[n] for n in names if n and n in item}
@@ -101,7 +101,7 @@ def _read(backend: Any, target: _Target) -> dict[str, Any] | None:
         return None
     try:
         item = backend.get_item(target.table_name, target.key)
-    except Exception:
+    except Exception:  # no table, a bad key: no image
         return None
     return item.to_json()["Attributes"] if item is not None else None
 
@@ -145,7 +145,7 @@ def _journaled(original: Any, action: str, journal: Journal) -> Any:
             started = now()
             try:
                 result = original(self)
-            except Exception as exc:
+            except Exception as exc:  # whatever moto raised is journalled, then raised
                 code = error_code(exc)
                 codes = (
                     _cancellation_codes(exc, len(targets))

@@ -244,7 +244,7 @@ class LambdaRuntime:
                 self._cond.wait(1.0)
         try:
             return self._spawn(spec)
-        except Exception:
+        except Exception:  # whatever failed, the slot is given back
             self._release(key, None)
             raise
 

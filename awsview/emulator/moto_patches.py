@@ -381,7 +381,7 @@ def _patch_stepfunctions(runtime: LambdaRuntime) -> None:
         name = parameters.get("FunctionName", "")
         try:
             fn = lambda_backends[account][region].get_function(name, parameters.get("Qualifier"))
-        except Exception:
+        except Exception:  # moto's error types vary: not found, as AWS says
             raise _not_found(name) from None
         role_arn = getattr(state_credentials, "role_arn", None) or ""
         if not role_may_invoke(account, role_arn, fn.function_arn):

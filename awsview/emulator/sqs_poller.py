@@ -128,7 +128,7 @@ class SqsPoller:
                     sqs.delete_message(queue.name, message.receipt_handle)
                 except Exception:  # the queue may have been deleted meanwhile
                     log.debug("could not delete %s", message.id)
-        except Exception:
+        except Exception:  # one failed delivery must not stop the poller
             log.exception("delivery to %s failed", esm.function_arn)
         finally:
             with self._lock:

@@ -23,7 +23,7 @@ async def preflight(conn: Connection) -> str:
     """Proves the endpoint answers and the credentials work; returns the account id."""
     try:
         identity = await conn.call("sts", "get_caller_identity")
-    except Exception as exc:
+    except Exception as exc:  # whatever the call raised, in one line (classify)
         failure = classify(exc)
         raise PreflightError(
             f"cannot use {conn.describe()}: {failure.text}", failure.kind, failure.text

@@ -125,7 +125,7 @@ class _Prober:
         started = time.monotonic()
         try:
             return await self.conn.call(service, method, **params), None
-        except Exception as exc:
+        except Exception as exc:  # any failure of a probe is its verdict, never a crash
             failure = classify(exc)
             if failure.kind == "throttled":
                 self.throttled += 1
@@ -243,7 +243,7 @@ async def _emulator(endpoint: str | None, http_get: Any, probes: list[Probe]) ->
     for route in ("health", "journal?since=0&limit=1", "changes?since=0&limit=1"):
         try:
             found[route.split("?")[0]] = await get(f"{base}/_awsview/{route}")
-        except Exception as exc:
+        except Exception as exc:  # refused, reset, timed out, not JSON: the route's verdict
             found[route.split("?")[0]] = (0, classify(exc).text)
     health, journal, changes = found["health"], found["journal"], found["changes"]
     if health[0] == 200 and journal[0] == 200:
@@ -273,6 +273,13 @@ async def _emulator(endpoint: str | None, http_get: Any, probes: list[Probe]) ->
     return health[0] == 200 and journal[0] == 200
 
 
+def _refused(name: str, failed: Probe, actions: str, what: str = "") -> Probe:
+    """A capability the endpoint would not give, with the IAM actions to allow when it was denied
+    (another failure is not the policy's to fix); ``what`` says which part of it failed."""
+    fix = f"allow {actions}" if failed.state == "denied" else None
+    return Probe(name, failed.state, f"{what}{failed.detail}", fix)
+
+
 async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: list[Probe]) -> str:
     """ok | none (no executions yet) | denied | unavailable | error."""
     actions = (
@@ -281,14 +288,7 @@ async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: 
     )
     answer, failed = await prober.call("stepfunctions", "list_state_machines")
     if failed is not None:
-        probes.append(
-            Probe(
-                "step functions",
-                failed.state,
-                failed.detail,
-                f"allow {actions}" if failed.state == "denied" else None,
-            )
-        )
+        probes.append(_refused("step functions", failed, actions))
         return failed.state
     machines = [m for m in answer.get("stateMachines", []) if m["name"].startswith(profile.prefix)]
     if not machines:
@@ -301,14 +301,7 @@ async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: 
         maxResults=1,
     )
     if failed is not None:
-        probes.append(
-            Probe(
-                "step functions",
-                failed.state,
-                f"executions: {failed.detail}",
-                f"allow {actions}" if failed.state == "denied" else None,
-            )
-        )
+        probes.append(_refused("step functions", failed, actions, "executions: "))
         return failed.state
     executions = listed.get("executions", [])
     if not executions:
@@ -324,12 +317,7 @@ async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: 
     )
     if failed is not None:
         probes.append(
-            Probe(
-                "step functions",
-                failed.state,
-                f"histories: {failed.detail}",
-                "allow states:GetExecutionHistory" if failed.state == "denied" else None,
-            )
+            _refused("step functions", failed, "states:GetExecutionHistory", "histories: ")
         )
         return failed.state
     probes.append(Probe("step functions", "ok", "executions and their histories readable"))
@@ -404,17 +392,9 @@ async def _simple(
 ) -> None:
     params = {k: v for k, v in params.items() if v != ""}
     _, failed = await prober.call(service, method, **params)
-    if failed is None:
-        probes.append(Probe(name, "ok", "readable"))
-    else:
-        probes.append(
-            Probe(
-                name,
-                failed.state,
-                failed.detail,
-                f"allow {actions}" if failed.state == "denied" else None,
-            )
-        )
+    probes.append(
+        Probe(name, "ok", "readable") if failed is None else _refused(name, failed, actions)
+    )
 
 
 async def _logs(prober: _Prober, profile: profiles.LabProfile, probes: list[Probe]) -> None:
@@ -422,16 +402,7 @@ async def _logs(prober: _Prober, profile: profiles.LabProfile, probes: list[Prob
         "logs", "describe_log_groups", logGroupNamePrefix=f"/aws/lambda/{profile.prefix}"
     )
     if failed is not None:
-        probes.append(
-            Probe(
-                "logs",
-                failed.state,
-                failed.detail,
-                "allow logs:DescribeLogGroups, logs:FilterLogEvents"
-                if failed.state == "denied"
-                else None,
-            )
-        )
+        probes.append(_refused("logs", failed, "logs:DescribeLogGroups, logs:FilterLogEvents"))
         return
     groups = [g["logGroupName"] for g in answer.get("logGroups", [])]
     if not groups:

@@ -186,7 +186,7 @@ class TablePoller(Poller):
         keys = self._keys[name]
         try:
             units = await self._read(conn, name, keys, state)
-        except Exception:
+        except Exception:  # whatever failed, forget the keys, then raise it
             self._keys.pop(
                 name, None
             )  # describe again next time: the table may have been recreated

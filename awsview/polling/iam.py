@@ -96,7 +96,7 @@ class RolePoller(Poller):
                 try:
                     entry = (await conn.call("iam", "get_role", RoleName=name))["Role"]
                     roles[name] = await self._role(conn, entry)
-                except Exception as exc:
+                except Exception as exc:  # calls raise many types; classify() finds not-found
                     if not classify(exc).is_not_found:
                         raise
                     roles.pop(name, None)  # deleted
@@ -114,7 +114,7 @@ class RolePoller(Poller):
                 continue
             try:
                 roles.append(await self._role(conn, entry))
-            except Exception as exc:
+            except Exception as exc:  # calls raise many types; classify() finds not-found
                 if classify(exc).is_not_found:
                     continue  # deleted while we looked
                 raise
@@ -134,7 +134,7 @@ class RolePoller(Poller):
         for policy in inline:
             try:
                 got = await conn.call("iam", "get_role_policy", RoleName=name, PolicyName=policy)
-            except Exception as exc:
+            except Exception as exc:  # calls raise many types; classify() finds not-found
                 if classify(exc).is_not_found:
                     continue  # the policy was deleted while we looked; the role is still there
                 raise

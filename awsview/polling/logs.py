@@ -117,7 +117,7 @@ class LogPoller(Poller):
                 if not token:
                     break
                 params["nextToken"] = token
-        except Exception as exc:
+        except Exception as exc:  # calls raise many types; classify() finds not-found
             from awsview.aws.errors import classify as classify_error
 
             if classify_error(exc).is_not_found:

@@ -101,7 +101,7 @@ class QueuePoller(Poller):
                         "sqs", "get_queue_attributes", QueueUrl=url, AttributeNames=ATTRIBUTES
                     )
                 )["Attributes"]
-            except Exception as exc:
+            except Exception as exc:  # calls raise many types; classify() finds not-found
                 if classify(exc).is_not_found:
                     continue  # deleted between the listing and this call
                 raise

@@ -127,7 +127,7 @@ class Recorder:
             for key in [k for k in last if k not in current]:  # dropped by a poller
                 ops.append(("x", key))
                 del last[key]
-        except Exception as exc:
+        except Exception as exc:  # a recording must never stop the viewer: it stops itself
             self._stop(exc)
             return
         if ops:
@@ -164,7 +164,7 @@ class Recorder:
                 flags,
             )
             self.frames += 1
-        except Exception as exc:
+        except Exception as exc:  # disk full, file gone, a value that will not encode
             self._stop(exc)
 
     def _stop(self, exc: Exception) -> None:
@@ -227,7 +227,7 @@ class ClassRecorder:
             )
             try:
                 channel = self.writer.channel(learner.name, target_info(target), time.time())
-            except Exception as exc:
+            except Exception as exc:  # cannot write: this learner goes unrecorded
                 if self.on_stop is not None:
                     self.on_stop(f"recording stopped: {getattr(exc, 'strerror', None) or exc}")
                 return

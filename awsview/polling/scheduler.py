@@ -199,7 +199,7 @@ class Scheduler:
         except NoFeed:
             self._no_feed = True
             return False
-        except Exception:
+        except Exception:  # any failure of the feed: poll until it answers again
             follower.up = False
             return False
         changes, reset = follower.take(page)

@@ -46,7 +46,7 @@ async def _unless_deleted(call: Awaitable[Any]) -> Any:
     """
     try:
         return await call
-    except Exception as exc:
+    except Exception as exc:  # calls raise many types; classify() finds not-found
         if classify(exc).is_not_found:
             return None
         raise
@@ -181,7 +181,7 @@ class ExecutionPoller(Poller):
         for arn in arns:
             try:
                 described = await conn.call("stepfunctions", "describe_execution", executionArn=arn)
-            except Exception as exc:
+            except Exception as exc:  # calls raise many types; classify() finds not-found
                 if classify(exc).is_not_found:
                     return await self._executions(conn, machine, model)  # gone: list again
                 raise

@@ -74,7 +74,7 @@ class StreamPoller(Poller):
                     break
                 try:
                     page = await conn.call("dynamodbstreams", "get_records", ShardIterator=iterator)
-                except Exception as exc:
+                except Exception as exc:  # calls raise many types; error_code() finds expiry
                     if error_code(exc) in (
                         "ExpiredIteratorException",
                         "TrimmedDataAccessException",

@@ -143,9 +143,25 @@ def test_same_origin():
     assert not same_origin("null", "127.0.0.1:8000")
 
 
+def test_the_token_is_any_value_after_token(monkeypatch):
+    """A random URL-safe token starts with '-' one time in 32: still the token, not an option."""
+    from awsview.cli.main import UsageError, parse
+
+    monkeypatch.delenv("AWSVIEW_TOKEN", raising=False)
+    for value in ("-Kx3_tokenvalue", "--looks-like-an-option", "-h", "plain-token-value"):
+        assert parse(["serve", "--token", value, "--port", "8001"]).token == value
+        assert parse(["serve", f"--token={value}", "--port", "8001"]).token == value
+        assert parse(["serve", "--port", "8001", "--token", value]).token == value
+    with pytest.raises(UsageError, match="unrecognized arguments: -- --token x"):
+        parse(["serve", "--", "--token", "x"])  # after --, nothing is an option
+    with pytest.raises(UsageError, match="--token: expected one argument"):
+        parse(["serve", "--token"])
+    assert parse(["serve"]).token is None  # AWSVIEW_TOKEN is read by serve itself
+
+
 def test_the_token_guards_every_route_and_becomes_a_cookie():
-    token = secrets.token_urlsafe(16)
-    served = Served(f"--token={token}", "--endpoint-url", "http://127.0.0.1:9")
+    token = "-" + secrets.token_urlsafe(16)  # one that starts with '-', as it can by chance
+    served = Served("--token", token, "--endpoint-url", "http://127.0.0.1:9")
     try:
         assert f"?token={token}" in served.banner
         for path in ("", "static/js/textual.js", "ws", f"?token={token}x"):

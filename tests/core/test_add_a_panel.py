@@ -28,7 +28,7 @@ class CallerPoller(Poller):
         return [await self.fetch(model, self.kind, lambda: conn.call("sts", "get_caller_identity"))]
 
 
-# 2. The renderer (in awsview/core/render.py it would use `_panel`; outside it, `render.panel`).
+# 2. The renderer (`render.panel` makes the panel and its freshness from the snapshots).
 def caller(model, profile, now):
     snapshot = model.get("caller")
     identity = snapshot.data if snapshot and snapshot.data else {}
