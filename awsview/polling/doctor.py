@@ -20,6 +20,8 @@ from awsview import profiles
 from awsview.aws.errors import classify
 from awsview.aws.ratelimit import DEFAULT_RATE, RATES
 from awsview.aws.session import Connection, Target
+from awsview.model.history import parse_history
+from awsview.model.resources import History
 
 EXACT, INFERRED, MISSING = "exact", "inferred", "missing"
 # What a service that a backend does not implement answers (moto: 404 / UnknownOperation;
@@ -42,7 +44,7 @@ class Probe:
     """One capability, as the endpoint answered."""
 
     name: str
-    state: str  # ok | denied | unavailable | error | absent | n/a
+    state: str  # ok | denied | unavailable | error | absent | n/a | example
     detail: str
     fix: str | None = None
 
@@ -281,7 +283,8 @@ def _refused(name: str, failed: Probe, actions: str, what: str = "") -> Probe:
 
 
 async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: list[Probe]) -> str:
-    """ok | none (no executions yet) | denied | unavailable | error."""
+    """ok | none (no executions yet) | denied | unavailable | error | example (the histories
+    are a backend's fixed example, not the executions': stock moto)."""
     actions = (
         "states:ListStateMachines, states:DescribeStateMachine, states:ListExecutions, "
         "states:DescribeExecution, states:GetExecutionHistory"
@@ -309,7 +312,7 @@ async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: 
             Probe("step functions", "ok", f"{len(machines)} state machine(s), no execution yet")
         )
         return "ok"
-    _, failed = await prober.call(
+    history, failed = await prober.call(
         "stepfunctions",
         "get_execution_history",
         executionArn=executions[0]["executionArn"],
@@ -320,6 +323,20 @@ async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: 
             _refused("step functions", failed, "states:GetExecutionHistory", "histories: ")
         )
         return failed.state
+    events = parse_history(history.get("events") or [])
+    started = executions[0].get("startDate")
+    if History(executions[0]["executionArn"], "", events, False, started).unrelated:
+        probes.append(
+            Probe(
+                "step functions",
+                "example",
+                "executions readable but never run: every history is the same example "
+                f"(events dated {events.events[0].timestamp:%Y-%m-%d %H:%M}, before the "
+                "execution started), as stock moto answers",
+                "the AWS View emulator (`awsview emulator`) or AWS run executions",
+            )
+        )
+        return "example"
     probes.append(Probe("step functions", "ok", "executions and their histories readable"))
     return "ok"
 
@@ -455,8 +472,16 @@ def _verdicts(
     verdicts = {}
     machine_panels = ("state_machines", "executions", "history", "retries")
     for panel in machine_panels:
-        if sfn == "ok":
+        if sfn == "ok" or (sfn == "example" and panel in ("state_machines", "executions")):
             verdicts[panel] = PanelVerdict(panel, EXACT, "read from Step Functions")
+        elif sfn == "example":
+            probe = probes["step functions"]
+            verdicts[panel] = PanelVerdict(
+                panel,
+                MISSING,
+                "the backend does not run executions: its histories are a fixed example",
+                probe.fix,
+            )
         else:
             probe = probes["step functions"]
             fix = probe.fix or (

@@ -55,3 +55,18 @@ def test_stock_moto_s_example_history_is_named_as_such(moto_url):
     assert "stock moto" in title
     retries = lines[lines.index(next(x for x in lines if x.startswith("== Retry / Catch"))) + 1]
     assert "no task attempts yet" in retries  # nothing explained from the example
+
+
+async def test_the_doctor_says_the_histories_are_an_example(moto_url):
+    """After the test above: an execution exists on stock moto."""
+    from awsview.aws.session import Target
+    from awsview.polling.doctor import EXACT, MISSING, diagnose
+
+    diagnosis = await diagnose(Target(endpoint_url=moto_url), "ev04")
+    probe = diagnosis.probe("step functions")
+    assert probe.state == "example" and "2020-01-01" in probe.detail, probe
+    assert "awsview emulator" in probe.fix
+    assert diagnosis.panel("executions").level == EXACT
+    for panel in ("history", "retries"):
+        verdict = diagnosis.panel(panel)
+        assert verdict.level == MISSING and "fixed example" in verdict.why, verdict
