@@ -1,5 +1,6 @@
 """What the viewer draws per frame while a lab plays: highlights that fade on a shared beat, so
-panels lit at different moments fade in one frame; a row that moves is not drawn again."""
+panels lit at different moments fade in one frame; a row that moves is not drawn again; a panel
+that grows costs one layout, not two."""
 
 from __future__ import annotations
 
@@ -112,3 +113,32 @@ async def test_a_row_that_moves_keeps_its_drawn_line_with_its_new_index(monkeypa
                 (s.text, s.style, s.style and s.style.meta) for s in fresh
             ]
         assert [s.style.meta["row"] for s in lines[3] if s.style] == [2] * len(list(lines[3]))
+
+
+async def test_the_board_scrolls_to_its_new_end_when_a_panel_grows():
+    """A panel that gains rows makes the board taller without a second layout: the board's
+    scrollable height and its scrollbar follow, and the last panel can be scrolled to."""
+    profile, model = sample.sample("ev04")
+    app = AWSViewApp(model=model, profile=profile, options=ViewerOptions(clock=lambda: sample.NOW))
+    async with app.run_test(size=(100, 24)) as pilot:
+        await settle(pilot)
+        board = app.board
+        tall = board.virtual_size.height
+        assert tall > board.size.height and board.vertical_scrollbar.window_virtual_size == tall
+        runs = model.data("executions:labex-ev04-orders")
+        more = tuple(
+            dataclasses.replace(runs[0], name=f"more-{i}", arn=f"{runs[0].arn}-more-{i}")
+            for i in range(4)
+        )
+        model.apply([sample.ok("executions:labex-ev04-orders", runs + more)])
+        await settle(pilot)
+        assert len(view(app, "executions").keys) == len(runs) + 4
+        grown = board.virtual_size.height
+        assert grown == tall + 4
+        assert board.vertical_scrollbar.window_virtual_size == grown
+        assert board.max_scroll_y == grown - board.scrollable_content_region.height
+        board.scroll_end(animate=False)
+        await settle(pilot)
+        last = board.ordered[-1]
+        assert board.scroll_y == board.max_scroll_y
+        assert last.region.bottom <= board.region.bottom  # the last panel is on screen
