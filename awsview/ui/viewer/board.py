@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from textual.containers import VerticalScroll
+from textual.geometry import Size
 from textual.widget import Widget
 
 from awsview.core.feed import ShownPanel
@@ -37,6 +38,18 @@ class PanelBoard(VerticalScroll):
         self.zoomed: PanelView | None = None
         self.current: PanelView | None = None
         self.cell_width: int | None = None  # one grid cell's width when wide, else None
+
+    def validate_virtual_size(self, size: Size) -> Size:
+        """The board's new scrollable size, stored without asking for another layout.
+
+        Textual sets it while laying the screen out (and updates the scrollbar then); a new one
+        asks for a second whole-screen layout in the next frame, which moves nothing: a panel
+        that grows by a row changes the board's height every time (see PanelView's).
+        """
+        before = self.virtual_size
+        if size != before:
+            self.set_reactive(Widget.virtual_size, size)
+        return before  # what the setter compares with: equal, so no layout
 
     def set_layout(self, width: int) -> None:
         layout = layout_for(width)
