@@ -48,12 +48,23 @@ class Poller:
         return False
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
-        raise NotImplementedError
+        """Read everything."""
+        return await self._poll(conn, model, None)
 
     async def refresh(
         self, conn: Connection, model: LabModel, names: frozenset[str]
     ) -> list[Snapshot[Any]]:
-        """Read only the resources the change feed named (by default: everything)."""
+        """Read only the resources the change feed named."""
+        return await self._poll(conn, model, names)
+
+    async def _poll(
+        self, conn: Connection, model: LabModel, only: frozenset[str] | None
+    ) -> list[Snapshot[Any]]:
+        """One read, of ``only`` the named resources (None: everything). A poller defines this
+        and gets both ``poll`` and ``refresh``; one that defines ``poll`` alone reads everything
+        when the feed names some of its resources."""
+        if only is None:
+            raise NotImplementedError
         return await self.poll(conn, model)
 
     async def fetch(

@@ -63,18 +63,10 @@ class LogPoller(Poller):
         super().__init__(profile)
         self._follows: dict[str, _Follow] = {}
 
-    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
-        return await self._poll(conn, model, None)
-
-    async def refresh(
-        self, conn: Connection, model: LabModel, names: frozenset[str]
-    ) -> list[Snapshot[Any]]:
-        """Follows only the groups the change feed named."""
-        return await self._poll(conn, model, names)
-
     async def _poll(
         self, conn: Connection, model: LabModel, only: frozenset[str] | None
     ) -> list[Snapshot[Any]]:
+        """Follows the groups (``only``: those the change feed named)."""
         groups = list(self.profile.log_groups)
         snapshots = []
         if self.profile.generic:

@@ -263,18 +263,10 @@ class HistoryPoller(Poller):
     def is_busy(self, model: LabModel) -> bool:
         return any(not s.data.complete for s in model.with_prefix(f"{HISTORY}:") if s.data)
 
-    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
-        return await self._poll(conn, model, None)
-
-    async def refresh(
-        self, conn: Connection, model: LabModel, names: frozenset[str]
-    ) -> list[Snapshot[Any]]:
-        """Reads on only the histories of the executions the change feed named."""
-        return await self._poll(conn, model, names)
-
     async def _poll(
         self, conn: Connection, model: LabModel, only: frozenset[str] | None
     ) -> list[Snapshot[Any]]:
+        """Reads on the histories (``only``: of the executions the change feed named)."""
         executions = [e for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ())]
         executions.sort(key=lambda e: (e.started is None, e.started), reverse=True)
         machines = model.get(MACHINES)
