@@ -6,6 +6,7 @@ execution is described once; a finished execution's history is fetched once and 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from collections.abc import Awaitable
@@ -155,8 +156,8 @@ class ExecutionPoller(Poller):
     async def refresh(
         self, conn: Connection, model: LabModel, names: frozenset[str]
     ) -> list[Snapshot[Any]]:
-        """The executions the change feed named (started or ended): an execution already shown
-        is described alone; a new one means listing its machine's executions."""
+        """The executions the change feed named (started or ended), each described alone: the
+        feed names every execution that starts, so a new one needs no listing of its machine."""
         wanted: dict[str, set[str]] = {}
         for name in names:
             wanted.setdefault(machine_name(name), set()).add(name)
@@ -173,24 +174,29 @@ class ExecutionPoller(Poller):
     async def _changed(
         self, conn: Connection, machine: StateMachine, arns: set[str], model: LabModel
     ) -> tuple[Execution, ...]:
+        """The machine's executions with those named described again (at once, side by side):
+        on a busy 2-core machine the listing this saves took 0.1-0.2 s, and a changed execution
+        waited for it and for the describes of the others new in it. Listed again when nothing
+        is known yet, or when a named one is gone (deleted with its machine)."""
         known = model.data(f"{EXECUTIONS}:{machine.name}")
-        shown = {e.arn: e for e in known or ()}
-        if known is None or not arns <= set(shown):
+        if known is None or any(arn.split(":")[5:6] != ["execution"] for arn in arns):
             return await self._executions(conn, machine, model)
-        fresh = {}
-        for arn in arns:
-            try:
-                described = await conn.call("stepfunctions", "describe_execution", executionArn=arn)
-            except Exception as exc:
-                if classify(exc).is_not_found:
-                    return await self._executions(conn, machine, model)  # gone: list again
-                raise
-            if described.get("startDate") != shown[arn].started:
-                return await self._executions(conn, machine, model)  # the same name ran again
-            fresh[arn] = self._execution(
-                machine, {"executionArn": arn, "name": shown[arn].name}, described
+        described = await asyncio.gather(
+            *(
+                _unless_deleted(conn.call("stepfunctions", "describe_execution", executionArn=arn))
+                for arn in sorted(arns)
             )
-        return tuple(fresh.get(e.arn, e) for e in known)
+        )
+        if any(d is None for d in described):
+            return await self._executions(conn, machine, model)  # gone: list again
+        fresh = {
+            arn: self._execution(machine, {"executionArn": arn, "name": d.get("name")}, d)
+            for arn, d in zip(sorted(arns), described)
+        }
+        # A name run again has a new start: the described run replaces the one shown.
+        executions = [fresh.pop(e.arn, e) for e in known] + list(fresh.values())
+        executions.sort(key=lambda e: (e.started is None, e.started), reverse=True)
+        return tuple(executions[:MAX_EXECUTIONS])
 
     async def _executions(
         self, conn: Connection, machine: StateMachine, model: LabModel
