@@ -43,6 +43,11 @@ class Poller:
     def prefix_match(self, name: str) -> bool:
         return name.startswith(self.profile.prefix) if self.profile.prefix else True
 
+    def after_change(self, model: LabModel) -> frozenset[str] | None:
+        """With a change feed, once its inputs (``after``) changed in the model: the names to
+        read (none: no read), or None for everything."""
+        return None
+
     def is_busy(self, model: LabModel) -> bool:
         """True while this kind's own resources are moving (e.g. an execution is RUNNING)."""
         return False

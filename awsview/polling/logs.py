@@ -4,6 +4,7 @@ transferred about once. Multi-line events are split; lines are classified and re
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict, deque
 from typing import Any
 
@@ -77,10 +78,16 @@ class LogPoller(Poller):
                 self._follows.pop(group, None)
         if only is not None:
             groups = [g for g in groups if g in only]
-        return snapshots + [
-            await self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
-            for group in groups
-        ]
+        # Side by side: one after another, a line of the first group waited for the reads of
+        # the others (a Lambda and the function it calls write to two groups at once).
+        return snapshots + list(
+            await asyncio.gather(
+                *(
+                    self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
+                    for group in groups
+                )
+            )
+        )
 
     async def _groups(self, conn: Connection) -> tuple[str, ...]:
         described = await conn.pages(

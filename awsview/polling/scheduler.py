@@ -126,7 +126,9 @@ class Scheduler:
                 if poller.after and any(
                     s.kind != poller.kind and s.key.startswith(poller.after) for s in changed
                 ):
-                    self._pending[poller.kind].mark(None)
+                    names = poller.after_change(self.model)
+                    if names is None or names:
+                        self._pending[poller.kind].mark(names)
         elif self.model.recently_changed(window=1.0):
             # A change anywhere (say the journal saw a write) wakes the idle loops at once.
             for pending in self._pending.values():

@@ -214,6 +214,58 @@ async def test_executions_named_by_the_feed_are_described_without_listing_their_
             await scheduler.stop()
 
 
+async def test_a_running_executions_history_is_not_read_again_when_another_execution_changes(
+    emulator,
+):
+    """A running execution's history is read when the feed names a new event of it, not each
+    time some execution of the lab starts or ends (that read all unfinished histories)."""
+    sfn = emulator.client("stepfunctions")
+    role = "arn:aws:iam::123456789012:role/feed-y-role"
+    slow = sfn.create_state_machine(
+        name="feed-y-slow",
+        definition=json.dumps(
+            {"StartAt": "Long", "States": {"Long": {"Type": "Wait", "Seconds": 600, "End": True}}}
+        ),
+        roleArn=role,
+    )["stateMachineArn"]
+    quick = sfn.create_state_machine(
+        name="feed-y-quick", definition=json.dumps(WAIT_MACHINE), roleArn=role
+    )["stateMachineArn"]
+    waiting = sfn.start_execution(stateMachineArn=slow, name="waits")["executionArn"]
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        read: list[str] = []
+        call = conn.call
+
+        async def recording(service: str, method: str, **params: Any) -> Any:
+            if method == "get_execution_history":
+                read.append(params["executionArn"])
+            return await call(service, method, **params)
+
+        conn.call = recording  # the real call, counted
+        scheduler = _scheduler(conn, "feed-y-")
+        scheduler.start()
+        try:
+            await _ready(scheduler)
+            await until(
+                lambda: _rows(scheduler, f"history:{waiting}") is not None, DEADLINE, "history"
+            )
+            await asyncio.sleep(1.0)  # the first reads settle
+            read.clear()
+            run = (
+                await asyncio.to_thread(sfn.start_execution, stateMachineArn=quick, name="run-1")
+            )["executionArn"]
+            await until(
+                lambda: (h := _rows(scheduler, f"history:{run}")) is not None and h.complete,
+                DEADLINE,
+                "the other execution's history, complete",
+            )
+            assert run in read
+            assert waiting not in read
+        finally:
+            await scheduler.stop()
+            await asyncio.to_thread(sfn.stop_execution, executionArn=waiting)
+
+
 # -- where the endpoint came from -------------------------------------------------------------
 
 
