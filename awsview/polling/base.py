@@ -43,17 +43,33 @@ class Poller:
     def prefix_match(self, name: str) -> bool:
         return name.startswith(self.profile.prefix) if self.profile.prefix else True
 
+    def after_change(self, model: LabModel) -> frozenset[str] | None:
+        """With a change feed, once its inputs (``after``) changed in the model: the names to
+        read (none: no read), or None for everything."""
+        return None
+
     def is_busy(self, model: LabModel) -> bool:
         """True while this kind's own resources are moving (e.g. an execution is RUNNING)."""
         return False
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
-        raise NotImplementedError
+        """Read everything."""
+        return await self._poll(conn, model, None)
 
     async def refresh(
         self, conn: Connection, model: LabModel, names: frozenset[str]
     ) -> list[Snapshot[Any]]:
-        """Read only the resources the change feed named (by default: everything)."""
+        """Read only the resources the change feed named."""
+        return await self._poll(conn, model, names)
+
+    async def _poll(
+        self, conn: Connection, model: LabModel, only: frozenset[str] | None
+    ) -> list[Snapshot[Any]]:
+        """One read, of ``only`` the named resources (None: everything). A poller defines this
+        and gets both ``poll`` and ``refresh``; one that defines ``poll`` alone reads everything
+        when the feed names some of its resources."""
+        if only is None:
+            raise NotImplementedError
         return await self.poll(conn, model)
 
     async def fetch(

@@ -96,18 +96,10 @@ class TablePoller(Poller):
             str, dict[tuple, dict[str, Any]]
         ] = {}  # table → key → the item last shown
 
-    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
-        return await self._poll(conn, model, None)
-
-    async def refresh(
-        self, conn: Connection, model: LabModel, names: frozenset[str]
-    ) -> list[Snapshot[Any]]:
-        """Scans only the tables the change feed named (a generic view lists them first)."""
-        return await self._poll(conn, model, names)
-
     async def _poll(
         self, conn: Connection, model: LabModel, only: frozenset[str] | None
     ) -> list[Snapshot[Any]]:
+        """The tables (``only``: those the change feed named), listed first in a generic view."""
         names = list(self.profile.tables())
         snapshots = []
         if self.profile.generic:

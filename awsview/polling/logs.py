@@ -4,6 +4,7 @@ transferred about once. Multi-line events are split; lines are classified and re
 
 from __future__ import annotations
 
+import asyncio
 from collections import OrderedDict, deque
 from typing import Any
 
@@ -63,18 +64,10 @@ class LogPoller(Poller):
         super().__init__(profile)
         self._follows: dict[str, _Follow] = {}
 
-    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
-        return await self._poll(conn, model, None)
-
-    async def refresh(
-        self, conn: Connection, model: LabModel, names: frozenset[str]
-    ) -> list[Snapshot[Any]]:
-        """Follows only the groups the change feed named."""
-        return await self._poll(conn, model, names)
-
     async def _poll(
         self, conn: Connection, model: LabModel, only: frozenset[str] | None
     ) -> list[Snapshot[Any]]:
+        """Follows the groups (``only``: those the change feed named)."""
         groups = list(self.profile.log_groups)
         snapshots = []
         if self.profile.generic:
@@ -85,10 +78,16 @@ class LogPoller(Poller):
                 self._follows.pop(group, None)
         if only is not None:
             groups = [g for g in groups if g in only]
-        return snapshots + [
-            await self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
-            for group in groups
-        ]
+        # Side by side: one after another, a line of the first group waited for the reads of
+        # the others (a Lambda and the function it calls write to two groups at once).
+        return snapshots + list(
+            await asyncio.gather(
+                *(
+                    self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
+                    for group in groups
+                )
+            )
+        )
 
     async def _groups(self, conn: Connection) -> tuple[str, ...]:
         described = await conn.pages(

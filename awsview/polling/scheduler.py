@@ -126,7 +126,9 @@ class Scheduler:
                 if poller.after and any(
                     s.kind != poller.kind and s.key.startswith(poller.after) for s in changed
                 ):
-                    self._pending[poller.kind].mark(None)
+                    names = poller.after_change(self.model)
+                    if names is None or names:
+                        self._pending[poller.kind].mark(names)
         elif self.model.recently_changed(window=1.0):
             # A change anywhere (say the journal saw a write) wakes the idle loops at once.
             for pending in self._pending.values():
@@ -261,17 +263,21 @@ class Scheduler:
         """Waits until this poller should poll again; returns what to read (None: everything)."""
         pending = self._pending[poller.kind]
         timeout = self.safety * self.speed if self.pushed else wait
+        # asyncio.timeout, not wait_for: on Python 3.11 wait_for runs the wait as a task of its
+        # own, and a wake took three turns of the event loop instead of one; on a busy machine
+        # each turn can wait behind a screen update.
         try:
-            await asyncio.wait_for(
-                pending.event.wait(), timeout=max(0.05, timeout - (time.monotonic() - started))
-            )
+            async with asyncio.timeout(max(0.05, timeout - (time.monotonic() - started))):
+                await pending.event.wait()
         except TimeoutError:
             pending.take()
             return None
         # Woken: a burst of changes (or of wake-ups) becomes one poll. The feed may have come up
         # or gone down meanwhile: its state now decides.
         if self.pushed:
-            await asyncio.sleep(max(0.0, PUSHED_GAP_S - (time.monotonic() - started)))
+            gap = PUSHED_GAP_S - (time.monotonic() - started)
+            if gap > 0:  # past the gap, read now: no extra turn of the loop
+                await asyncio.sleep(gap)
         else:
             await asyncio.sleep(
                 max(0.05, poller.fast_interval * self.speed - (time.monotonic() - started))

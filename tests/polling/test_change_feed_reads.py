@@ -10,6 +10,7 @@ what reaches the model within the deadline came through the feed.
 from __future__ import annotations
 
 import asyncio
+import json
 import textwrap
 import time
 from typing import Any
@@ -22,7 +23,7 @@ from awsview.core import render
 from awsview.model.snapshot import Health
 from awsview.polling.dynamodb import READ_UNITS_PER_S, TablePoller
 from awsview.polling.scheduler import Scheduler
-from tests.polling.test_change_feed import _ready, _rows, until
+from tests.polling.test_change_feed import WAIT_MACHINE, _ready, _rows, until
 from tests.support.helpers import create_table
 
 SLOWER = 1000.0  # polling: every 5 min while active, 2 h idle
@@ -161,6 +162,108 @@ async def test_a_queues_depth_stays_whole_across_a_feed_read_of_another_queue(em
             assert [p[1:] for p in queue("feed-k-b").depth] == [(0, 0), (1, 0)]
         finally:
             await scheduler.stop()
+
+
+# -- executions named by the feed ---------------------------------------------------------------
+
+
+async def test_executions_named_by_the_feed_are_described_without_listing_their_machine(emulator):
+    """The feed names every execution that starts and ends: each is described alone (the listing
+    of its machine was one more round trip before a new execution's row, 0.1-0.2 s on a busy
+    machine), and a name run again replaces the earlier run."""
+    sfn = emulator.client("stepfunctions")
+    machine = sfn.create_state_machine(
+        name="feed-x-flow",
+        definition=json.dumps(WAIT_MACHINE),
+        roleArn="arn:aws:iam::123456789012:role/feed-x-role",
+    )["stateMachineArn"]
+    sfn.start_execution(stateMachineArn=machine, name="run-0")
+
+    def runs(scheduler: Scheduler) -> dict[str, str]:
+        return {e.name: e.status for e in _rows(scheduler, "executions:feed-x-flow") or ()}
+
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        scheduler = _scheduler(conn, "feed-x-")
+        scheduler.start()
+        try:
+            await _ready(scheduler)
+            await until(lambda: runs(scheduler).get("run-0") == "SUCCEEDED", DEADLINE, "run-0")
+            listings = conn.limiter.calls[("stepfunctions", "ListExecutions")]
+            first = runs(scheduler)
+            for name in ("run-1", "run-2"):
+                await asyncio.to_thread(sfn.start_execution, stateMachineArn=machine, name=name)
+            await until(
+                lambda: runs(scheduler) == {**first, "run-1": "SUCCEEDED", "run-2": "SUCCEEDED"},
+                DEADLINE,
+                "two executions started and ended, through the feed",
+            )
+            shown = _rows(scheduler, "executions:feed-x-flow")
+            assert [e.name for e in shown] == ["run-2", "run-1", "run-0"]  # newest first
+            assert all(e.described and e.stopped for e in shown)
+            assert conn.limiter.calls[("stepfunctions", "ListExecutions")] == listings
+            await until(
+                lambda: all(
+                    _rows(scheduler, f"history:{e.arn}") is not None
+                    and _rows(scheduler, f"history:{e.arn}").complete
+                    for e in _rows(scheduler, "executions:feed-x-flow")
+                ),
+                DEADLINE,
+                "their histories, complete",
+            )
+        finally:
+            await scheduler.stop()
+
+
+async def test_a_running_executions_history_is_not_read_again_when_another_execution_changes(
+    emulator,
+):
+    """A running execution's history is read when the feed names a new event of it, not each
+    time some execution of the lab starts or ends (that read all unfinished histories)."""
+    sfn = emulator.client("stepfunctions")
+    role = "arn:aws:iam::123456789012:role/feed-y-role"
+    slow = sfn.create_state_machine(
+        name="feed-y-slow",
+        definition=json.dumps(
+            {"StartAt": "Long", "States": {"Long": {"Type": "Wait", "Seconds": 600, "End": True}}}
+        ),
+        roleArn=role,
+    )["stateMachineArn"]
+    quick = sfn.create_state_machine(
+        name="feed-y-quick", definition=json.dumps(WAIT_MACHINE), roleArn=role
+    )["stateMachineArn"]
+    waiting = sfn.start_execution(stateMachineArn=slow, name="waits")["executionArn"]
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        read: list[str] = []
+        call = conn.call
+
+        async def recording(service: str, method: str, **params: Any) -> Any:
+            if method == "get_execution_history":
+                read.append(params["executionArn"])
+            return await call(service, method, **params)
+
+        conn.call = recording  # the real call, counted
+        scheduler = _scheduler(conn, "feed-y-")
+        scheduler.start()
+        try:
+            await _ready(scheduler)
+            await until(
+                lambda: _rows(scheduler, f"history:{waiting}") is not None, DEADLINE, "history"
+            )
+            await asyncio.sleep(1.0)  # the first reads settle
+            read.clear()
+            run = (
+                await asyncio.to_thread(sfn.start_execution, stateMachineArn=quick, name="run-1")
+            )["executionArn"]
+            await until(
+                lambda: (h := _rows(scheduler, f"history:{run}")) is not None and h.complete,
+                DEADLINE,
+                "the other execution's history, complete",
+            )
+            assert run in read
+            assert waiting not in read
+        finally:
+            await scheduler.stop()
+            await asyncio.to_thread(sfn.stop_execution, executionArn=waiting)
 
 
 # -- where the endpoint came from -------------------------------------------------------------
