@@ -37,6 +37,33 @@ def layout_for(width: int) -> str:
 class PanelBoard(VerticalScroll):
     """Holds the panel views; knows the layout, the zoomed panel and the current one."""
 
+    # The styles of the panels' cells, read by each PanelView (one set, not one per panel).
+    COMPONENT_CLASSES = {
+        "panel--good",
+        "panel--bad",
+        "panel--warn",
+        "panel--busy",
+        "panel--dim",
+        "panel--new",
+        "panel--changed",
+        "panel--mark",
+        "panel--more",
+    }
+
+    DEFAULT_CSS = """
+    PanelBoard {
+        & > .panel--good { color: $success; }
+        & > .panel--bad { color: $error; text-style: bold; }
+        & > .panel--warn { color: $warning; }
+        & > .panel--busy { color: $accent; text-style: italic; }
+        & > .panel--dim { text-style: dim; }
+        & > .panel--new { background: $success 25%; }
+        & > .panel--changed { background: $warning 30%; text-style: bold; }
+        & > .panel--mark { color: $warning; text-style: bold underline; }
+        & > .panel--more { color: $foreground-muted; text-style: italic; }
+    }
+    """
+
     def __init__(self, highlight_seconds: float, clock: Callable[[], float], **kwargs) -> None:
         super().__init__(**kwargs)
         self.can_focus = False
