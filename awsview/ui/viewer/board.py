@@ -19,14 +19,15 @@ from textual.containers import VerticalScroll
 from textual.widget import Widget
 
 from awsview.core.feed import ShownPanel
-from awsview.ui.viewer.cells import alive
+from awsview.ui.viewer.cells import alive, natural_widths
 from awsview.ui.viewer.panel import PanelView
 
 WIDE_AT = 120
 THREE_COLUMNS_AT = 180
-# The fewest lines a panel of n rows takes: borders, and a header and rows up to the lowest
-# table height the board's CSS allows (app.tcss: 12 lines compact, 16 wide), or one body line.
-LEAST_TABLE_LINES = 12
+# A table's height, header included, when it has more rows than it shows (app.tcss's max-height
+# for the compact and the wide board): what the first screen's panels take is counted from them.
+TABLE_LINES_COMPACT = 12
+TABLE_LINES_WIDE = 16
 
 
 def layout_for(width: int) -> str:
@@ -140,24 +141,36 @@ class PanelBoard(VerticalScroll):
         self.arrange_grid()
 
     def _first_screen_count(self, shown: list[ShownPanel]) -> int:
-        """How many panels to mount at the first sync: enough to fill the screen even were they
-        stacked, each at its fewest lines, and three more (a grid row, so the first frame is
-        the screen the learner keeps); the others are mounted right after the first frame."""
+        """How many panels to mount at the first sync: those the first screen shows, and the
+        first one that starts below it (so the first frame is the screen the learner keeps, and
+        says so); the others are mounted right after the first frame.
+
+        The panels are placed as the grid will place them (spans as `arrange_grid` gives them),
+        each at its fewest lines (borders, header, rows up to the table's height; one body
+        line), so a panel counted as below the screen is. Should the count fall short, the
+        rest come a frame later all the same."""
         self._first_screen = False
         if not alive(self):
             return len(shown)
         room = self.app.size.height  # the board's height is not known before its first layout
-        count = 0
-        for item in shown:
-            if room <= 0:
-                break
-            rows = len(item.panel.rows)
-            room -= 2 + (min(rows + 1 + bool(item.more), LEAST_TABLE_LINES) if rows else 1)
-            count += 1
-        count = min(len(shown), count + 3)
-        if count < len(shown):
-            self.call_after_refresh(self._mount_rest)
-        return count
+        columns = (3 if self.has_class("-three") else 2) if self.cell_width else 1
+        most = TABLE_LINES_WIDE if self.cell_width else TABLE_LINES_COMPACT
+        top = height = 0  # the current grid row's top and height
+        used = columns
+        for count, item in enumerate(shown):
+            rows = item.panel.rows
+            span = 1
+            if self.cell_width and rows:
+                natural = natural_widths(item.panel.columns, [r.cells for r in rows])
+                span = columns if sum(natural) + 2 * len(natural) + 3 > self.cell_width else 1
+            if used + span > columns:
+                top, height, used = top + height, 0, 0
+                if top >= room:  # this panel starts below the screen, and every later one
+                    self.call_after_refresh(self._mount_rest)
+                    return count + 1
+            used += span
+            height = max(height, 2 + (min(len(rows) + 1 + bool(item.more), most) if rows else 1))
+        return len(shown)
 
     def _mount_rest(self) -> None:
         """Mount the views the first sync kept back, each after the one before it."""
