@@ -75,6 +75,7 @@ class PanelBoard(VerticalScroll):
         self.current: PanelView | None = None
         self.cell_width: int | None = None  # one grid cell's width when wide, else None
         self._first_screen = True  # no sync yet: the first one mounts what the screen shows
+        self.kept_back: tuple[str, ...] = ()  # the panels the first sync mounted after its frame
 
     def set_layout(self, width: int) -> None:
         layout = layout_for(width)
@@ -166,6 +167,7 @@ class PanelBoard(VerticalScroll):
             if used + span > columns:
                 top, height, used = top + height, 0, 0
                 if top >= room:  # this panel starts below the screen, and every later one
+                    self.kept_back = tuple(later.id for later in shown[count + 1 :])
                     self.call_after_refresh(self._mount_rest)
                     return count + 1
             used += span
