@@ -164,9 +164,7 @@ class AWSViewApp(App[int]):
         self._last_round = 0.0  # when the panels were last brought up to date (monotonic)
         self._round_timer: Any = None  # a round put off to keep rounds apart
         self._input_at = -INPUT_RECENT_S  # when the last key or mouse event came
-        self._board = PanelBoard(
-            self.highlight_seconds, self.monotonic, first_screen_first=freezer is None, id="board"
-        )
+        self._board = PanelBoard(self.highlight_seconds, self.monotonic, id="board")
         self._collector_paused = False  # the garbage collector, off until the first paint
 
     # -- layout ----------------------------------------------------------------------------

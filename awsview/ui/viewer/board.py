@@ -65,13 +65,7 @@ class PanelBoard(VerticalScroll):
     }
     """
 
-    def __init__(
-        self,
-        highlight_seconds: float,
-        clock: Callable[[], float],
-        first_screen_first: bool = True,
-        **kwargs,
-    ) -> None:
+    def __init__(self, highlight_seconds: float, clock: Callable[[], float], **kwargs) -> None:
         super().__init__(**kwargs)
         self.can_focus = False
         self.views: dict[str, PanelView] = {}
@@ -80,10 +74,7 @@ class PanelBoard(VerticalScroll):
         self.zoomed: PanelView | None = None
         self.current: PanelView | None = None
         self.cell_width: int | None = None  # one grid cell's width when wide, else None
-        # No sync yet: the first one mounts what the screen shows. Off for a frozen capture
-        # (docs, screenshots): seen twice under load, a panel mounted late kept a column plan
-        # made for a width it no longer had, which only the next sync (a tick, a change) fixes.
-        self._first_screen = first_screen_first
+        self._first_screen = True  # no sync yet: the first one mounts what the screen shows
         self.kept_back: tuple[str, ...] = ()  # the panels the first sync mounted after its frame
 
     def set_layout(self, width: int) -> None:
