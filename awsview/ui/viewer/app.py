@@ -11,7 +11,7 @@ import gc
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
 from textual.app import App, ComposeResult
@@ -21,7 +21,6 @@ from textual.message import Message
 from textual.widgets import Footer, Input, Static
 
 from awsview import profiles
-from awsview.aws.session import Target
 from awsview.core.changes import ItemChanges
 from awsview.core.feed import DEFAULT_CAP, PanelFeed
 from awsview.model import keys
@@ -34,6 +33,9 @@ from awsview.ui.viewer.cells import alive, plain
 from awsview.ui.viewer.commands import LabCommands, PanelCommands, ThemeCommands
 from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelView
 from awsview.ui.viewer.presenter import Presenter, allows
+
+if TYPE_CHECKING:  # the session (and botocore's exceptions) only once a target is polled
+    from awsview.aws.session import Target
 
 FILTER_DELAY_S = 0.15
 FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet moment …

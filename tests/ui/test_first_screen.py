@@ -1,0 +1,61 @@
+"""The board mounts the panels of the first screen first and the others right after the first
+frame: none of those kept back is on the first screen, every panel shows its data once the
+screen settles, in the profile's order, and a panel mounted late is visited like any other."""
+
+from __future__ import annotations
+
+import pytest
+
+from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
+from tests.support import sample
+from tests.support.probe import body, full_rows, settle, view
+
+pytestmark = pytest.mark.usefixtures("utc")  # times on screen read the same everywhere
+
+
+def _app(which: str) -> AWSViewApp:
+    profile, model = sample.big() if which == "big" else sample.sample(which)
+    return AWSViewApp(model=model, profile=profile, options=ViewerOptions(clock=lambda: sample.NOW))
+
+
+@pytest.mark.parametrize(
+    "which,size", [("ev04", (160, 50)), ("ev04", (80, 24)), ("big", (160, 50))]
+)
+async def test_panels_kept_back_are_below_the_first_screen_and_all_show_their_data(which, size):
+    app = _app(which)
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+        board = app.board
+        assert board.kept_back, "every panel was mounted before the first frame"
+        assert len(board.kept_back) < len(board.views)
+        assert board.held == 0
+        assert [v.ident for v in board.ordered] == list(board.views)  # the profile's order
+        bottom = board.region.bottom
+        for ident in board.kept_back:
+            assert view(app, ident).region.y >= bottom, f"{ident} was kept back but is on screen"
+        shown = {s.id: s for s in app.feed.panels(app.model, app.profile, sample.NOW)}
+        for ident, item in shown.items():
+            panel = view(app, ident)
+            assert panel.shown is not None and panel.is_mounted, ident
+            if item.panel.rows:
+                got = full_rows(app, ident)
+                assert got and set(got) <= {r.cells for r in item.panel.rows}, ident
+            else:
+                assert body(app, ident), ident
+
+
+async def test_a_panel_mounted_after_the_first_frame_is_visited_like_any_other():
+    app = _app("ev04")
+    async with app.run_test(size=(160, 50)) as pilot:
+        await settle(pilot)
+        last = app.board.kept_back[-1]
+        for _ in range(len(app.board.views)):
+            await pilot.press("right_square_bracket")
+            await settle(pilot)
+            if app.board.focused_view() is view(app, last):
+                break
+        panel = view(app, last)
+        assert app.board.focused_view() is panel
+        await settle(pilot)
+        assert panel.region.y < app.board.region.bottom  # scrolled into view
+        assert panel.region.y >= app.board.region.y
