@@ -81,16 +81,23 @@ def screen_styles(app: App) -> list[tuple[str, object]]:
     return [(segment.text, segment.style) for strip in screen_strips(app) for segment in strip]
 
 
+def _waiting(app) -> bool:
+    """A change round is due, or panels below the first screen are not mounted yet (they are
+    mounted after the first frame: on a busy machine a few pauses can come before it)."""
+    board = getattr(app, "board", None)
+    return getattr(app, "round_pending", False) or bool(board is not None and board.held)
+
+
 async def settle(pilot, rounds: int = 3) -> None:
     """Let the viewer handle what it was told (a model change is a message, then a render; a
     change that came just after a key waits for its round, under a second)."""
     deadline = time.monotonic() + 30
     while True:
-        while getattr(pilot.app, "round_pending", False) and time.monotonic() < deadline:
+        while _waiting(pilot.app) and time.monotonic() < deadline:
             await pilot.pause(0.05)
         for _ in range(rounds):
             await pilot.pause()
         # A change message handled in those pauses, still within the second after a key, waits
         # for a round of its own (seen on a loaded machine): wait for that one too.
-        if not getattr(pilot.app, "round_pending", False) or time.monotonic() >= deadline:
+        if not _waiting(pilot.app) or time.monotonic() >= deadline:
             return
