@@ -16,6 +16,17 @@ REGION = "us-east-1"
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 
+def stop_process(process: subprocess.Popen) -> None:
+    """SIGTERM, ten seconds to go, then SIGKILL."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
 @dataclass
 class RunningEmulator:
     """An `awsview emulator` subprocess and boto3 clients for it."""
@@ -52,13 +63,8 @@ class RunningEmulator:
         return self
 
     def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            stop_process(self.process)
 
     def restart(self) -> RunningEmulator:
         """Stop and start again on the same port and state directory."""

@@ -6,13 +6,16 @@ For the Pilot tests and the benchmark; nothing here changes the app.
 from __future__ import annotations
 
 import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
 
 from rich.text import Text
-from textual.app import App
+from textual.app import App, ComposeResult
 
 from awsview.core.feed import MORE_KEY
 from awsview.ui.compat import screen_strips
-from awsview.ui.viewer.panel import PanelView
+from awsview.ui.viewer.panel import PanelTable, PanelView
 
 
 def views(app: App) -> dict[str, PanelView]:
@@ -101,3 +104,23 @@ async def settle(pilot, rounds: int = 3) -> None:
         # for a round of its own (seen on a loaded machine): wait for that one too.
         if not _waiting(pilot.app) or time.monotonic() >= deadline:
             return
+
+
+@asynccontextmanager
+async def one_panel_table(size: tuple[int, int]) -> AsyncIterator[tuple[Any, PanelTable]]:
+    """(pilot, table): an app holding one PanelTable with columns NAME and QTY and the rows
+    alpha, beta, gamma (each QTY 1), drawn once."""
+
+    class One(App):
+        def compose(self) -> ComposeResult:
+            yield PanelTable(cursor_type="row")
+
+    app = One()
+    async with app.run_test(size=size) as pilot:
+        table = app.query_one(PanelTable)
+        table.add_column(Text("NAME"), key="name")
+        table.add_column(Text("QTY"), key="qty")
+        for name in ("alpha", "beta", "gamma"):
+            table.add_row(Text(name), Text("1"), key=name)
+        await pilot.pause()
+        yield pilot, table

@@ -11,6 +11,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+from tests.support.emulator import stop_process
+
 
 class StockMoto:
     """``python -m moto.server`` on a free port, answering when constructed; stop() ends it."""
@@ -38,10 +40,4 @@ class StockMoto:
                 time.sleep(0.2)
 
     def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process)

@@ -19,10 +19,9 @@ from pathlib import Path
 
 import pytest
 from rich.text import Text
-from textual.app import App, ComposeResult
 
 from awsview.ui.compat import screen_strips
-from awsview.ui.viewer.panel import PanelTable
+from tests.support.probe import one_panel_table
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "awsview"
@@ -166,18 +165,8 @@ async def test_the_panel_table_draws_through_compat():
     unchanged ones as before, the cursor row and the header too (a Textual that renamed what
     compat reads fails here, not in front of a learner)."""
 
-    class One(App):
-        def compose(self) -> ComposeResult:
-            yield PanelTable(cursor_type="row")
-
-    app = One()
-    async with app.run_test(size=(40, 6)) as pilot:
-        table = app.query_one(PanelTable)
-        table.add_column(Text("NAME"), key="name")
-        table.add_column(Text("QTY"), key="qty")
-        for name in ("alpha", "beta", "gamma"):
-            table.add_row(Text(name), Text("1"), key=name)
-        await pilot.pause()
+    async with one_panel_table((40, 6)) as (pilot, table):
+        app = pilot.app
 
         def screen() -> list[str]:
             return [strip.text.rstrip() for strip in screen_strips(app)]

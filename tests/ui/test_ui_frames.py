@@ -12,7 +12,7 @@ import pytest
 from awsview.ui.viewer import panel
 from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from tests.support import sample
-from tests.support.probe import settle, view
+from tests.support.probe import one_panel_table, settle, view
 
 pytestmark = pytest.mark.usefixtures("utc")
 
@@ -68,23 +68,9 @@ async def test_a_row_that_moves_keeps_its_drawn_line_with_its_new_index(monkeypa
     """A row added above the others moves them down: their lines are not drawn again, but what
     is on screen is exactly what DataTable draws, down to the row index the mouse reads."""
     from rich.text import Text
-    from textual.app import App, ComposeResult
     from textual.widgets import DataTable
 
-    from awsview.ui.viewer.panel import PanelTable
-
-    class One(App):
-        def compose(self) -> ComposeResult:
-            yield PanelTable(cursor_type="row")
-
-    app = One()
-    async with app.run_test(size=(40, 8)) as pilot:
-        table = app.query_one(PanelTable)
-        table.add_column(Text("NAME"), key="name")
-        table.add_column(Text("QTY"), key="qty")
-        for name in ("alpha", "beta", "gamma"):
-            table.add_row(Text(name), Text("1"), key=name)
-        await pilot.pause()
+    async with one_panel_table((40, 8)) as (pilot, table):
         drawn: list[int] = []
         original = DataTable.render_line
 
