@@ -14,6 +14,7 @@ from botocore.exceptions import (
     ReadTimeoutError,
 )
 
+from awsview.aws.errors import NOT_FOUND_CODES
 from awsview.labs.context import LabContext
 from awsview.labs.model import Lab, LabError, Step
 
@@ -82,7 +83,7 @@ class LabPlayer:
             if (
                 step.key != "cleanup"
                 and isinstance(cause, ClientError)
-                and cause.response.get("Error", {}).get("Code") in _NOT_FOUND
+                and cause.response.get("Error", {}).get("Code") in NOT_FOUND_CODES
             ):
                 # Most often the lab's provided resources were never set up (or an emulator
                 # restarted without them): say the command that makes them.
@@ -121,17 +122,6 @@ class LabPlayer:
 
     def _say(self, message: str) -> None:
         self.log(f"{self._label}: {message}")
-
-
-_NOT_FOUND = frozenset(
-    {
-        "ResourceNotFoundException",
-        "StateMachineDoesNotExist",
-        "AWS.SimpleQueueService.NonExistentQueue",
-        "QueueDoesNotExist",
-        "NoSuchEntity",
-    }
-)
 
 
 def _one_line(error: object) -> str:

@@ -26,7 +26,9 @@ def moto_url(tmp_path_factory):
         server.stop()
 
 
-def test_stock_moto_s_example_history_is_named_as_such(moto_url):
+@pytest.fixture(scope="module")
+def with_execution(moto_url):
+    """ev04 set up on stock moto, its workflow created and one execution started."""
     player = LabPlayer("ev04", endpoint_url=moto_url, log=lambda line: None)
     player.setup()
     player.play(until="workflow")
@@ -35,6 +37,11 @@ def test_stock_moto_s_example_history_is_named_as_such(moto_url):
     sfn.start_execution(
         stateMachineArn=machine, name="retry-order", input=json.dumps({"id": "retry-order"})
     )
+    return moto_url
+
+
+def test_stock_moto_s_example_history_is_named_as_such(with_execution):
+    moto_url = with_execution
     env = {
         **os.environ,
         "AWS_ACCESS_KEY_ID": CREDENTIALS["aws_access_key_id"],
@@ -57,8 +64,8 @@ def test_stock_moto_s_example_history_is_named_as_such(moto_url):
     assert "no task attempts yet" in retries  # nothing explained from the example
 
 
-async def test_the_doctor_says_the_histories_are_an_example(moto_url):
-    """After the test above: an execution exists on stock moto."""
+async def test_the_doctor_says_the_histories_are_an_example(with_execution):
+    moto_url = with_execution
     from awsview.aws.session import Target
     from awsview.polling.doctor import EXACT, MISSING, diagnose
 
