@@ -106,6 +106,9 @@ class Scheduler:
         self._reachable_at = 0.0  # when that last happened (monotonic)
         self._read_all_at = 0.0  # catch_up: when everything was last read
         self._no_feed = False
+        # What derived kinds last saw of their inputs (data object, health), by key: a snapshot
+        # that changed only its live flag moved nothing they read.
+        self._inputs: dict[str, tuple[Any, Health]] = {}
         endpoint = _feed_endpoint(conn) if feed else None
         self.follower = (
             ChangeFeedFollower(endpoint, self._on_feed, self._on_feed_state) if endpoint else None
@@ -120,11 +123,14 @@ class Scheduler:
     # -- what to read next -----------------------------------------------------------------
 
     def _on_change(self, changed: list[Snapshot[Any]]) -> None:
+        moved = [s for s in changed if self._moved(s)]
         if self.pushed:
             # Derived kinds read their inputs from the model: wake those whose inputs changed.
+            # Not for a snapshot that only became live (the first read once the feed is up):
+            # that woke every machine's listing of executions again after the viewer's start.
             for poller in self.pollers:
                 if poller.after and any(
-                    s.kind != poller.kind and s.key.startswith(poller.after) for s in changed
+                    s.kind != poller.kind and s.key.startswith(poller.after) for s in moved
                 ):
                     names = poller.after_change(self.model)
                     if names is None or names:
@@ -133,6 +139,15 @@ class Scheduler:
             # A change anywhere (say the journal saw a write) wakes the idle loops at once.
             for pending in self._pending.values():
                 pending.mark(None)
+
+    def _moved(self, snapshot: Snapshot[Any]) -> bool:
+        """True when the snapshot's data or health differ from what was last seen of it (the
+        model keeps the stored data object when equal data is read again)."""
+        seen = self._inputs.get(snapshot.key)
+        self._inputs[snapshot.key] = (snapshot.data, snapshot.health)
+        if len(self._inputs) > 2 * len(self.model.snapshots) + 64:  # keys the model dropped
+            self._inputs = {k: v for k, v in self._inputs.items() if k in self.model.snapshots}
+        return seen is None or seen[0] is not snapshot.data or seen[1] is not snapshot.health
 
     def _on_feed(self, changes: list[FeedChange], reset: bool) -> None:
         if reset:

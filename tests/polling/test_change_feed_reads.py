@@ -167,6 +167,70 @@ async def test_a_queues_depth_stays_whole_across_a_feed_read_of_another_queue(em
 # -- executions named by the feed ---------------------------------------------------------------
 
 
+def _breaks(scheduler: Scheduler) -> list[str]:
+    """From now on, each time the feed dropped (its long poll timed out on a loaded machine) or
+    reset: either makes every kind read everything once, rightly."""
+    follower = scheduler.follower
+    assert follower is not None
+    breaks: list[str] = []
+    on_state, on_changes = follower.on_state, follower.on_changes
+
+    def state(up: bool) -> None:
+        if not up and follower.feed is not None:  # down after it was up once
+            breaks.append("down")
+        on_state(up)
+
+    def changes(found: Any, reset: bool) -> None:
+        if reset and follower.answers > 1:  # not the first answer's
+            breaks.append("reset")
+        on_changes(found, reset)
+
+    follower.on_state, follower.on_changes = state, changes
+    return breaks
+
+
+async def test_a_viewer_starting_lists_each_machines_executions_once(emulator):
+    """A viewer started beside a lab reads everything once before the feed answers and once when
+    it first answers; the second read of the machines finds nothing new and only becomes live,
+    which must not make every machine's executions listed again."""
+    sfn = emulator.client("stepfunctions")
+    role = "arn:aws:iam::123456789012:role/feed-z-role"
+    for name in ("feed-z-one", "feed-z-two"):
+        machine = sfn.create_state_machine(
+            name=name, definition=json.dumps(WAIT_MACHINE), roleArn=role
+        )["stateMachineArn"]
+        sfn.start_execution(stateMachineArn=machine, name="done")
+    await until(
+        lambda: all(
+            e["status"] == "SUCCEEDED"
+            for m in sfn.list_state_machines()["stateMachines"]
+            if m["name"].startswith("feed-z-")
+            for e in sfn.list_executions(stateMachineArn=m["stateMachineArn"])["executions"]
+        ),
+        DEADLINE,
+        "both executions ended before the viewer starts",
+    )
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        scheduler = _scheduler(conn, "feed-z-")
+        breaks = _breaks(scheduler)
+        scheduler.start()
+        try:
+            await _ready(scheduler)
+            await until(
+                lambda: all(
+                    (s := scheduler.model.get(f"executions:{name}")) is not None and s.live
+                    for name in ("feed-z-one", "feed-z-two")
+                ),
+                DEADLINE,
+                "both machines' executions, live",
+            )
+            await asyncio.sleep(1.0)  # a listing still to come would be asked by now
+            if not breaks:
+                assert conn.limiter.calls[("stepfunctions", "ListExecutions")] == 2
+        finally:
+            await scheduler.stop()
+
+
 async def test_executions_named_by_the_feed_are_described_without_listing_their_machine(emulator):
     """The feed names every execution that starts and ends: each is described alone (the listing
     of its machine was one more round trip before a new execution's row, 0.1-0.2 s on a busy
@@ -188,24 +252,7 @@ async def test_executions_named_by_the_feed_are_described_without_listing_their_
         try:
             await _ready(scheduler)
             await until(lambda: runs(scheduler).get("run-0") == "SUCCEEDED", DEADLINE, "run-0")
-            # A feed that drops (its long poll timed out on a loaded machine) or resets makes
-            # every kind read everything once, rightly: a listing then is not this test's case.
-            follower = scheduler.follower
-            assert follower is not None
-            breaks: list[str] = []
-            on_state, on_changes = follower.on_state, follower.on_changes
-
-            def state(up: bool) -> None:
-                if not up:
-                    breaks.append("down")
-                on_state(up)
-
-            def changes(found, reset: bool) -> None:
-                if reset:
-                    breaks.append("reset")
-                on_changes(found, reset)
-
-            follower.on_state, follower.on_changes = state, changes
+            breaks = _breaks(scheduler)
             listings = conn.limiter.calls[("stepfunctions", "ListExecutions")]
             first = runs(scheduler)
             for name in ("run-1", "run-2"):
