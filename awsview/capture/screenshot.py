@@ -150,14 +150,15 @@ SAME_FRAMES = 2  # after the first: three equal frames in a row
 async def still(app: Any, pilot: Any) -> None:
     """Until the screen stops changing. Every message handled and the process idle; on a busy
     machine "idle" can come early, so the screen must also stay the same over SAME_FRAMES rounds.
-    Panels below the first screen are mounted after its first frame: their frames count only
-    once they are all mounted (else the board's scrollbar and the screens below are not final).
+    Panels below the first screen are mounted after its first frame: frames count only once
+    they are all mounted and every panel's rows are planned for its width (else the board's
+    scrollbar, the screens below or a panel's columns are not final).
     """
     previous, same = None, 0
     for _ in range(MAX_FRAMES):
         await pilot.pause()
         board = getattr(app, "board", None)
-        if board is not None and board.held:
+        if board is not None and board.settling:
             previous, same = None, 0
             continue
         frame = app.export_screenshot()

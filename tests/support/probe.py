@@ -85,10 +85,11 @@ def screen_styles(app: App) -> list[tuple[str, object]]:
 
 
 def _waiting(app) -> bool:
-    """A change round is due, or panels below the first screen are not mounted yet (they are
-    mounted after the first frame: on a busy machine a few pauses can come before it)."""
+    """A change round is due, panels below the first screen are not mounted yet (they are
+    mounted after the first frame: on a busy machine a few pauses can come before it), or a
+    panel's rows still wait to be planned for its new width."""
     board = getattr(app, "board", None)
-    return getattr(app, "round_pending", False) or bool(board is not None and board.held)
+    return getattr(app, "round_pending", False) or bool(board is not None and board.settling)
 
 
 async def settle(pilot, rounds: int = 3) -> None:

@@ -206,6 +206,14 @@ class PanelBoard(VerticalScroll):
         """Views made but not mounted yet (below the first screen, before its first frame)."""
         return sum(1 for view in self.views.values() if view.parent is None)
 
+    @property
+    def settling(self) -> bool:
+        """Views still to be mounted, or a view whose rows were planned for another width than
+        it has now (its resize is on its way): the screen is not yet the one that stays."""
+        return bool(self.held) or any(
+            not view.fitted for view in self.views.values() if view.parent is not None
+        )
+
     def arrange_grid(self) -> None:
         """Column spans for the wide grid: a panel whose rows need more than one cell takes a
         whole row; a narrow panel left alone before it stretches to the end of its row (Textual's

@@ -285,6 +285,7 @@ class PanelView(Vertical):
         self._pending: tuple | None = None  # what to show once mounted
         self._last: tuple | None = None  # the last show() arguments, to refit on resize
         self._ready = False
+        self._refit_asked = False
         # Children kept by reference (a query per show costs more than the diff) and the text
         # each line shows: Static.update lays the whole screen out again even for the same text,
         # which was most of a poll's cost (~630 of 800 layouts in a 20 s lab).
@@ -320,7 +321,27 @@ class PanelView(Vertical):
         before = self.virtual_size
         if size != before:
             self.set_reactive(Widget.virtual_size, size)
+        # Textual sets this after the panel's new size, whether or not it sends a Resize (it
+        # sends one only when its own map of the screen changed): rows planned for another
+        # width are planned again, once, after this layout.
+        if not self.fitted and not self._refit_asked:
+            self._refit_asked = True
+            self.call_later(self._refit)
         return before  # what the setter compares with: equal, so no layout
+
+    @property
+    def fitted(self) -> bool:
+        """False while the rows shown were planned for another width than the panel has."""
+        return (
+            self._last is None
+            or not self._ready
+            or self.size.width == 0  # not laid out, or hidden (another panel zoomed)
+            or self.content_size.width - 1 == self._fitted_to
+        )
+
+    def _refit(self) -> None:
+        self._refit_asked = False
+        self.on_resize()
 
     @property
     def table(self) -> PanelTable:
