@@ -15,7 +15,14 @@ from awsview.model.resources import Execution, Table
 from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
 from awsview.ui.themes import ThemeError
-from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
+from awsview.ui.viewer.app import (
+    INPUT_PAUSE_S,
+    INPUT_RECENT_S,
+    ROUND_WHILE_INPUT_S,
+    AWSViewApp,
+    ViewerOptions,
+    round_wait,
+)
 from awsview.ui.viewer.screens import DetailScreen, HelpScreen
 from tests.support import sample
 from tests.support.probe import body, full_rows, rows, screen_lines, settle, view
@@ -384,6 +391,23 @@ async def test_changes_while_keys_come_are_all_shown_by_a_later_round():
         assert not app.round_pending
         shown = full_rows(app, "tables:labex-q05-orders")
         assert shown and all("quantity=13" in cells[1] for cells in shown)  # the last change
+
+
+def test_a_round_waits_for_a_pause_in_the_keys():
+    """While keys come, a round due now waits until INPUT_PAUSE_S after the last key (a round
+    that started just as a key came made that key wait for all of it), at most until the change
+    has waited ROUND_WHILE_INPUT_S; with no key lately it runs at once."""
+    last_round, key = 100.0, 200.0
+    assert round_wait(key + 0.001, last_round, key, key + 0.001) == pytest.approx(
+        INPUT_PAUSE_S - 0.001
+    )
+    assert round_wait(key + INPUT_PAUSE_S, last_round, key, key) == 0.0
+    # Rounds stay ROUND_WHILE_INPUT_S apart while keys come …
+    assert round_wait(key + 0.1, key, key, key + 0.05) == pytest.approx(ROUND_WHILE_INPUT_S - 0.1)
+    # … a change waits no longer than that, keys or not …
+    assert round_wait(key + 0.01, last_round, key, key + 0.01 - ROUND_WHILE_INPUT_S) == 0.0
+    # … and with no key for INPUT_RECENT_S, a change is shown at once.
+    assert round_wait(key + INPUT_RECENT_S, key, key, key + INPUT_RECENT_S) == 0.0
 
 
 async def test_rows_seen_at_start_are_not_lit_but_later_ones_are():

@@ -42,14 +42,29 @@ FULL_GC_EVERY_S = 60.0  # a full collection about once a minute, in a quiet mome
 FULL_GC_QUIET_S = 5.0  # … (nothing changed for this long, so no change waits behind it)
 FULL_GC_AT_LEAST_S = 600.0  # … and at least every ten minutes, quiet or not
 DIAGNOSE_RETRY_S = 15.0  # the doctor's probe waits for an endpoint that does not answer yet
-# A change round (render the model, diff the panels, then Textual's frame) costs ~40 ms of CPU
+# A change round (render the model, diff the panels, then Textual's frame) costs ~20 ms of CPU
 # with the big model, and a key that lands behind one waits for all of it. While keys or the
 # mouse are in use (an input in the last INPUT_RECENT_S), rounds come at most this often, so few
 # keys wait; what changed meanwhile is shown by the next round, within a second. Otherwise a
 # change is shown at once (spacing rounds 0.1 s apart saved no CPU while a lab played).
 ROUND_WHILE_INPUT_S = 1.0
 INPUT_RECENT_S = 0.5
+# … and a round due while keys come waits for a pause this long after the last one (its answer
+# is on the screen by then, and the round fits before a next key), unless what it shows has
+# waited ROUND_WHILE_INPUT_S already: a round that started just before a key was what a slow
+# key waited for.
+INPUT_PAUSE_S = 0.04
 INPUT = (events.Key, events.MouseDown, events.MouseScrollDown, events.MouseScrollUp)
+
+
+def round_wait(now: float, last_round: float, input_at: float, waiting_since: float) -> float:
+    """Seconds until a change round (0: now), for a change waiting since ``waiting_since``: at
+    once when no key or mouse event came in the last INPUT_RECENT_S; else ROUND_WHILE_INPUT_S
+    after the last round and INPUT_PAUSE_S after the last input, unless the change has waited
+    ROUND_WHILE_INPUT_S already."""
+    if now - input_at >= INPUT_RECENT_S or now - waiting_since >= ROUND_WHILE_INPUT_S:
+        return 0.0
+    return max(0.0, last_round + ROUND_WHILE_INPUT_S - now, input_at + INPUT_PAUSE_S - now)
 
 
 def _step_text(model: LabModel | None) -> str:
@@ -163,6 +178,7 @@ class AWSViewApp(App[int]):
         self._last_full_gc = time.monotonic()
         self._last_round = 0.0  # when the panels were last brought up to date (monotonic)
         self._round_timer: Any = None  # a round put off to keep rounds apart
+        self._waiting_since: float | None = None  # since when a change waits for its round
         self._input_at = -INPUT_RECENT_S  # when the last key or mouse event came
         self._board = PanelBoard(self.highlight_seconds, self.monotonic, id="board")
         self._collector_paused = False  # the garbage collector, off until the first paint
@@ -282,8 +298,10 @@ class AWSViewApp(App[int]):
         """Bring the panels up to date now, or, while keys come, once a round is far enough
         behind."""
         now = time.monotonic()
-        wait = self._last_round + ROUND_WHILE_INPUT_S - now
-        if wait <= 0 or now - self._input_at >= INPUT_RECENT_S:
+        if self._waiting_since is None:
+            self._waiting_since = now
+        wait = round_wait(now, self._last_round, self._input_at, self._waiting_since)
+        if wait <= 0:
             self.refresh_panels()
         elif self._round_timer is None:
             self._round_timer = self.set_timer(wait, self._round_due)
@@ -306,6 +324,7 @@ class AWSViewApp(App[int]):
         if self.model is None or self.profile is None or not alive(self._board):
             return  # not composed yet, or closing
         self._last_round = time.monotonic()
+        self._waiting_since = None
         if self._round_timer is not None:  # this round shows what it was waiting for
             self._round_timer.stop()
             self._round_timer = None
