@@ -206,6 +206,15 @@ class PanelBoard(VerticalScroll):
         """Views made but not mounted yet (below the first screen, before its first frame)."""
         return sum(1 for view in self.views.values() if view.parent is None)
 
+    def expected_width(self, view: PanelView) -> int:
+        """The width the board's layout will give ``view`` (for a view not laid out yet, so its
+        first frame shows its rows planned as they stay): its column span's cells in the grid,
+        the board less its scrollbar when stacked."""
+        if self.cell_width is None:
+            return self.app.size.width - 1
+        span = view.styles.column_span or 1
+        return span * self.cell_width + (span - 1)  # the cells and the gutters between them
+
     @property
     def settling(self) -> bool:
         """Views still to be mounted, or a view whose rows were planned for another width than

@@ -419,6 +419,12 @@ class PanelView(Vertical):
             if arrange is not None:
                 arrange()  # a wide grid gives a panel with more to show a whole row
         available = self.content_size.width - 1  # the table's vertical scrollbar
+        expected = getattr(self.parent, "expected_width", None)
+        if self.size.width == 0 and expected is not None:
+            # Not laid out yet: the width the board will give it, less the borders and the
+            # table's scrollbar (rows planned for no width showed every column in the first
+            # frame, planned again a frame later).
+            available = expected(self) - 3
         if (
             self._columns == panel.columns
             and available == self._fitted_to
