@@ -59,3 +59,27 @@ async def test_a_panel_mounted_after_the_first_frame_is_visited_like_any_other()
         await settle(pilot)
         assert panel.region.y < app.board.region.bottom  # scrolled into view
         assert panel.region.y >= app.board.region.y
+
+
+@pytest.mark.parametrize("which,size", [("ev04", (160, 50)), ("q05", (80, 24)), ("q05", (200, 60))])
+async def test_the_first_full_paint_shows_every_panel_planned_for_its_width(which, size):
+    """The first frame that shows every panel's data is the screen that stays: a panel drawn
+    before its first layout planned its rows for the width the board gives it, not for none
+    (every column shown and cut at the edge, planned again a frame later)."""
+    from tests.benchmarks.bench_ui import first_screen_shown
+
+    app = _app(which)
+    unfitted: list[list[str]] = []
+    original = app._display
+
+    def display(screen, renderable):  # type: ignore[no-untyped-def]
+        drawn = original(screen, renderable)
+        if not unfitted and renderable is not None and first_screen_shown(app):
+            laid_out = [v for v in app.board.views.values() if v.parent is not None]
+            unfitted.append([v.ident for v in laid_out if not v.fitted])
+        return drawn
+
+    app._display = display  # type: ignore[method-assign]
+    async with app.run_test(size=size) as pilot:
+        await settle(pilot)
+    assert unfitted == [[]]

@@ -13,7 +13,9 @@ sync gives it and shows it when mounted.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
+from fractions import Fraction
 
 from textual.containers import VerticalScroll
 from textual.geometry import Size
@@ -77,6 +79,7 @@ class PanelBoard(VerticalScroll):
         self.cell_width: int | None = None  # one grid cell's width when wide, else None
         self._first_screen = True  # no sync yet: the first one mounts what the screen shows
         self.kept_back: tuple[str, ...] = ()  # the panels the first sync mounted after its frame
+        self._first_column: dict[PanelView, int] = {}  # the grid column each view starts in
 
     def validate_virtual_size(self, size: Size) -> Size:
         """The board's new scrollable size, stored without asking for another layout.
@@ -210,10 +213,15 @@ class PanelBoard(VerticalScroll):
         """The width the board's layout will give ``view`` (for a view not laid out yet, so its
         first frame shows its rows planned as they stay): its column span's cells in the grid,
         the board less its scrollbar when stacked."""
+        width = self.app.size.width - 1  # the board's, less its scrollbar's column
         if self.cell_width is None:
-            return self.app.size.width - 1
-        span = view.styles.column_span or 1
-        return span * self.cell_width + (span - 1)  # the cells and the gutters between them
+            return width
+        columns = 3 if self.has_class("-three") else 2
+        first = self._first_column.get(view, 0)
+        last = min(columns, first + (view.styles.column_span or 1)) - 1
+        # Textual's grid: equal fractions of the width less the gutters, edges floored.
+        unit = Fraction(width - (columns - 1), columns)
+        return math.floor(unit * (last + 1) + last) - math.floor(unit * first + first)
 
     @property
     def settling(self) -> bool:
@@ -230,6 +238,7 @@ class PanelBoard(VerticalScroll):
         columns = (3 if self.has_class("-three") else 2) if self.cell_width else 1
         spans: list[list] = []  # [view, span] per grid row, current row last
         used = columns
+        self._first_column = {}
         for view in self.ordered:
             span = columns if self.cell_width and view.natural_width > self.cell_width else 1
             if used + span > columns:
@@ -238,11 +247,14 @@ class PanelBoard(VerticalScroll):
                 spans.append([])
                 used = 0
             spans[-1].append([view, span])
+            self._first_column[view] = used
             used += span
         for row in spans:
             for view, span in row:
                 if (view.styles.column_span or 1) != span:
                     view.styles.column_span = span
+                    if not view.size.width:  # planned for the span it had: plan it again now
+                        view.replan()
 
     def _index(self, view: Widget) -> int:
         return self.children.index(view)

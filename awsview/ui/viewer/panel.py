@@ -286,6 +286,7 @@ class PanelView(Vertical):
         self._last: tuple | None = None  # the last show() arguments, to refit on resize
         self._ready = False
         self._refit_asked = False
+        self._showing = False  # in show(): the board's replan must not start it again
         # Children kept by reference (a query per show costs more than the diff) and the text
         # each line shows: Static.update lays the whole screen out again even for the same text,
         # which was most of a poll's cost (~630 of 800 layouts in a 20 s lab).
@@ -379,6 +380,19 @@ class PanelView(Vertical):
             return
         if not alive(self):
             return  # removed (a lab switch, the app closing) while an update was on its way
+        self._showing = True
+        try:
+            self._show(shown, marks, needle, waiting)
+        finally:
+            self._showing = False
+
+    def _show(
+        self,
+        shown: ShownPanel,
+        marks: dict[str, frozenset[str]] | None,
+        needle: str,
+        waiting: bool,
+    ) -> None:
         arguments = (shown, marks, needle, waiting)
         if arguments == self._last and self.content_size.width - 1 == self._fitted_to:
             # The same panel at the same width: nothing to diff and nothing to repaint. Most
@@ -506,6 +520,12 @@ class PanelView(Vertical):
     def on_resize(self) -> None:
         if self._last is not None and self._ready and alive(self):
             self.show(*self._last)
+
+    def replan(self) -> None:
+        """Plan the rows again for the width the board gives the panel now (its column span
+        changed before its first layout), unless that is what it is doing."""
+        if not self._showing:
+            self.on_resize()
 
     def _apply(self, rows: list[Row], marks: dict[str, frozenset[str]], rebuilt: bool) -> None:
         """Diff ``rows`` into the table by key: remove, add, update only the changed cells."""
