@@ -124,8 +124,11 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
         await pilot.pause()
         stop = asyncio.Event()
         poller = asyncio.create_task(_polling(model, stop) if model is not None else stop.wait())
+        scrolled: list[bool] = []  # whether the key scrolled the focused table
         for n in range(keys):
             seen = len(frames)
+            focused = app.focused
+            offset = getattr(focused, "scroll_y", None)
             started = time.perf_counter()
             await pilot.press("down" if n % 40 < 20 else "up")
             while len(frames) == seen or frames[-1] < started:
@@ -133,15 +136,22 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
             latencies.append(
                 frames[seen] - started if frames[seen] >= started else frames[-1] - started
             )
+            scrolled.append(getattr(focused, "scroll_y", None) != offset)
             await asyncio.sleep(0.01)
         stop.set()
         rounds = await poller if model is not None else 0
+    scrolling = [t for t, s in zip(latencies, scrolled) if s]
+    still = [t for t, s in zip(latencies, scrolled) if not s]
     return {
         "p50_ms": statistics.median(latencies) * 1000,
         "p95_ms": _pct(latencies, 0.95) * 1000,
         "max_ms": max(latencies) * 1000,
         "keys": len(latencies),
         "update_rounds": rounds,
+        # Keys that scrolled the table draw all of its lines again; the others two of them.
+        "scrolling_keys": len(scrolling),
+        "scrolling_p95_ms": _pct(scrolling, 0.95) * 1000 if scrolling else 0.0,
+        "still_p95_ms": _pct(still, 0.95) * 1000 if still else 0.0,
     }
 
 
