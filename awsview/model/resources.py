@@ -45,6 +45,28 @@ class Execution:
 _SKEW_S = 300.0
 
 
+def unrelated_history(history: ExecutionHistory, started: datetime | None) -> str | None:
+    """Why a parsed history cannot be that of an execution started at ``started``, or None.
+
+    Stock moto does not run executions: every GetExecutionHistory answers the same example
+    (a Pass state "A State", dated 2020-01-01) whatever the definition. Events dated before
+    the execution started (beyond any clock skew: one server stamps both) are such a history."""
+    events = history.events
+    first = events[0].timestamp if events else None
+    if first is None or started is None:
+        return None
+    try:
+        early = (started - first).total_seconds()
+    except TypeError:  # one of them without a time zone: nothing can be said
+        return None
+    if early <= _SKEW_S:
+        return None
+    return (
+        f"not this execution's: its events are dated {first:%Y-%m-%d %H:%M}, before the "
+        "execution started (the backend answers a fixed example history, as stock moto does)"
+    )
+
+
 @dataclass(frozen=True)
 class History:
     execution_arn: str
@@ -55,25 +77,8 @@ class History:
 
     @property
     def unrelated(self) -> str | None:
-        """Why these events cannot be this execution's, or None.
-
-        Stock moto does not run executions: every GetExecutionHistory answers the same example
-        (a Pass state "A State", dated 2020-01-01) whatever the definition. Events dated before
-        the execution started (beyond any clock skew: one server stamps both) are such a history."""
-        events = self.history.events
-        first = events[0].timestamp if events else None
-        if first is None or self.started is None:
-            return None
-        try:
-            early = (self.started - first).total_seconds()
-        except TypeError:  # one of them without a time zone: nothing can be said
-            return None
-        if early <= _SKEW_S:
-            return None
-        return (
-            f"not this execution's: its events are dated {first:%Y-%m-%d %H:%M}, before the "
-            "execution started (the backend answers a fixed example history, as stock moto does)"
-        )
+        """Why these events cannot be this execution's, or None (see `unrelated_history`)."""
+        return unrelated_history(self.history, self.started)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from awsview.aws.errors import classify
 from awsview.aws.ratelimit import DEFAULT_RATE, RATES
 from awsview.aws.session import Connection, Target
 from awsview.model.history import parse_history
-from awsview.model.resources import History
+from awsview.model.resources import unrelated_history
 
 EXACT, INFERRED, MISSING = "exact", "inferred", "missing"
 # What a service that a backend does not implement answers (moto: 404 / UnknownOperation;
@@ -325,7 +325,7 @@ async def _stepfunctions(prober: _Prober, profile: profiles.LabProfile, probes: 
         return failed.state
     events = parse_history(history.get("events") or [])
     started = executions[0].get("startDate")
-    if History(executions[0]["executionArn"], "", events, False, started).unrelated:
+    if unrelated_history(events, started):
         probes.append(
             Probe(
                 "step functions",

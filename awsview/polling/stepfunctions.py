@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Iterable
 from typing import Any
 
 from awsview.aws.errors import classify
@@ -51,6 +51,11 @@ async def _unless_deleted(call: Awaitable[Any]) -> Any:
         if classify(exc).is_not_found:
             return None
         raise
+
+
+def _newest_first(executions: Iterable[Execution]) -> list[Execution]:
+    """Newest start first; an execution without a start (not described yet) before them all."""
+    return sorted(executions, key=lambda e: (e.started is None, e.started), reverse=True)
 
 
 def machine_name(arn: str) -> str:
@@ -194,8 +199,7 @@ class ExecutionPoller(Poller):
             for arn, d in zip(sorted(arns), described)
         }
         # A name run again has a new start: the described run replaces the one shown.
-        executions = [fresh.pop(e.arn, e) for e in known] + list(fresh.values())
-        executions.sort(key=lambda e: (e.started is None, e.started), reverse=True)
+        executions = _newest_first([fresh.pop(e.arn, e) for e in known] + list(fresh.values()))
         return tuple(executions[:MAX_EXECUTIONS])
 
     async def _executions(
@@ -233,7 +237,7 @@ class ExecutionPoller(Poller):
             if described is None:
                 continue  # its machine was deleted between the listing and the describe
             executions.append(self._execution(machine, entry, described))
-        return tuple(sorted(executions, key=lambda e: (e.started is None, e.started), reverse=True))
+        return tuple(_newest_first(executions))
 
     def _execution(
         self, machine: StateMachine, entry: dict[str, Any], described: dict[str, Any]
@@ -259,9 +263,7 @@ class ExecutionPoller(Poller):
 
 def _newest(model: LabModel) -> list[Execution]:
     """Every machine's executions, newest first."""
-    executions = [e for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ())]
-    executions.sort(key=lambda e: (e.started is None, e.started), reverse=True)
-    return executions
+    return _newest_first(e for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ()))
 
 
 class HistoryPoller(Poller):

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.style import Style
+from textual.widget import Widget
 from textual.widgets import DataTable
 
 
@@ -115,6 +116,16 @@ def table_pseudo_classes(table: DataTable) -> Any:
     """The focus and hover state the table drew with (``_pseudo_class_state``, a hashable
     tuple that DataTable puts in its own cache keys)."""
     return table._pseudo_class_state
+
+
+def store_virtual_size(widget: Any, size: Any) -> Any:
+    """Store a widget's new virtual size without the layout its setter would ask for; returns
+    the size before, for a ``validate_virtual_size`` to give back (the setter then sees no
+    change)."""
+    before = widget.virtual_size
+    if size != before:
+        widget.set_reactive(Widget.virtual_size, size)
+    return before
 
 
 def scroll_area_resized(widget: Any, size: Any) -> None:

@@ -22,6 +22,7 @@ from textual.geometry import Size
 from textual.widget import Widget
 
 from awsview.core.feed import ShownPanel
+from awsview.ui.compat import store_virtual_size
 from awsview.ui.viewer.cells import alive, natural_widths
 from awsview.ui.viewer.panel import PanelView
 
@@ -88,10 +89,12 @@ class PanelBoard(VerticalScroll):
         asks for a second whole-screen layout in the next frame, which moves nothing: a panel
         that grows by a row changes the board's height every time (see PanelView's).
         """
-        before = self.virtual_size
-        if size != before:
-            self.set_reactive(Widget.virtual_size, size)
-        return before  # what the setter compares with: equal, so no layout
+        return store_virtual_size(self, size)
+
+    @property
+    def columns(self) -> int:
+        """The grid's columns: 3 or 2 when wide, 1 when stacked."""
+        return (3 if self.has_class("-three") else 2) if self.cell_width else 1
 
     def set_layout(self, width: int) -> None:
         layout = layout_for(width)
@@ -170,7 +173,7 @@ class PanelBoard(VerticalScroll):
         if not alive(self):
             return len(shown)
         room = self.app.size.height  # the board's height is not known before its first layout
-        columns = (3 if self.has_class("-three") else 2) if self.cell_width else 1
+        columns = self.columns
         most = TABLE_LINES_WIDE if self.cell_width else TABLE_LINES_COMPACT
         top = height = 0  # the current grid row's top and height
         used = columns
@@ -216,7 +219,7 @@ class PanelBoard(VerticalScroll):
         width = self.app.size.width - 1  # the board's, less its scrollbar's column
         if self.cell_width is None:
             return width
-        columns = 3 if self.has_class("-three") else 2
+        columns = self.columns
         first = self._first_column.get(view, 0)
         last = min(columns, first + (view.styles.column_span or 1)) - 1
         # Textual's grid: equal fractions of the width less the gutters, edges floored.
@@ -235,7 +238,7 @@ class PanelBoard(VerticalScroll):
         """Column spans for the wide grid: a panel whose rows need more than one cell takes a
         whole row; a narrow panel left alone before it stretches to the end of its row (Textual's
         grid would otherwise squeeze the wide one into the last cell)."""
-        columns = (3 if self.has_class("-three") else 2) if self.cell_width else 1
+        columns = self.columns
         spans: list[list] = []  # [view, span] per grid row, current row last
         used = columns
         self._first_column = {}

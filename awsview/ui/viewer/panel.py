@@ -30,6 +30,7 @@ from awsview.core.render import Row
 from awsview.ui.compat import (
     CellDrawingTable,
     scroll_area_resized,
+    store_virtual_size,
     table_cell_at,
     table_has_row_labels,
     table_header_key,
@@ -194,7 +195,7 @@ class PanelTable(CellDrawingTable):
             and height
             and min(size.height, before.height) > height
         ):
-            self.set_reactive(Widget.virtual_size, size)  # stored, without a layout
+            store_virtual_size(self, size)
             scroll_area_resized(self, size)
             self.refresh()
             return before  # what the setter compares with: equal, so it asks for no layout
@@ -319,9 +320,7 @@ class PanelView(Vertical):
         played, ~8 ms each with the frame they made). The panel does not scroll, so its virtual
         size is only its size: nothing else needs to know.
         """
-        before = self.virtual_size
-        if size != before:
-            self.set_reactive(Widget.virtual_size, size)
+        before = store_virtual_size(self, size)
         # Textual sets this after the panel's new size, whether or not it sends a Resize (it
         # sends one only when its own map of the screen changed): rows planned for another
         # width are planned again, once, after this layout.
@@ -394,7 +393,7 @@ class PanelView(Vertical):
         waiting: bool,
     ) -> None:
         arguments = (shown, marks, needle, waiting)
-        if arguments == self._last and self.content_size.width - 1 == self._fitted_to:
+        if arguments == self._last and self._available() == self._fitted_to:
             # The same panel at the same width: nothing to diff and nothing to repaint. Most
             # refreshes change one panel of fifteen; comparing the others costs ~0.05 ms each.
             self._seed(shown.panel.health, waiting)
@@ -432,13 +431,7 @@ class PanelView(Vertical):
             arrange = getattr(self.parent, "arrange_grid", None)
             if arrange is not None:
                 arrange()  # a wide grid gives a panel with more to show a whole row
-        available = self.content_size.width - 1  # the table's vertical scrollbar
-        expected = getattr(self.parent, "expected_width", None)
-        if self.size.width == 0 and expected is not None:
-            # Not laid out yet: the width the board will give it, less the borders and the
-            # table's scrollbar (rows planned for no width showed every column in the first
-            # frame, planned again a frame later).
-            available = expected(self) - 3
+        available = self._available()
         if (
             self._columns == panel.columns
             and available == self._fitted_to
@@ -464,6 +457,16 @@ class PanelView(Vertical):
         if self._lit and self._fade_timer is None:
             self._fade_timer = self.set_timer(_on_beat(self.highlight_seconds), self._fade)
         self._seed(panel.health, waiting)
+
+    def _available(self) -> int:
+        """The width the rows are planned for: the panel's content less the table's scrollbar;
+        before the first layout, the width the board will give it less the borders too (rows
+        planned for no width showed every column in the first frame, planned again a frame
+        later)."""
+        expected = getattr(self.parent, "expected_width", None)
+        if self.size.width == 0 and expected is not None:
+            return expected(self) - 3
+        return self.content_size.width - 1
 
     def _seed(self, health: str, waiting: bool) -> None:
         """From now on, rows that appear are new (lit); before, they are the first sight of the
