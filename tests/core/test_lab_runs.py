@@ -59,7 +59,9 @@ def assert_second_run_of_q05(model: LabModel) -> None:
     """What (b), (c) and (d) promise: the current run is judged on its own, the first is kept."""
     built = model.data("timeline")
     dedup = built.key(ORDERS, "dedup-order")
-    assert dedup.verdict.text == SECOND_RUN and not dedup.verdict.alarm
+    assert dedup is not None and dedup.verdict.text == SECOND_RUN and not dedup.verdict.alarm, (
+        _said(model)
+    )
     assert [d.kind for d in dedup.decisions] == ["create", "duplicate", "duplicate"]
     assert marks(model) == ["✓", "✓", "✓", "✗", "✓"]  # steps 1-3 done, on the cleanup step
     assert progress(model.data("checkpoints")).text == "on step 4/4 cleanup"
@@ -68,6 +70,28 @@ def assert_second_run_of_q05(model: LabModel) -> None:
     assert all(d.run == built.run.number for k in built.keys for d in k.decisions)
     assert all(
         d.run < built.run.number for run in built.earlier for k in run.keys for d in k.decisions
+    )
+
+
+def _said(model: LabModel) -> str:
+    """The runs, the lab's sightings and every decision with its run and time: what a failure
+    needs to tell where a run boundary fell."""
+    from awsview.polling.runs import sightings
+
+    built = model.data("timeline")
+    runs = [(r.number, r.start, r.reason) for r in model.data("runs", ())]
+    found, complete = sightings(profiles.load("q05"), model)
+    journal = model.data("journal")
+    every = [
+        (d.run, d.time, k.key, d.kind)
+        for _, keys in built.by_run
+        for k in keys
+        for d in k.decisions
+    ]
+    every.sort(key=lambda e: e[1])
+    return (
+        f"runs {runs}; sightings {found} (complete {complete}); emulator started "
+        f"{journal.emulator_started if journal else None}; decisions {every}"
     )
 
 
