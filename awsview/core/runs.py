@@ -20,6 +20,8 @@ resource is created again, which is what setting a lab up again or replaying it 
   (moto's resources live in memory, so none of the old run's are left), at its start.
 - A time reported in whole seconds (SQS and IAM on AWS) counts from the end of its second: a run
   starts once its resource is known to exist, so an earlier run's last writes never fall into it.
+  Which times are whole seconds is the service's property, not the number's: a DynamoDB or Step
+  Functions time is in milliseconds everywhere, and one that falls on a whole second is exact.
 - A write decision belongs to the last run that started before it; run 0 holds what happened
   before the first run known here.
 
@@ -43,11 +45,12 @@ class Sighting:
     resource: str  # e.g. "queue labex-q05-jobs"
     created: float
     provided: bool  # the lab's setup makes it (the learner makes the others)
+    whole_seconds: bool = False  # its service said a whole second (SQS and IAM on AWS)
 
     @property
     def known_from(self) -> float:
         """From when the resource surely existed: whole seconds count from the end of the second."""
-        return self.created if self.created != int(self.created) else self.created + 1.0
+        return self.created + 1.0 if self.whole_seconds else self.created
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from awsview.profiles import LabProfile
 
 RUNS = keys.RUNS
 ANSWERED = (Health.OK, Health.ABSENT)
+WHOLE_SECOND_KINDS = ("queue", "role")  # kinds whose creation time AWS gives in whole seconds
 
 
 def scope_of(conn: Connection) -> str:
@@ -42,7 +43,12 @@ def sightings(profile: LabProfile, model: LabModel) -> tuple[list[Sighting], boo
     def seen(kind: str, name: str, created: Any, provided: bool) -> None:
         moment = created.timestamp() if hasattr(created, "timestamp") else created
         if isinstance(moment, (int, float)):
-            found.append(Sighting(f"{kind.replace('_', ' ')} {name}", float(moment), provided))
+            # SQS and IAM answer in whole seconds on AWS (microseconds on moto); DynamoDB and Step
+            # Functions in milliseconds everywhere, so a time of theirs on a whole second is exact.
+            whole = kind in WHOLE_SECOND_KINDS and float(moment).is_integer()
+            found.append(
+                Sighting(f"{kind.replace('_', ' ')} {name}", float(moment), provided, whole)
+            )
 
     for resource in profile.resources:
         name, provided = resource.name, resource.provided

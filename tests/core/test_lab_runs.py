@@ -23,6 +23,7 @@ from awsview.labs.player import LabPlayer
 from awsview.model.resources import Table
 from awsview.model.snapshot import succeeded
 from awsview.model.state import LabModel
+from awsview.polling.runs import sightings
 from awsview.polling.store import DecisionStore
 from awsview.polling.timeline import TimelinePoller
 from awsview.ui.viewer.app import AWSViewApp
@@ -76,8 +77,6 @@ def assert_second_run_of_q05(model: LabModel) -> None:
 def _said(model: LabModel) -> str:
     """The runs, the lab's sightings and every decision with its run and time: what a failure
     needs to tell where a run boundary fell."""
-    from awsview.polling.runs import sightings
-
     built = model.data("timeline")
     runs = [(r.number, r.start, r.reason) for r in model.data("runs", ())]
     found, complete = sightings(profiles.load("q05"), model)
@@ -364,7 +363,7 @@ def test_a_resource_created_again_in_its_own_run_starts_the_next_one():
     began, _ = book.observe([table], complete=True)
     assert [(r.number, r.start) for r in began] == [(1, 100.5)]
     assert book.observe([table, queue], complete=True)[0] == []  # the queue is new in this run
-    began, _ = book.observe([table, Sighting("queue q", 200.0, False)], complete=True)
+    began, _ = book.observe([table, Sighting("queue q", 200.0, False, True)], complete=True)
     # SQS and IAM say whole seconds on AWS: the run starts once the queue surely exists.
     assert [(r.number, r.start, r.reason) for r in began] == [(2, 201.0, "queue q created again")]
     began, _ = book.observe(
@@ -389,6 +388,33 @@ def test_a_viewer_new_to_a_lab_starts_its_run_at_the_learner_s_first_resource():
         emulator_started=10.0,
     )
     assert book.current == Run(1, 150.5, "queue q created")
+
+
+def test_a_millisecond_time_on_a_whole_second_is_exact():
+    """DynamoDB and Step Functions give milliseconds: one in a thousand tables is created on a whole
+    second, and its run must not start a second late (that put the first writes of a late viewer's
+    run, made within that second, into the run before)."""
+    profile = profiles.load("q05")
+    model = LabModel()
+    model.apply(
+        [
+            succeeded(
+                None,
+                "table",
+                f"table:{name}",
+                Table(name, "ACTIVE", ("id",), (), created=created),
+                at=200.0,
+            )
+            for name, created in ((ORDERS, 100.0), ("labex-q05-reference", 99.5))
+        ]
+    )
+    found = {s.resource: s for s in sightings(profile, model)[0]}
+    assert found[f"table {ORDERS}"].known_from == 100.0
+    book = RunBook()
+    book.observe(found.values(), complete=True, emulator_started=10.0)
+    assert book.current == Run(1, 100.0, f"table {ORDERS} created (set up)")
+    # A queue's whole second is AWS's rounding: the run starts once it surely exists.
+    assert Sighting("queue q", 100.0, False, True).known_from == 101.0
 
 
 def test_an_item_seen_gone_between_two_scans_ends_its_lifetime():
