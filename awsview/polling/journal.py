@@ -57,6 +57,7 @@ class JournalPoller(Poller):
 
     async def _read(self, endpoint: str) -> JournalData:
         import aiohttp
+        from botocore.exceptions import EndpointConnectionError
 
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
@@ -64,14 +65,19 @@ class JournalPoller(Poller):
             while True:
                 since = self._cursors[route]
                 url = f"{endpoint.rstrip('/')}/_awsview/{route}?since={since}&limit=2000"
-                async with self._session.get(url) as response:
-                    if response.status == 404:
-                        raise Absent(
-                            "this endpoint has no write-decision "
-                            "journal (not the AWS View emulator)"
-                        )
-                    response.raise_for_status()
-                    page = await response.json()
+                try:
+                    async with self._session.get(url) as response:
+                        if response.status == 404:
+                            raise Absent(
+                                "this endpoint has no write-decision "
+                                "journal (not the AWS View emulator)"
+                            )
+                        response.raise_for_status()
+                        page = await response.json()
+                except aiohttp.ClientConnectorError as exc:
+                    # Said as every other panel says it ("connection refused — http://…/"), not
+                    # as aiohttp does ("Cannot connect to host … ssl:default [Connect call …]").
+                    raise EndpointConnectionError(endpoint_url=endpoint.rstrip("/") + "/") from exc
                 if page.get(keys.JOURNAL) != self._journal_id:
                     if self._journal_id is not None:  # another journal answers now: start over
                         self._cursors = {"journal": 0, "invocations": 0}

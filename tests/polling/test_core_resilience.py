@@ -55,6 +55,8 @@ async def test_stopped_emulator_turns_snapshots_stale_and_restart_recovers(tmp_p
             )  # was absent: now unknown, not absent
             assert reference.health is Health.STALE and reference.note == "was absent"
             assert model.get("state_machines").health is Health.STALE
+            # The journal (read over plain HTTP, not botocore) says it in the same words.
+            assert model.get("journal").error == queues.error
             assert all(
                 s.health is not Health.ABSENT
                 for s in model.snapshots.values()
