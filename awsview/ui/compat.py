@@ -118,6 +118,15 @@ def table_pseudo_classes(table: DataTable) -> Any:
     return table._pseudo_class_state
 
 
+def forget_box_model(widget: Any) -> None:
+    """Drop the widget's cached box models (``_box_model_cache``), so the next layout measures it
+    again. Textual keys them by the widget's ``_layout_updates``, which a ``refresh(layout=True)``
+    raises only when no layout was pending yet: a table whose rows came while one was pending,
+    measured by a layout in between (no rows: height 0), kept that height after it, whatever
+    layout came later (about one viewer start in ten, a 24-line log panel showed no row)."""
+    widget._box_model_cache.clear()
+
+
 def store_virtual_size(widget: Any, size: Any) -> Any:
     """Store a widget's new virtual size without the layout its setter would ask for; returns
     the size before, for a ``validate_virtual_size`` to give back (the setter then sees no

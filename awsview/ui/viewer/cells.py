@@ -48,7 +48,9 @@ BAD = frozenset(
 )
 BUSY = frozenset({"RUNNING", "Creating", "Enabling", "Disabling", "Updating", "Deleting"})
 DIM = frozenset({"·"})  # a checkpoint not reached yet: nothing is wrong with it
-MIN_WIDTH = 6  # a column is never cut narrower than this (or its natural width): "19:29…" still says when, "19:2…" does not
+# A column is never cut narrower than this (or its natural width): "19:29…" still says when,
+# "19:2…" does not.
+MIN_WIDTH = 6
 KEY_WIDTH = (
     42  # a key column is cut no narrower than this: "Rejected: ConditionalCheckFailedException"
 )

@@ -29,6 +29,7 @@ from awsview.core.feed import MORE_KEY, ShownPanel
 from awsview.core.render import Row
 from awsview.ui.compat import (
     CellDrawingTable,
+    forget_box_model,
     scroll_area_resized,
     store_virtual_size,
     table_cell_at,
@@ -199,6 +200,8 @@ class PanelTable(CellDrawingTable):
             scroll_area_resized(self, size)
             self.refresh()
             return before  # what the setter compares with: equal, so it asks for no layout
+        if size.height != before.height:
+            forget_box_model(self)  # its height may change: the layout this asks for measures it
         return size
 
     def notify_style_update(self) -> None:
