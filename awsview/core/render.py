@@ -516,6 +516,20 @@ def _timeline_sources(model: LabModel, profile: LabProfile) -> list[Snapshot[Any
     return found + _failing(evidence)
 
 
+# The write decisions' columns (with --all-runs a RUN column comes first).
+DECISION_COLUMNS = (
+    "TIME",
+    "TABLE",
+    "KEY",
+    "OPERATION",
+    "CONDITION",
+    "OUTCOME",
+    "KIND",
+    "BEFORE → AFTER",
+    "BY",
+)
+
+
 def decisions(
     model: LabModel, profile: LabProfile, now: float, all_runs: bool = False
 ) -> list[Panel]:
@@ -542,17 +556,7 @@ def decisions(
             cell(d.actor.text),
         )
         rows.append(Row(d.ident, (_run_cell(built, d.run), *cells) if all_runs else cells))
-    columns = (
-        "TIME",
-        "TABLE",
-        "KEY",
-        "OPERATION",
-        "CONDITION",
-        "OUTCOME",
-        "KIND",
-        "BEFORE → AFTER",
-        "BY",
-    )
+    columns = DECISION_COLUMNS
     made = panel(
         "decisions",
         "Write decisions",

@@ -2,19 +2,10 @@
 
 from __future__ import annotations
 
+from awsview.core.render import DECISION_COLUMNS
 from awsview.ui.viewer.cells import MIN_WIDTH, plan_columns
 
-LABELS = (
-    "TIME",
-    "TABLE",
-    "KEY",
-    "OPERATION",
-    "CONDITION",
-    "OUTCOME",
-    "KIND",
-    "BEFORE → AFTER",
-    "BY",
-)
+LABELS = DECISION_COLUMNS
 REJECTED = "Rejected: ConditionalCheckFailedException"
 ROWS = [
     (
