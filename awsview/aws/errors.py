@@ -5,7 +5,9 @@ unknown profile, no credentials, an expired SSO session) as the one line a user 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from botocore.exceptions import (
@@ -139,6 +141,22 @@ def _classify(exc: BaseException) -> Failure:
     if "Connect" in name or "Connection" in name or "ServerDisconnected" in name:
         return Failure("network", f"connection failed ({name})")
     return Failure("other", f"{name}: {' '.join(str(exc).split())[:200]}")
+
+
+@contextlib.contextmanager
+def said_as_botocore(url: str) -> Iterator[None]:
+    """Around a plain HTTP call (aiohttp) to the endpoint: a connection failure is raised as
+    botocore's, so it reads as every other panel's ("connection refused — http://…/"), not as
+    aiohttp's ("Cannot connect to host … ssl:default [Connect call failed …]")."""
+    from urllib.parse import urlsplit
+
+    import aiohttp
+
+    try:
+        yield
+    except aiohttp.ClientConnectorError as exc:
+        parts = urlsplit(url)
+        raise EndpointConnectionError(endpoint_url=f"{parts.scheme}://{parts.netloc}/") from exc
 
 
 DEMO_HINT = "to try AWS View without an account: awsview demo"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from awsview import profiles
-from awsview.aws.errors import classify
+from awsview.aws.errors import classify, said_as_botocore
 from awsview.aws.ratelimit import DEFAULT_RATE, RATES
 from awsview.aws.session import Connection, Target
 from awsview.model.history import parse_history
@@ -223,12 +223,13 @@ async def _get(url: str) -> tuple[int, Any]:
     import aiohttp
 
     async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
-        async with session.get(url) as response:
-            body = await response.text()
-            try:
-                return response.status, json.loads(body)
-            except ValueError:
-                return response.status, None
+        with said_as_botocore(url):
+            async with session.get(url) as response:
+                body = await response.text()
+        try:
+            return response.status, json.loads(body)
+        except ValueError:
+            return response.status, None
 
 
 async def _emulator(endpoint: str | None, http_get: Any, probes: list[Probe]) -> bool:

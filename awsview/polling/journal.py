@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from awsview.aws.errors import said_as_botocore
 from awsview.aws.session import Connection
 from awsview.model import keys
 from awsview.model.snapshot import Snapshot
@@ -57,7 +58,6 @@ class JournalPoller(Poller):
 
     async def _read(self, endpoint: str) -> JournalData:
         import aiohttp
-        from botocore.exceptions import EndpointConnectionError
 
         if self._session is None:
             self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
@@ -65,7 +65,7 @@ class JournalPoller(Poller):
             while True:
                 since = self._cursors[route]
                 url = f"{endpoint.rstrip('/')}/_awsview/{route}?since={since}&limit=2000"
-                try:
+                with said_as_botocore(url):
                     async with self._session.get(url) as response:
                         if response.status == 404:
                             raise Absent(
@@ -74,10 +74,6 @@ class JournalPoller(Poller):
                             )
                         response.raise_for_status()
                         page = await response.json()
-                except aiohttp.ClientConnectorError as exc:
-                    # Said as every other panel says it ("connection refused — http://…/"), not
-                    # as aiohttp does ("Cannot connect to host … ssl:default [Connect call …]").
-                    raise EndpointConnectionError(endpoint_url=endpoint.rstrip("/") + "/") from exc
                 if page.get(keys.JOURNAL) != self._journal_id:
                     if self._journal_id is not None:  # another journal answers now: start over
                         self._cursors = {"journal": 0, "invocations": 0}
