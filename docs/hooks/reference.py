@@ -12,6 +12,7 @@ import argparse
 from collections.abc import Iterable
 
 from mkdocs.structure.files import File, Files
+from textual.binding import Binding
 
 CLI_PAGE = "reference/cli.md"
 KEYS_PAGE = "reference/keys.md"
@@ -66,7 +67,7 @@ def _usage(parser: argparse.ArgumentParser) -> str:
 
 def cli_reference() -> str:
     from awsview.cli import split
-    from awsview.cli.main import TAKES, build_parser
+    from awsview.cli.main import SHARED, TAKES, build_parser
 
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
@@ -90,10 +91,16 @@ def cli_reference() -> str:
     lines += ["", "## awsview", "", f"```text\n{_usage(parser)}\n```", ""]
     top = [a for a in parser._actions if not a.dest.startswith("before_")]
     lines += _table(top)
-    lines += ["", "Before the command, any of the shared options below.", ""]
+    lines += ["", "## Shared options", ""]
+    lines += ["| option | does | taken by |", "| --- | --- | --- |"]
+    for dest, (flag, options) in SHARED.items():
+        takers = ", ".join(f"`{n}`" for n in names if dest in TAKES.get(n, ()))
+        metavar = options.get("metavar", "")
+        lines.append(f"| `{flag} {metavar}`".rstrip() + f" | {_cell(options['help'])} | {takers} |")
     for name in names:
         command = split.build_parser() if name == "split" else sub.choices[name]
-        lines += ["", f"## awsview {name}", "", _cell(helps.get(name, "")) + ".", ""]
+        said = _cell(helps.get(name, ""))
+        lines += ["", f"## awsview {name}", "", said[:1].upper() + said[1:] + ".", ""]
         lines += [f"```text\n{_usage(command)}\n```", ""]
         if name == "split":
             lines += [
@@ -107,11 +114,26 @@ def cli_reference() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _keys(title: str, bindings: Iterable[object]) -> list[str]:
-    rows = [f"## {title}", "", "| key | does |", "| --- | --- |"]
+def _key(name: str) -> str:
+    from textual.keys import key_to_character
+
+    name = name.strip()
+    character = key_to_character(name) or {"slash": "/", "plus": "+", "minus": "-"}.get(name)
+    shown = character if character and character.isprintable() and character != " " else name
+    return f"`{shown}`"
+
+
+def _keys(title: str, bindings: Iterable[Binding], presented: bool = True) -> list[str]:
+    from awsview.ui.viewer.presenter import NAVIGATION
+
+    head = "| key | does | on a presenter screen |" if presented else "| key | does |"
+    rows = [f"## {title}", "", head, "|" + " --- |" * (head.count("|") - 1)]
     for binding in bindings:
-        keys = " / ".join(f"`{k.strip()}`" for k in binding.key.split(","))  # type: ignore[attr-defined]
-        rows.append(f"| {keys} | {_cell(binding.description)} |")  # type: ignore[attr-defined]
+        keys = " / ".join(_key(k) for k in binding.key.split(","))
+        row = f"| {keys} | {_cell(binding.description)} |"
+        if presented:
+            row += " yes |" if binding.action.split("(", 1)[0] in NAVIGATION else " off |"
+        rows.append(row)
     return [*rows, ""]
 
 
@@ -125,11 +147,15 @@ def keys_reference() -> str:
         "",
         "Generated from the apps' key bindings when this site is built. Textual's own keys",
         "(`tab` / `shift+tab`, arrows, page keys, `ctrl+p` for the command palette) work too;",
-        "the [viewer's guide](../guide/viewer.md#keys) says what each key shows.",
+        "the [viewer's guide](../guide/viewer.md#keys) says what each key shows. A presenter",
+        "screen (`awsview serve`, `watch --presenter`) lets only the keys that look around",
+        "through: no quit, filter, theme or command palette.",
         "",
     ]
     lines += _keys("The viewer (`awsview watch`, `demo`)", AWSViewApp.BINDINGS)
-    lines += _keys("Replay (`awsview replay`), besides the viewer's", ReplayApp.BINDINGS)
+    lines += _keys(
+        "Replay (`awsview replay`), besides the viewer's", ReplayApp.BINDINGS, presented=False
+    )
     lines += _keys("The class view (`awsview class`)", GridScreen.BINDINGS)
     return "\n".join(lines)
 
