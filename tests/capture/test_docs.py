@@ -189,7 +189,7 @@ def test_an_output_that_cannot_be_a_directory_is_one_line(tmp_path):
         )
 
 
-# -- the README's graph and replay screenshots: ev04 ---------------------------------------------
+# -- the docs' graph and replay screenshots: ev04 --------------------------------------------------
 
 EV04_STATES = ("CheckQuantity", "StoreOrder", "ReadSummary", "Rejected")
 EV04_MARKS = {  # each execution at a glance, as the graph in the viewer draws it
