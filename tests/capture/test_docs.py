@@ -217,7 +217,7 @@ EV04_MARKS = {  # each execution at a glance, as the graph in the viewer draws i
 
 @pytest.fixture(scope="module")
 def ev04_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`make docs`: ev04 played on a fresh emulator by the command line."""
+    """`make screenshots`: ev04 played on a fresh emulator by the command line."""
     out = tmp_path_factory.mktemp("docs-ev04") / "ev04"
     result = subprocess.run(
         [sys.executable, "-m", "awsview", "docs", "ev04", "-o", str(out)],
