@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test emulator bench soak clean tools docs
+.PHONY: demo test emulator bench soak clean tools docs screenshots
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,7 @@ test: $(STAMP) tools
 	$(BIN)/ruff format --check awsview tests
 	$(BIN)/lint-imports
 	$(BIN)/mypy
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 	$(BIN)/python -m pytest -q $(PYTEST_ARGS)
 
 # bench_all: machine yardsticks, then AWS View against its baselines on the emulator (change feed) and
@@ -40,9 +41,14 @@ bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.bench_class
 	$(BIN)/python -m tests.benchmarks.bench_recording
 
-# The README's screenshots: ev04 played on a fresh embedded emulator, the viewer after each step,
-# each execution's state machine graph and the replay of the run (docs/ev04/, index.md lists them).
+# The docs site (mkdocs.yml, pages under docs/, the reference generated from the parser) into
+# site/; --strict: a dead link or a missing page fails it.
 docs: $(STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+# The docs' screenshots: ev04 played on a fresh embedded emulator, the viewer after each step,
+# each execution's state machine graph and the replay of the run (docs/ev04/, index.md lists them).
+screenshots: $(STAMP)
 	$(BIN)/awsview docs ev04 -o docs/ev04
 
 MINUTES ?= 30
@@ -50,4 +56,4 @@ soak: $(STAMP)
 	$(BIN)/python -m tests.soak --minutes $(MINUTES)
 
 clean:
-	rm -rf $(VENV) .pytest_cache build dist
+	rm -rf $(VENV) .pytest_cache build dist site

@@ -244,8 +244,8 @@ def _call(terminal: str, command: list[str], viewer_args: Sequence[str]) -> None
 # -- the command line ------------------------------------------------------------------------------
 
 
-def main(argv: Sequence[str]) -> int:
-    """`awsview split [--width N|N%] [viewer args…]`; the viewer args are `awsview watch`'s."""
+def build_parser() -> argparse.ArgumentParser:
+    """split's own options; everything else on its line is `awsview watch`'s."""
     parser = argparse.ArgumentParser(
         prog="awsview split",
         allow_abbrev=False,
@@ -256,7 +256,12 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--width", default=DEFAULT_WIDTH, help="columns (80) or a share (40%%); default 50%%"
     )
-    args, viewer_args = parser.parse_known_args(list(argv))
+    return parser
+
+
+def main(argv: Sequence[str]) -> int:
+    """`awsview split [--width N|N%] [viewer args…]`; the viewer args are `awsview watch`'s."""
+    args, viewer_args = build_parser().parse_known_args(list(argv))
     if viewer_args[:1] == ["--"]:
         viewer_args = viewer_args[1:]
     from awsview.cli.common import fail

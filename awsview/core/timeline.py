@@ -126,10 +126,6 @@ class KeyTimeline:
     results: tuple[str, ...] = ()  # the consumer's RESULT lines for this key, in order
     lifetimes: tuple[Lifetime, ...] = ()
 
-    @property
-    def earlier_lifetimes(self) -> tuple[Lifetime, ...]:
-        return self.lifetimes[:-1]
-
 
 @dataclass(frozen=True)
 class RunTimeline:

@@ -104,9 +104,6 @@ class ExecutionHistory:
             return last
         return None
 
-    def for_state(self, state: str) -> tuple[HistoryEvent, ...]:
-        return tuple(e for e in self.events if e.state == state)
-
 
 @dataclass(frozen=True)
 class _Tracking:

@@ -169,7 +169,7 @@ class ClassMonitor:
 
     def _session(self, profile: str | None) -> Any:
         """Learners of one profile share an aiobotocore session: its service models are loaded
-        once, not once per learner (bench_class: 12.5 → 3-4 MB per learner)."""
+        once, not once per learner (they are most of a learner's memory)."""
         if profile not in self._sessions:
             from aiobotocore.session import AioSession
 

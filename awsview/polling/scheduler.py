@@ -318,7 +318,7 @@ class Scheduler:
             except TimeoutError:
                 return
         # Not all at the same instant, yet never later than the backoff itself: a poller with a
-        # 2 s fast interval woken near the end of a 4 s backoff retried at 6 s (found by the soak).
+        # 2 s fast interval woken near the end of a 4 s backoff would retry at 6 s.
         # With the feed answering again, its reset says what to read.
         left = wait - (time.monotonic() - began)
         gap = PUSHED_GAP_S if self.pushed else poller.fast_interval * self.speed

@@ -43,7 +43,7 @@ async def _unless_deleted(call: Awaitable[Any]) -> Any:
     """The answer of a call about one listed item, or None if it was deleted since the listing.
 
     The lab's cleanup deletes while the viewer reads: a not-found on one item must drop that
-    item, not turn the whole listing absent (found by the soak, under load).
+    item, not turn the whole listing absent.
     """
     try:
         return await call
@@ -180,8 +180,8 @@ class ExecutionPoller(Poller):
         self, conn: Connection, machine: StateMachine, arns: set[str], model: LabModel
     ) -> tuple[Execution, ...]:
         """The machine's executions with those named described again (at once, side by side):
-        on a busy 2-core machine the listing this saves took 0.1-0.2 s, and a changed execution
-        waited for it and for the describes of the others new in it. Listed again when nothing
+        the listing this saves is slow on a busy machine, and a changed execution would wait
+        for it and for the describes of the others new in it. Listed again when nothing
         is known yet, or when a named one is gone (deleted with its machine)."""
         known = model.data(f"{EXECUTIONS}:{machine.name}")
         if known is None or any(arn.split(":")[5:6] != ["execution"] for arn in arns):
@@ -282,8 +282,8 @@ class HistoryPoller(Poller):
         """The histories the feed does not name once the executions changed: a new execution's
         (named before its row existed), one that ended (read while its row still said RUNNING),
         one not read well. A running one's next events are named by the feed: reading every
-        unfinished history on each execution's change made the emulator answer every other
-        read of the lab later (GetExecutionHistory took 0.2-0.4 s on a busy machine)."""
+        unfinished history on each execution's change would make the emulator answer every
+        other read of the lab later (GetExecutionHistory is slow on a busy machine)."""
         executions = _newest(model)
         live = {e.arn for e in executions}
         if any(s.key.split(":", 1)[1] not in live for s in model.with_prefix(f"{HISTORY}:")):

@@ -13,10 +13,10 @@ terminal Textual's writer thread dies on EIO and the app's next writes can block
 
 Why a watcher of our own: nobody signals the app when it is not the session leader. `make demo`
 in a tmux pane, pane killed: make gets the SIGHUP and waits for its child, while Textual's input
-thread reads end-of-file from the hung-up terminal in a tight loop without telling the app
-(measured: 84 % of a core, for as long as nobody killed it). A serve session whose server was
+thread reads end-of-file from the hung-up terminal in a tight loop without telling the app,
+spinning a core for as long as nobody kills it. A serve session whose server was
 killed lost its input the same way and went on polling. The watcher is one thread asleep in
-poll(); it wakes every `CHECK_S` to look at the parent (measured: under 0.1 % of a core).
+poll(); it wakes every `CHECK_S` to look at the parent, which costs next to nothing.
 
 Children go with the process: the demo's emulator runs in-process, and Lambda workers watch their
 own parent (`awsview/emulator/_bootstrap.py`).

@@ -48,7 +48,7 @@ def save(**changes: Any) -> str | None:
     current, _ = load()
     current.update({k: v for k, v in changes.items() if k in KEYS and isinstance(v, KEYS[k])})
     file = path()
-    lines = ["# AWS View preferences, written by the viewer (see the README, Files)"]
+    lines = ["# AWS View preferences, written by the viewer (see the docs: Files)"]
     lines += [
         f"{k} = {json.dumps(v)}" for k, v in sorted(current.items())
     ]  # JSON strings are TOML strings

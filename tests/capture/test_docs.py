@@ -189,7 +189,7 @@ def test_an_output_that_cannot_be_a_directory_is_one_line(tmp_path):
         )
 
 
-# -- the README's graph and replay screenshots: ev04 ---------------------------------------------
+# -- the docs' graph and replay screenshots: ev04 --------------------------------------------------
 
 EV04_STATES = ("CheckQuantity", "StoreOrder", "ReadSummary", "Rejected")
 EV04_MARKS = {  # each execution at a glance, as the graph in the viewer draws it
@@ -217,7 +217,7 @@ EV04_MARKS = {  # each execution at a glance, as the graph in the viewer draws i
 
 @pytest.fixture(scope="module")
 def ev04_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`make docs`: ev04 played on a fresh emulator by the command line."""
+    """`make screenshots`: ev04 played on a fresh emulator by the command line."""
     out = tmp_path_factory.mktemp("docs-ev04") / "ev04"
     result = subprocess.run(
         [sys.executable, "-m", "awsview", "docs", "ev04", "-o", str(out)],

@@ -1,6 +1,6 @@
 """Snapshot tests: the hand-built ev04 and q05 models (fixed names, times and ids, UTC) drawn
 compact and wide, in two themes, plus a detail screen. Review the SVGs under
-tests/__snapshots__/ before accepting changes with ``pytest --snapshot-update``."""
+tests/ui/__snapshots__/ before accepting changes with ``pytest --snapshot-update``."""
 
 from __future__ import annotations
 

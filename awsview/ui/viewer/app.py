@@ -46,7 +46,7 @@ DIAGNOSE_RETRY_S = 15.0  # the doctor's probe waits for an endpoint that does no
 # with the big model, and a key that lands behind one waits for all of it. While keys or the
 # mouse are in use (an input in the last INPUT_RECENT_S), rounds come at most this often, so few
 # keys wait; what changed meanwhile is shown by the next round, within a second. Otherwise a
-# change is shown at once (spacing rounds 0.1 s apart saved no CPU while a lab played).
+# change is shown at once (spacing rounds apart saves no CPU while a lab plays).
 ROUND_WHILE_INPUT_S = 1.0
 INPUT_RECENT_S = 0.5
 # … and a round due while keys come waits for a pause this long after the last one (its answer
@@ -219,8 +219,8 @@ class AWSViewApp(App[int]):
 
     def on_load(self) -> None:
         # No garbage collection until the first paint: building fifteen panels and their styles
-        # makes ~150 young collections, each walking what was just built (20-30 ms of the app's
-        # ~0.16 s to the first paint); the few cycles made meanwhile wait for its return.
+        # makes many young collections, each walking what was just built, a good share of the
+        # time to the first paint; the few cycles made meanwhile wait for its return.
         self._collector_paused = gc.isenabled()
         gc.disable()
 
@@ -412,13 +412,14 @@ class AWSViewApp(App[int]):
     def _age_memory(self) -> None:
         """Keep Python's full garbage collections short.
 
-        A big model (100,000 log lines, 10,000 items) makes each full collection take ~300 ms,
-        and the pollers' fresh tuples trigger one every few seconds: a visible stall. Freezing
+        A big model (100,000 log lines, 10,000 items) makes each full collection take hundreds
+        of milliseconds, and the pollers' fresh tuples trigger one every few seconds: a visible
+        stall. Freezing
         moves what exists now out of the collector's sight (refcounting still frees replaced
         snapshots); a full collection once a minute picks up any cyclic garbage frozen
         meanwhile. Collecting the young generations before each freeze keeps what is frozen to
-        what is alive: during a lab a minute of polls otherwise froze ~175k garbage objects, and
-        that minute's full collection took up to a second. The full collection waits for a quiet
+        what is alive: otherwise a minute of polls freezes its garbage too, and the next full
+        collection takes far longer. The full collection waits for a quiet
         moment, so it never delays a change the learner is waiting to see.
         """
         now = time.monotonic()

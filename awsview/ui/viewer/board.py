@@ -5,9 +5,9 @@ Compact (under 120 columns): panels stacked, most important first, each a few ro
 columns. The layout is only CSS classes on the board; the views never move between containers.
 
 The first panels are mounted first: the board's first sync mounts the panels that fill the first
-screen (and a grid row more), and the rest right after the first frame. Fifteen panels cost the
-first paint ~0.06 s of styling, composing and layout (a third of the app's part), half of it for
-panels below the fold. Every view is made and kept in ``views`` at once, so it takes what each
+screen (and a grid row more), and the rest right after the first frame: styling, composing and
+laying out fifteen panels is a large part of the app's first paint, half of it for panels below
+the fold. Every view is made and kept in ``views`` at once, so it takes what each
 sync gives it and shows it when mounted.
 """
 

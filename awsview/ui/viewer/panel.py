@@ -55,9 +55,8 @@ from awsview.ui.viewer.cells import (
 HIGHLIGHT_S = 3.0
 SEED_AFTER_S = 3.0
 # Highlights fade on a shared beat: each panel's fade timer fires on the next multiple of this
-# (real monotonic time), so panels lit at different moments fade in one frame, not one each.
-# While a lab played, fades were 74 of 178 frames (each ~8 ms of CPU); a highlight now lasts
-# its 3 s plus up to this.
+# (real monotonic time), so panels lit at different moments fade in one frame, not one each
+# (every frame costs CPU while a lab plays). A highlight lasts its 3 s plus up to this.
 FADE_BEAT_S = 0.5
 BEAT_CLOCK = time.monotonic  # the beat's time (real: Textual's timers keep it)
 REBUILD_AT = 64  # removing more rows than this (and than half) rebuilds: remove_row is O(rows)
@@ -134,8 +133,8 @@ class PanelTable(CellDrawingTable):
                 return drawn[1]
             # The row moved (a row added above it, a log tail's oldest line dropped): the same
             # line, but its segments carry the row's index for the mouse. Stamping the new
-            # index costs 0.03 ms, drawing a five-column line 1.1 ms (executions and log tails
-            # shift their rows every round: 40 % of the lines drawn while a lab played).
+            # index is far cheaper than drawing the line again, and executions and log tails
+            # shift their rows every round.
             moved = Style.from_meta({"row": index})  # after each segment's own: it wins
             strip = Strip(Segment.apply_style(drawn[1], post_style=moved), drawn[1].cell_length)
         else:
@@ -220,7 +219,7 @@ class PanelView(Vertical):
 
     # The cells' styles (panel--good, panel--new, …) are the board's component classes: one set
     # for every panel, as Textual styles each component class of each widget, twice before the
-    # first paint (nine panels × nine classes were ~0.01 s of it).
+    # first paint.
 
     DEFAULT_CSS = """
     PanelView {
@@ -293,7 +292,7 @@ class PanelView(Vertical):
         self._showing = False  # in show(): the board's replan must not start it again
         # Children kept by reference (a query per show costs more than the diff) and the text
         # each line shows: Static.update lays the whole screen out again even for the same text,
-        # which was most of a poll's cost (~630 of 800 layouts in a 20 s lab).
+        # the costliest part of a poll.
         self._body = PanelBody(Content("waiting for the first poll…"), classes="body")
         self._caption = Static(classes="caption")
         self._note = Static(classes="note")
@@ -318,10 +317,9 @@ class PanelView(Vertical):
         """The panel's new size, stored without asking for another layout.
 
         Textual sets a widget's virtual size while it lays the screen out, and a new one asks
-        for a layout of the whole screen again: a panel that grew or shrank by a row cost a
-        second layout in the next frame that moved nothing (34 of 83 layouts while a lab
-        played, ~8 ms each with the frame they made). The panel does not scroll, so its virtual
-        size is only its size: nothing else needs to know.
+        for a layout of the whole screen again: a panel that grew or shrank by a row would cost
+        a second layout in the next frame that moves nothing. The panel does not scroll, so its
+        virtual size is only its size: nothing else needs to know.
         """
         before = store_virtual_size(self, size)
         # Textual sets this after the panel's new size, whether or not it sends a Resize (it
