@@ -537,3 +537,36 @@ async def test_every_session_draws_on_the_servers_one_rate_budget(tmp_path):
         async with served.ws(http), served.ws(http):
             environments = await served.sessions(2)
     assert [e["AWSVIEW_RATE_DIR"] for e in environments] == [budget, budget]
+
+
+async def test_awsview_serve_gives_its_sessions_a_private_rate_budget_it_removes():
+    """End to end: the directory `serve` makes, named to each viewer by its environment."""
+    import stat
+
+    import aiohttp
+
+    from tests.support.helpers import processes
+
+    served = Served("--endpoint-url", "http://127.0.0.1:9")
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.ws_connect(
+                served.url + "ws?width=80&height=24", headers={"Origin": served.url[:-1]}
+            ):
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    viewers = [p for p in processes() if p.ppid == served.process.pid]
+                    if viewers:
+                        break
+                    await asyncio.sleep(0.1)
+                (viewer,) = viewers
+                environment = dict(
+                    line.split("=", 1)
+                    for line in open(f"/proc/{viewer.pid}/environ").read().split("\0")
+                    if "=" in line
+                )
+                budget = environment["AWSVIEW_RATE_DIR"]
+                assert stat.S_IMODE(os.stat(budget).st_mode) == 0o700
+    finally:
+        served.stop()
+    assert not os.path.exists(budget)
