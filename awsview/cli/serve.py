@@ -110,9 +110,10 @@ def guard_middleware(bind_host: str, token: str | None) -> Any:
         if token is not None and given and request.path != "/ws":
             # The token becomes the cookie and leaves the address: the same page without it.
             kept = [(k, v) for k, v in request.query.items() if k != "token"]
-            response = web.Response(
-                status=303, headers={"Location": str(request.rel_url.with_query(kept))}
-            )
+            # One leading slash: `//host/…` would send the browser to another server.
+            path = "/" + request.path.lstrip("/")
+            location = request.rel_url.with_path(path).with_query(kept)
+            response = web.Response(status=303, headers={"Location": str(location)})
             response.set_cookie(
                 COOKIE,
                 token,

@@ -214,6 +214,9 @@ def test_the_token_leaves_the_address_for_a_cookie_that_expires():
         # Behind a TLS reverse proxy the cookie only travels over TLS.
         _, _, headers = served.get(f"?token={token}", {"X-Forwarded-Proto": "https"})
         assert headers["Location"] == "/" and "Secure" in headers["Set-Cookie"]
+        # Never to another server, whatever the path looks like.
+        _, _, headers = served.get(f"/evil.example/?token={token}")
+        assert headers["Location"] == "/evil.example/"
         # The page it leads to, with the cookie and no token in the address.
         status, page, _ = served.get("?fontsize=30", {"Cookie": cookie.split(";")[0]})
         assert status == 200 and 'data-font-size="30"' in page and token not in page
