@@ -3,7 +3,8 @@ resources under a prefix).
 
 Its actions are the calls the pollers make (`CALLS`), each of which must be on the client
 guard's allow-list (`readonly.READ_OPERATIONS`): a call the guard would refuse cannot be in the
-policy, and a test proves every call the viewer makes while a lab plays is in `CALLS`. Each
+policy, and a test writes down every operation the pollers send while a lab plays (and a role
+is edited after it, which the change feed has read again alone) and finds each granted. Each
 action is narrowed to the lab's resources where AWS authorizes it by resource; listings AWS
 authorizes only account-wide keep ``"Resource": "*"``.
 """
@@ -25,6 +26,8 @@ STREAMS = ("ReadTableStreams", "arn:{p}:dynamodb:{r}:{a}:table/{prefix}*/stream/
 QUEUES = ("ReadQueues", "arn:{p}:sqs:{r}:{a}:{prefix}*")
 GROUPS = ("ReadLogGroups", "arn:{p}:logs:{r}:{a}:log-group:{group}")
 ROLES = ("ReadRoles", "arn:{p}:iam::{a}:role/{prefix}*")
+# What IAM reads in a Resource ARN as more than itself: wildcards and a policy variable's start.
+NOT_IN_PREFIX = "*?$"
 # Listings AWS authorizes only account-wide (no resource type in its Service Authorization
 # Reference): "Resource": "*".
 ACCOUNT = ("ListAccountWide", None)
@@ -50,6 +53,7 @@ CALLS: dict[tuple[str, str], tuple[str, str | None]] = {
     ("logs", "DescribeLogGroups"): ACCOUNT,
     ("logs", "FilterLogEvents"): GROUPS,
     ("iam", "ListRoles"): ACCOUNT,
+    ("iam", "GetRole"): ROLES,  # a role the change feed names is read again alone
     ("iam", "ListRolePolicies"): ROLES,
     ("iam", "GetRolePolicy"): ROLES,
     ("iam", "ListAttachedRolePolicies"): ROLES,
@@ -78,6 +82,12 @@ def policy(
         raise PolicyError(
             "a policy for every resource of an account is not least privilege: "
             "give a lab (--lab) or a prefix (--prefix)"
+        )
+    if wild := "".join(sorted({c for c in profile.prefix if c in NOT_IN_PREFIX})):
+        raise PolicyError(
+            f"--prefix {profile.prefix!r} holds {' '.join(wild)}, which IAM reads as a wildcard "
+            "or a policy variable: the policy would reach past the lab's resources; give the "
+            "names' literal start (e.g. --prefix labex-q05-)"
         )
     for service, operation in CALLS:
         if operation not in READ_OPERATIONS.get(service, frozenset()):

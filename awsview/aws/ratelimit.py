@@ -1,12 +1,23 @@
 """Per-API token buckets that stay well inside AWS's request quotas; the calls made and the
-DynamoDB read units consumed, counted."""
+DynamoDB read units consumed, counted.
+
+A limiter's buckets live in its process, unless it shares them (`RateLimiter.share`): then each
+bucket is a small file in a directory, read and written under an exclusive lock, so every
+process pointed at that directory draws on one budget. `awsview serve` runs one viewer process
+per browser tab and points them all at one directory (`RATE_DIR_ENV`), so six tabs still make
+the calls of one viewer, not six times as many.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import hashlib
+import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 
 # Sustained requests per second AWS View allows itself per API, at most half of the account's
 # refill rate so the learner's own CLI calls keep their share. (service, operation) -> rate.
@@ -26,6 +37,8 @@ RATES: dict[tuple[str, str], float] = {
 }
 DEFAULT_RATE = 5.0
 BURST_SECONDS = 2.0  # a bucket holds this many seconds' worth of tokens
+# A directory of shared buckets, set by `awsview serve` for its sessions (and its recorder).
+RATE_DIR_ENV = "AWSVIEW_RATE_DIR"
 
 
 @dataclass
@@ -53,21 +66,78 @@ class TokenBucket:
             await asyncio.sleep((1 - self.tokens) / self.rate)
 
 
+@dataclass
+class SharedTokenBucket:
+    """A token bucket kept in a file: every process that opens the same path shares it.
+
+    The file holds the tokens left and when that was counted (CLOCK_MONOTONIC, one clock for
+    every process of the machine). The lock is held only to read and rewrite two numbers, never
+    while waiting for a token."""
+
+    path: Path
+    rate: float
+    capacity: float
+
+    def take(self) -> float:
+        """Take a token: 0.0; or, when there is none yet, the seconds until there is one."""
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            now = time.monotonic()
+            try:
+                tokens, updated = (float(v) for v in os.pread(fd, 64, 0).split())
+                tokens = min(self.capacity, tokens + max(0.0, now - updated) * self.rate)
+            except ValueError:  # a new (empty) bucket: full
+                tokens = self.capacity
+            wait = 0.0 if tokens >= 1 else (1 - tokens) / self.rate
+            if not wait:
+                tokens -= 1
+            state = f"{tokens!r} {now!r}".encode()
+            os.pwrite(fd, state, 0)
+            os.ftruncate(fd, len(state))
+            return wait
+        finally:
+            os.close(fd)  # and with it the lock
+
+    async def acquire(self) -> None:
+        while (wait := self.take()) > 0:
+            await asyncio.sleep(wait)
+
+
+def shared_dir(base: str | os.PathLike[str], account: object) -> Path:
+    """The folder of shared buckets for one account (any value naming it) under ``base``."""
+    digest = hashlib.sha256(repr(account).encode()).hexdigest()[:16]
+    folder = Path(base) / digest
+    folder.mkdir(mode=0o700, exist_ok=True)
+    return folder
+
+
 class RateLimiter:
     """Hands out permission to call an API and counts every call made."""
 
     def __init__(self, rates: dict[tuple[str, str], float] | None = None, scale: float = 1.0):
         self._rates = {**RATES, **(rates or {})}
         self.scale = scale  # 10 for a local emulator, whose buckets are wider
-        self._buckets: dict[tuple[str, str], TokenBucket] = {}
+        self._buckets: dict[tuple[str, str], TokenBucket | SharedTokenBucket] = {}
+        self._shared: Path | None = None
         self.calls: Counter[tuple[str, str]] = Counter()
         self.read_units: Counter[str] = Counter()  # DynamoDB read units consumed, per table
 
-    def bucket(self, service: str, operation: str) -> TokenBucket:
+    def share(self, folder: Path) -> None:
+        """Draw from the buckets kept in ``folder`` (see `shared_dir`) from now on."""
+        self._shared = folder
+        self._buckets.clear()
+
+    def bucket(self, service: str, operation: str) -> TokenBucket | SharedTokenBucket:
         key = (service, operation)
         if key not in self._buckets:
             rate = self._rates.get(key, DEFAULT_RATE) * self.scale
-            self._buckets[key] = TokenBucket(rate, max(1.0, rate * BURST_SECONDS))
+            capacity = max(1.0, rate * BURST_SECONDS)
+            self._buckets[key] = (
+                TokenBucket(rate, capacity)
+                if self._shared is None
+                else SharedTokenBucket(self._shared / f"{service}.{operation}", rate, capacity)
+            )
         return self._buckets[key]
 
     async def acquire(self, service: str, operation: str) -> None:

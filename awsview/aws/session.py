@@ -38,7 +38,7 @@ from awsview.aws.errors import (
     credentials_text,
     no_credentials_text,
 )
-from awsview.aws.ratelimit import RateLimiter
+from awsview.aws.ratelimit import RATE_DIR_ENV, RateLimiter, shared_dir
 from awsview.aws.readonly import READ_OPERATIONS, guard
 
 DEFAULT_REGION = "us-east-1"  # only for a local endpoint with no region configured
@@ -350,6 +350,10 @@ class Connection:
         if self._own_limiter:
             # AWS quotas do not apply to a local emulator; its buckets are ten times wider.
             self.limiter.scale = LOCAL_RATE_SCALE if self.resolved.is_local else 1.0
+            if os.environ.get(RATE_DIR_ENV):  # one of `awsview serve`'s sessions
+                resolved = self.resolved
+                account = (resolved.profile, resolved.region, resolved.endpoints)
+                self.limiter.share(shared_dir(os.environ[RATE_DIR_ENV], account))
         self._stack = AsyncExitStack()
         self._session = self._shared_session or AioSession(
             session_vars=SESSION_VARS, profile=self.target.profile

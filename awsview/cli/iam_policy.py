@@ -12,7 +12,7 @@ def run(args: argparse.Namespace) -> int:
     """The policy for a lab or a prefix, in the region configured (any region if none is)."""
     from awsview import profiles
     from awsview.aws.policy import PolicyError, as_json, policy
-    from awsview.aws.session import ConfigError, botocore_session
+    from awsview.aws.session import ConfigError, Target, botocore_session, resolve
 
     try:
         profile = profiles.load(args.lab) if args.lab else profiles.generic_profile(args.prefix)
@@ -27,6 +27,8 @@ def run(args: argparse.Namespace) -> int:
         from awsview.aws.errors import config_text
 
         raise ConfigError(config_text(exc, args.profile)) from None
+    if region != "*":
+        resolve(Target(profile=args.profile, region=region))  # the region check every command makes
     partition = session.get_partition_for_region(region) if region != "*" else "aws"
     try:
         document = policy(profile, region=region, account=args.account, partition=partition)

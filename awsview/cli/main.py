@@ -234,6 +234,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="serve the class view of the learners listed in FILE instead",
     )
     serve.add_argument("--font-size", type=int, default=18, help="browser font size (default 18)")
+    serve.add_argument(
+        "--max-sessions",
+        type=int,
+        default=4,
+        metavar="N",
+        help="browser tabs served at once, each a viewer process (default 4)",
+    )
 
     klass = command("class", help="the class view in the terminal: every learner's progress")
     klass.add_argument("roster", type=Path, metavar="FILE", help="TOML file of [[learner]] tables")

@@ -1,11 +1,17 @@
 """`awsview serve`: the viewer in a browser (textual-serve), as a read-only presenter screen.
 
 textual-serve has no authentication of its own. Here a token guards every route: required on
-any address other than loopback, optional on loopback. The token arrives once as ``?token=``
-and is then kept in an HttpOnly, SameSite=Strict cookie. Whatever the token, the websocket that
-carries the screen only accepts a page of this server (its Origin must be this host), and a
-server on loopback only answers to a loopback Host name, so no other web page a browser has
-open can read the screen.
+any address other than loopback, optional on loopback. The token arrives once as ``?token=``,
+becomes an HttpOnly, SameSite=Strict cookie that expires, and leaves the address at once (a
+redirect), so it is neither projected in the address bar nor kept in the browser's history.
+Whatever the token, the websocket that carries the screen only accepts a page of this server
+(its Origin must be this host), and a server on loopback only answers to a loopback Host name,
+so no other web page a browser has open can read the screen.
+
+Each browser tab is a viewer process of its own: their number is capped (``--max-sessions``),
+each screen's size is capped (`MAX_COLUMNS` x `MAX_ROWS`), and all of them draw on one rate
+budget (a directory of shared token buckets, `awsview.aws.ratelimit`), so more tabs never mean
+more calls to the account.
 """
 
 from __future__ import annotations
@@ -19,11 +25,13 @@ import secrets
 import shlex
 import signal
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from awsview.aws.ratelimit import RATE_DIR_ENV
 from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, checked_target, fail, record_taken
 
 COOKIE = "awsview_token"
@@ -31,6 +39,11 @@ STOP_GRACE_S = (
     5.0  # a session's viewer gets this long to quit when its browser goes, then is killed
 )
 LOOPBACK_NAMES = ("localhost", "127.0.0.1", "[::1]", "::1")
+COOKIE_MAX_AGE_S = 12 * 3600  # a class day; then the address with the token is needed again
+MAX_SESSIONS = 4  # each is a viewer process (~150 MB)
+# A screen larger than any projector or monitor shows (a 4K screen at a 9 px font is ~430 x 120):
+# an unbounded resize makes the viewer lay out and paint hundreds of MB for one frame.
+MAX_COLUMNS, MAX_ROWS = 500, 200
 
 
 class ServeError(Exception):
@@ -70,6 +83,14 @@ def same_origin(origin: str | None, host: str | None) -> bool:
     return parts.scheme in ("http", "https") and parts.netloc.lower() == host.lower()
 
 
+def over_https(request: Any) -> bool:
+    """The browser reached the server over TLS: directly (serve itself speaks plain HTTP) or
+    through a reverse proxy that says so. A client that claims it falsely only makes its own
+    cookie one its browser will not send over plain HTTP."""
+    forwarded = request.headers.get("X-Forwarded-Proto", "").split(",")[0].strip().lower()
+    return bool(request.secure) or forwarded == "https"
+
+
 def guard_middleware(bind_host: str, token: str | None) -> Any:
     from aiohttp import web
 
@@ -81,23 +102,33 @@ def guard_middleware(bind_host: str, token: str | None) -> Any:
             return web.Response(
                 status=421, text="AWS View: this server only answers to a loopback host name.\n"
             )
+        given = request.query.get("token") if token is not None else None
         if token is not None:
-            offered = request.query.get("token") or request.cookies.get(COOKIE) or ""
+            offered = given or request.cookies.get(COOKIE) or ""
             if not hmac.compare_digest(offered.encode(), token.encode()):
                 return web.Response(status=401, text="AWS View: a valid ?token= is required.\n")
+        if token is not None and given and request.path != "/ws":
+            # The token becomes the cookie and leaves the address: the same page without it.
+            kept = [(k, v) for k, v in request.query.items() if k != "token"]
+            # One leading slash: `//host/…` would send the browser to another server.
+            path = "/" + request.path.lstrip("/")
+            location = request.rel_url.with_path(path).with_query(kept)
+            response = web.Response(status=303, headers={"Location": str(location)})
+            response.set_cookie(
+                COOKIE,
+                token,
+                path="/",
+                max_age=COOKIE_MAX_AGE_S,
+                httponly=True,
+                samesite="Strict",
+                secure=over_https(request),
+            )
+            return response
         if request.path == "/ws" and not same_origin(request.headers.get("Origin"), request.host):
             return web.Response(
                 status=403, text="AWS View: the screen is only for pages of this server.\n"
             )
-        response = await handler(request)
-        if (
-            token is not None
-            and request.query.get("token")
-            and isinstance(response, web.StreamResponse)
-            and not response.prepared
-        ):
-            response.set_cookie(COOKIE, token, httponly=True, samesite="Strict")
-        return response
+        return await handler(request)
 
     return middleware
 
@@ -117,10 +148,18 @@ def make_server(
     command: str,
     font_size: int = 18,
     title: str = "AWS View",
+    max_sessions: int = MAX_SESSIONS,
+    rate_dir: str | None = None,
 ) -> Any:
+    """The server; ``rate_dir``: the shared rate budget every session draws on."""
     from aiohttp import WSCloseCode, web
     from textual_serve.app_service import AppService
     from textual_serve.server import Server
+
+    full = (
+        f"AWS View: {max_sessions} screen{'s are' if max_sessions != 1 else ' is'} open already "
+        f"(--max-sessions {max_sessions}); close one, then reload this page."
+    )
 
     class Session(AppService):
         """One browser tab's viewer process. textual-serve asks it to quit when the tab goes and
@@ -128,6 +167,18 @@ def make_server(
         killed, so a session never outlives its browser or its server."""
 
         _stopping: asyncio.Task[None] | None = None
+
+        def _build_environment(self, width: int = 80, height: int = 24) -> dict[str, str]:
+            environment = super()._build_environment(width, height)
+            if rate_dir is not None:
+                environment[RATE_DIR_ENV] = rate_dir
+            return environment
+
+        async def set_terminal_size(self, width: int, height: int) -> None:
+            # The browser says its window's size; nothing bounds it but this.
+            await super().set_terminal_size(
+                _cells(width, 80, MAX_COLUMNS), _cells(height, 24, MAX_ROWS)
+            )
 
         async def stop(self) -> None:
             # Both the websocket's handler and the server's shutdown stop a session: once.
@@ -166,9 +217,12 @@ def make_server(
             return app
 
         async def handle_index(self, request: web.Request) -> Any:
+            if len(self.sessions) >= max_sessions:
+                return web.Response(status=503, text=full + "\n")
             # The page's websocket URL: the address the browser used (a bind address such as
             # 0.0.0.0 is not one a browser can reach).
-            self.public_url = f"{request.scheme}://{request.host}"
+            scheme = "https" if over_https(request) else request.scheme
+            self.public_url = f"{scheme}://{request.host}"
             if "fontsize" not in request.query:
                 request = request.clone(rel_url=request.rel_url.update_query(fontsize=font_size))
             return await super().handle_index(request)
@@ -176,20 +230,26 @@ def make_server(
         async def handle_websocket(self, request: web.Request) -> web.WebSocketResponse:
             # textual-serve's own handler, with Session (stop with a deadline) as the app service.
             websocket = web.WebSocketResponse(heartbeat=15)
-            width = _int(request.query.get("width"), 80)
-            height = _int(request.query.get("height"), 24)
-            session: Session | None = None
+            width = _cells(request.query.get("width"), 80, MAX_COLUMNS)
+            height = _cells(request.query.get("height"), 24, MAX_ROWS)
+            if len(self.sessions) >= max_sessions:
+                # A page opened before the last place was taken: its screen says why it is shut.
+                await websocket.prepare(request)
+                await websocket.close(code=WSCloseCode.TRY_AGAIN_LATER, message=full.encode())
+                return websocket
+            # Counted before the first await, so two tabs opening at once cannot both take the
+            # last place.
+            session = Session(
+                self.command,
+                write_bytes=websocket.send_bytes,
+                write_str=websocket.send_str,
+                close=websocket.close,
+                download_manager=self.download_manager,
+                debug=self.debug,
+            )
+            self.sessions[websocket] = session
             try:
                 await websocket.prepare(request)
-                session = Session(
-                    self.command,
-                    write_bytes=websocket.send_bytes,
-                    write_str=websocket.send_str,
-                    close=websocket.close,
-                    download_manager=self.download_manager,
-                    debug=self.debug,
-                )
-                self.sessions[websocket] = session
                 await session.start(width, height)
                 await self._process_messages(websocket, session)
             except asyncio.CancelledError:
@@ -199,8 +259,7 @@ def make_server(
 
                 logging.getLogger("awsview.cli.serve").warning("session ended: %s", exc)
             finally:
-                if session is not None:
-                    await session.stop()
+                await session.stop()
                 self.sessions.pop(websocket, None)
             return websocket
 
@@ -233,10 +292,11 @@ def make_server(
     return GuardedServer(command, host=host, port=port, title=title)
 
 
-def _int(value: str | None, default: int) -> int:
+def _cells(value: object, default: int, most: int) -> int:
+    """A size in cells from a browser: a whole number from 1 to ``most``."""
     try:
-        return max(1, min(1000, int(value or default)))
-    except ValueError:
+        return max(1, min(most, int(value or default)))  # type: ignore[call-overload]
+    except (TypeError, ValueError, OverflowError):
         return default
 
 
@@ -272,6 +332,8 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
             raise ServeError(f"--port must be between 1 and 65535, not {args.port}")
         if not 8 <= args.font_size <= 64:
             raise ServeError(f"--font-size must be between 8 and 64, not {args.font_size}")
+        if not 1 <= args.max_sessions <= 64:
+            raise ServeError(f"--max-sessions must be between 1 and 64, not {args.max_sessions}")
         if args.roster is not None:
             command = _class_command(args.roster, args.theme)
         else:
@@ -282,6 +344,10 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
             command = app_command(watch_args(args))
     except (ServeError, profiles.UnknownProfile, profiles.ProfileError, ConfigError) as exc:
         return fail(str(exc), EXIT_USAGE)
+    # One rate budget for every session and the recorder: this directory of shared buckets,
+    # named to each of them by the environment (this process's own too, for the recorder).
+    rates = tempfile.TemporaryDirectory(prefix="awsview-serve-rates-")
+    os.environ[RATE_DIR_ENV] = rates.name
     server = make_server(
         args.host,
         args.port,
@@ -289,6 +355,8 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
         command,
         args.font_size,
         title="AWS View · class" if args.roster else "AWS View",
+        max_sessions=args.max_sessions,
+        rate_dir=rates.name,
     )
     if getattr(args, "record", None) is not None:
         try:
@@ -309,6 +377,8 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
         server.serve()
     except OSError as exc:
         return fail(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_FAILURE)
+    finally:
+        rates.cleanup()
     return 0
 
 

@@ -6,8 +6,9 @@ textual-serve upgrade that breaks one breaks it here (the tests that use each ar
 tested versions are pinned in pyproject.toml. Like `awsview.emulator.moto_patches` for moto.
 
 textual-serve: `awsview.cli.serve.make_server` subclasses its `AppService` and `Server`, overriding
-their private `_make_app` and using `_task`, `_process` and `_process_messages` — the only way to
-stop a stuck session with a deadline and to add the guard middleware (tests/cli/test_serve.py).
+their private `_make_app` and `_build_environment` and using `_task`, `_process` and
+`_process_messages` — the only way to stop a stuck session with a deadline, to add the guard
+middleware and to name the shared rate budget to each session (tests/cli/test_serve.py).
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ authorization switched on (``/moto-api/reset-auth``), which checks the resource 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -199,3 +200,127 @@ async def test_every_call_the_viewer_makes_is_in_the_policy(authorized, lab, mon
     assert {action(*call) for call in made} <= {
         a for s in policy(profile, REGION, ACCOUNT)["Statement"] for a in s["Action"]
     }
+
+
+def test_the_allow_list_maps_into_iam_actions():
+    """Each service of the allow-list names its actions with its IAM prefix (botocore's signing
+    name: `states`, not `stepfunctions`), so any read the pollers take from it can be granted."""
+    import botocore.session
+
+    loader = botocore.session.get_session()
+    for service, operations in READ_OPERATIONS.items():
+        signing = loader.get_service_model(service).signing_name
+        for operation in operations:
+            assert action(service, operation) == f"{signing}:{operation}", (service, operation)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lab", LABS)
+async def test_every_operation_the_pollers_send_while_a_lab_plays_is_granted(
+    emulator, lab, monkeypatch
+):
+    """The pollers follow the change feed while the lab plays, and the learner edits a lab role
+    afterwards (a role the feed names is read again alone). Every operation a guarded client of
+    the connection sends is written down as it is sent; the policy must grant each one."""
+    from awsview.aws import readonly, session
+    from awsview.aws.session import Connection, Target
+    from awsview.polling.scheduler import Scheduler
+    from tests.polling.test_change_feed import _ready, _rows, until
+
+    sent: set[tuple[str, str]] = set()
+
+    def recording_guard(client):
+        guarded = readonly.guard(client)
+        service = client.meta.service_model.service_name
+        # After the guard's handler: a refused operation is never sent, so never written down.
+        guarded.meta.events.register(
+            "provide-client-params", lambda model, **_: sent.add((service, model.name))
+        )
+        return guarded
+
+    monkeypatch.setattr(session, "guard", recording_guard)
+    profile = profiles.load(lab)
+    player = LabPlayer(get_lab(lab), endpoint_url=emulator.endpoint_url, log=lambda line: None)
+    iam = emulator.client("iam")
+    async with Connection(Target(endpoint_url=emulator.endpoint_url, region=REGION)) as conn:
+        scheduler = Scheduler(conn, profile)
+        scheduler.start()
+        try:
+            await asyncio.to_thread(player.setup)
+            await _ready(scheduler)
+            await asyncio.to_thread(player.play, until=len(get_lab(lab).steps) - 1)
+            roles = await until(
+                lambda: [r for r in _rows(scheduler, "roles") or () if r.grants],
+                timeout=60,
+                what="the lab's roles",
+            )
+            edited = roles[0].name
+            await asyncio.to_thread(
+                iam.put_role_policy,
+                RoleName=edited,
+                PolicyName="learner-edit",
+                PolicyDocument=json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {"Effect": "Allow", "Action": "sqs:SendMessage", "Resource": "*"}
+                        ],
+                    }
+                ),
+            )
+            await until(
+                lambda: any(
+                    g.policy == "learner-edit"
+                    for r in _rows(scheduler, "roles") or ()
+                    if r.name == edited
+                    for g in r.grants
+                ),
+                timeout=60,
+                what="the edited role",
+            )
+        finally:
+            await scheduler.stop()
+    granted = {a for s in policy(profile, REGION, ACCOUNT)["Statement"] for a in s["Action"]}
+    assert ("iam", "GetRole") in sent  # the role was read again alone, as the feed named it
+    assert {action(*call) for call in sent} <= granted, {action(*c) for c in sent} - granted
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["--prefix", "*"], "--prefix '*' holds *"),
+        (["--prefix", "labex-*"], "holds *"),
+        (["--prefix", "lab?x-"], "holds ?"),
+        (["--prefix", "${aws:username}"], "holds $"),
+        (["--prefix", ""], "not least privilege"),
+        (["--lab", "q05", "--region", "eu-wst-1"], "unknown AWS region 'eu-wst-1'"),
+        (["--prefix", "labex-", "--region", "us-eest-1"], "did you mean"),
+    ],
+)
+def test_a_policy_that_would_reach_further_or_nowhere_is_one_line(args, message):
+    """A wildcard in the prefix would become a wildcard in every ARN (`table/**`), and a region
+    AWS does not have would print a policy that matches nothing."""
+    result = subprocess.run(
+        [sys.executable, "-m", "awsview", "iam-policy", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
+    )
+    assert result.returncode == 2, result.stdout[:200]
+    assert result.stdout == "" and message in result.stderr, result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
+
+
+def test_a_literal_prefix_and_a_known_region_still_print_the_policy():
+    result = subprocess.run(
+        [sys.executable, "-m", "awsview", "iam-policy", "--prefix", "labex-", "--region", REGION],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)
+    assert "iam:GetRole" in {a for s in document["Statement"] for a in s["Action"]}
+    tables = next(s for s in document["Statement"] if s["Sid"] == "ReadTables")
+    assert tables["Resource"] == f"arn:aws:dynamodb:{REGION}:*:table/labex-*"

@@ -129,3 +129,37 @@ def test_the_wheel_holds_the_package_and_its_data_and_no_test_helper(tmp_path):
     assert "awsview/kinds.py" in files and "awsview/cli/common.py" in files
     assert any(n.startswith("awsview/_data/panels/") for n in files)
     assert any(n.startswith("awsview/_data/themes/") for n in files)
+    # pyproject says MIT: the licence text travels with the wheel.
+    licence = [n for n in names if ".dist-info/" in n and n.rsplit("/", 1)[-1] == "LICENSE"]
+    assert licence, [n for n in names if ".dist-info/" in n]
+    assert "MIT License" in zipfile.ZipFile(wheel).read(licence[0]).decode()
+
+
+def test_the_licence_is_the_one_pyproject_names():
+    text = (ROOT / "LICENSE").read_text()
+    assert tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["license"] == "MIT"
+    assert text.startswith("MIT License\n\nCopyright (c) 2026 AWS View contributors\n")
+
+
+def test_the_ranges_hold_what_is_installed_and_tested():
+    """The floors keep out the advisories that reach what AWS View uses; the caps stop at the
+    minor after the one tested, where compat.py's private accesses may break."""
+    from importlib.metadata import version
+
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    wanted = [Requirement(r) for r in project["dependencies"]] + [
+        Requirement(r) for r in project["optional-dependencies"]["serve"]
+    ]
+    by_name = {r.name: r for r in wanted}
+    for name in ("textual", "rich", "textual-serve", "aiohttp"):
+        assert by_name[name].specifier.contains(version(name)), (name, version(name))
+    for name, outside in (
+        ("aiohttp", "3.14.2"),  # WebSocket-upgrade smuggling, C parser out-of-bounds read
+        ("aiohttp", "3.10.10"),
+        ("textual", "8.3.0"),
+        ("rich", "15.1.0"),
+        ("textual-serve", "1.2.0"),
+    ):
+        assert not by_name[name].specifier.contains(outside), (name, outside)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import re
 import secrets
 import socket
 import subprocess
@@ -39,6 +40,14 @@ def awsview(*args: str, timeout: float = 30) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "awsview", *args], capture_output=True, text=True, timeout=timeout
     )
+
+
+class _Unfollowed(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args, **kwargs):
+        return None  # the 3xx itself is the answer
+
+
+_NO_REDIRECTS = urllib.request.build_opener(_Unfollowed)
 
 
 class Served:
@@ -72,9 +81,10 @@ class Served:
         return f"http://127.0.0.1:{self.port}/"
 
     def get(self, path: str = "", headers: dict | None = None) -> tuple[int, str, dict]:
+        """One request, its redirect (if any) not followed."""
         request = urllib.request.Request(self.url + path, headers=headers or {})
         try:
-            with urllib.request.urlopen(request, timeout=10) as response:
+            with _NO_REDIRECTS.open(request, timeout=10) as response:
                 return response.status, response.read().decode(), dict(response.headers)
         except urllib.error.HTTPError as exc:
             return exc.code, exc.read().decode(), dict(exc.headers)
@@ -119,6 +129,7 @@ def test_bad_serve_arguments_are_one_line_each(tmp_path):
         (["--class", str(bad_roster)], "class.toml"),
         (["--token", "short"], "12 characters"),
         (["--font-size", "2"], "--font-size"),
+        (["--max-sessions", "0"], "--max-sessions must be between 1 and 64"),
     ):
         result = awsview("serve", "--port", str(free_port()), *args)
         assert result.returncode == 2, args
@@ -168,10 +179,11 @@ def test_the_token_guards_every_route_and_becomes_a_cookie():
             status, body, _ = served.get(path)
             assert status == 401, path
             assert "token" in body
-        status, page, headers = served.get(f"?token={token}")
-        assert status == 200 and 'data-font-size="18"' in page
+        status, _, headers = served.get(f"?token={token}")
         cookie = headers["Set-Cookie"]
         assert "HttpOnly" in cookie and "SameSite=Strict" in cookie
+        status, page, _ = served.get("", {"Cookie": cookie.split(";")[0]})
+        assert status == 200 and 'data-font-size="18"' in page
         status, _, _ = served.get("static/js/textual.js", {"Cookie": cookie.split(";")[0]})
         assert status == 200
         # A page elsewhere cannot open the screen's websocket, even with the cookie.
@@ -179,6 +191,35 @@ def test_the_token_guards_every_route_and_becomes_a_cookie():
             "ws", {"Cookie": cookie.split(";")[0], "Origin": "http://evil.example"}
         )
         assert status == 403
+    finally:
+        served.stop()
+
+
+def test_the_token_leaves_the_address_for_a_cookie_that_expires():
+    """The address with the token is projected and kept in the browser's history: it is answered
+    with a redirect to the same page without it, the token now in the cookie."""
+    token = secrets.token_urlsafe(16)
+    served = Served("--token", token, "--endpoint-url", "http://127.0.0.1:9")
+    try:
+        status, _, headers = served.get(f"?fontsize=30&token={token}")
+        assert status == 303
+        assert headers["Location"] == "/?fontsize=30"
+        cookie = headers["Set-Cookie"]
+        attributes = {a.strip().split("=")[0].lower(): a for a in cookie.split(";")}
+        assert cookie.startswith(f"awsview_token={token};")
+        assert "httponly" in attributes and attributes["samesite"].strip() == "SameSite=Strict"
+        assert attributes["max-age"].strip() == "Max-Age=43200"
+        assert "secure" not in attributes  # plain HTTP: a Secure cookie would never come back
+        assert attributes["path"].strip() == "Path=/"
+        # Behind a TLS reverse proxy the cookie only travels over TLS.
+        _, _, headers = served.get(f"?token={token}", {"X-Forwarded-Proto": "https"})
+        assert headers["Location"] == "/" and "Secure" in headers["Set-Cookie"]
+        # Never to another server, whatever the path looks like.
+        _, _, headers = served.get(f"/evil.example/?token={token}")
+        assert headers["Location"] == "/evil.example/"
+        # The page it leads to, with the cookie and no token in the address.
+        status, page, _ = served.get("?fontsize=30", {"Cookie": cookie.split(";")[0]})
+        assert status == 200 and 'data-font-size="30"' in page and token not in page
     finally:
         served.stop()
 
@@ -356,3 +397,179 @@ async def test_a_viewer_that_does_not_quit_is_killed_when_its_browser_goes(tmp_p
                 raise AssertionError("the stuck viewer outlived its browser session")
     finally:
         await runner.cleanup()
+
+
+# -- sessions: how many, how large, and one rate budget ------------------------------------
+
+RECORDING_APP = """\
+import json, os, sys
+out = {folder!r} + "/" + str(os.getpid())
+with open(out + ".env", "w") as f:
+    json.dump({{k: os.environ.get(k) for k in ("COLUMNS", "ROWS", "AWSVIEW_RATE_DIR")}}, f)
+sys.stdout.write("__GANGLION__\\n")
+sys.stdout.flush()
+with open(out + ".stdin", "wb") as f:
+    while chunk := os.read(0, 4096):
+        f.write(chunk)
+        f.flush()
+"""
+
+
+class InProcess:
+    """`serve.make_server` in this event loop, each session a small app that writes down its
+    environment and everything the server sends it."""
+
+    def __init__(self, tmp_path, **options):
+        self.folder = tmp_path / "sessions"
+        self.folder.mkdir()
+        app = tmp_path / "app.py"
+        app.write_text(RECORDING_APP.format(folder=str(self.folder)))
+        self.port = free_port()
+        self.options = options
+        self.command = f"exec {sys.executable} {app}"
+
+    async def __aenter__(self):
+        from aiohttp import web
+
+        from awsview.cli import serve
+
+        server = serve.make_server("127.0.0.1", self.port, None, self.command, **self.options)
+        self.runner = web.AppRunner(await server._make_app())
+        await self.runner.setup()
+        await web.TCPSite(self.runner, "127.0.0.1", self.port).start()
+        return self
+
+    async def __aexit__(self, *exc):
+        await self.runner.cleanup()
+
+    def ws(self, http, width=80, height=24):
+        return http.ws_connect(
+            f"http://127.0.0.1:{self.port}/ws?width={width}&height={height}",
+            headers={"Origin": f"http://127.0.0.1:{self.port}"},
+        )
+
+    async def sessions(self, count: int) -> list[dict]:
+        """The environments of ``count`` sessions, once they have all started."""
+        import json
+
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            found = []
+            for path in self.folder.glob("*.env"):
+                try:
+                    found.append(json.loads(path.read_text()))
+                except ValueError:
+                    pass  # being written
+            if len(found) >= count:
+                return found
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"{count} sessions did not start")
+
+    async def received(self, needle: bytes) -> bytes:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            for path in self.folder.glob("*.stdin"):
+                if needle in (data := path.read_bytes()):
+                    return data
+            await asyncio.sleep(0.1)
+        raise AssertionError(f"no session received {needle!r}")
+
+
+async def test_sessions_are_capped_and_the_next_one_is_told_why(tmp_path):
+    import aiohttp
+
+    async with InProcess(tmp_path, max_sessions=2) as served, aiohttp.ClientSession() as http:
+        async with served.ws(http), served.ws(http):
+            await served.sessions(2)
+            async with http.get(f"http://127.0.0.1:{served.port}/") as page:
+                assert page.status == 503
+                assert "2 screens are open already (--max-sessions 2)" in await page.text()
+            async with served.ws(http) as third:
+                message = await third.receive(timeout=30)
+                assert message.type == aiohttp.WSMsgType.CLOSE
+                assert message.data == aiohttp.WSCloseCode.TRY_AGAIN_LATER
+                assert "--max-sessions 2" in message.extra
+            assert len(list(served.folder.glob("*.env"))) == 2  # no third viewer started
+        # Both tabs closed: their places are free again.
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            async with http.get(f"http://127.0.0.1:{served.port}/") as page:
+                if page.status == 200:
+                    break
+            await asyncio.sleep(0.2)
+        else:
+            raise AssertionError("the places of closed sessions stayed taken")
+
+
+async def test_a_screen_cannot_be_made_larger_than_a_screen_can_be(tmp_path):
+    """A browser says its size when the page opens and on every resize; 10000 x 5000 cells would
+    have the viewer lay out and paint hundreds of MB for one frame."""
+    import json
+
+    import aiohttp
+
+    from awsview.cli.serve import MAX_COLUMNS, MAX_ROWS
+
+    async with InProcess(tmp_path) as served, aiohttp.ClientSession() as http:
+        async with served.ws(http, width=10000, height=5000) as ws:
+            (environment,) = await served.sessions(1)
+            assert (environment["COLUMNS"], environment["ROWS"]) == (
+                str(MAX_COLUMNS),
+                str(MAX_ROWS),
+            )
+            await ws.send_str(json.dumps(["resize", {"width": 10000, "height": 5000}]))
+            await ws.send_str(json.dumps(["resize", {"width": "x", "height": -3}]))
+            await ws.send_str(json.dumps(["resize", {"width": 120, "height": 40}]))
+            data = await served.received(b'"width": 120')
+    resizes = [json.loads(m) for m in re.findall(rb'\{[^{}]*"resize"[^{}]*\}', data)]
+    assert [(r["width"], r["height"]) for r in resizes] == [
+        (MAX_COLUMNS, MAX_ROWS),
+        (80, 1),
+        (120, 40),
+    ]
+
+
+async def test_every_session_draws_on_the_servers_one_rate_budget(tmp_path):
+    import aiohttp
+
+    budget = str(tmp_path / "rates")
+    async with (
+        InProcess(tmp_path, rate_dir=budget) as served,
+        aiohttp.ClientSession() as http,
+    ):
+        async with served.ws(http), served.ws(http):
+            environments = await served.sessions(2)
+    assert [e["AWSVIEW_RATE_DIR"] for e in environments] == [budget, budget]
+
+
+async def test_awsview_serve_gives_its_sessions_a_private_rate_budget_it_removes():
+    """End to end: the directory `serve` makes, named to each viewer by its environment."""
+    import stat
+
+    import aiohttp
+
+    from tests.support.helpers import processes
+
+    served = Served("--endpoint-url", "http://127.0.0.1:9")
+    try:
+        async with aiohttp.ClientSession() as http:
+            async with http.ws_connect(
+                served.url + "ws?width=80&height=24", headers={"Origin": served.url[:-1]}
+            ):
+                deadline = time.monotonic() + 60
+                while time.monotonic() < deadline:
+                    viewers = [p for p in processes() if p.ppid == served.process.pid]
+                    if viewers:
+                        break
+                    await asyncio.sleep(0.1)
+                (viewer,) = viewers
+                environment = dict(
+                    line.split("=", 1)
+                    for line in open(f"/proc/{viewer.pid}/environ").read().split("\0")
+                    if "=" in line
+                )
+                budget = environment["AWSVIEW_RATE_DIR"]
+                assert stat.S_IMODE(os.stat(budget).st_mode) == 0o700
+    finally:
+        served.stop()
+    assert not os.path.exists(budget)
