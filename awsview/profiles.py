@@ -9,12 +9,13 @@ from importlib import resources
 from pathlib import Path
 
 from awsview import kinds
+from awsview.model.textfile import BadFile, NotText, read_utf8
 
 RESOURCE_KINDS = ("function", "table", "queue", "state_machine", "role", "log_group", "mapping")
 TABLE_ROLES = ("business", "diagnostic", "reference", "other")
 
 
-class ProfileError(ValueError):
+class ProfileError(BadFile):
     """A malformed profile; the message names the file, the line and the problem."""
 
 
@@ -111,9 +112,13 @@ def load(name: str, directory: Path | None = None) -> LabProfile:
 
 
 def load_file(path: Path) -> LabProfile:
-    text = path.read_text(encoding="utf-8")
     try:
+        text = read_utf8(path)
         data = tomllib.loads(text)
+    except NotText as exc:
+        raise ProfileError(str(exc)) from None
+    except OSError as exc:
+        raise ProfileError(f"{path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{path}: {exc}") from None
     return _Parser(path, text).profile(data)

@@ -365,6 +365,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from awsview.aws.log import LogFileError, configure
     from awsview.aws.session import ConfigError
     from awsview.cli.extras import MissingExtra, require
+    from awsview.model.textfile import BadFile
 
     try:
         for extra, what in needs(args):
@@ -374,7 +375,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_command(args)
     except (LogFileError, MissingExtra) as exc:
         return fail(str(exc), EXIT_USAGE)
-    except ConfigError as exc:
+    except (ConfigError, BadFile) as exc:  # BadFile: a theme, lab profile or roster
         return fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
