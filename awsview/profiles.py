@@ -102,6 +102,12 @@ def available(directory: Path | None = None) -> list[str]:
     return sorted(p.stem for p in (directory or profile_dir()).glob("*.toml"))
 
 
+def load_all(directory: Path | None = None) -> list[LabProfile]:
+    """Every lab profile in the folder; ProfileError for the first that cannot be used."""
+    directory = directory or profile_dir()
+    return [load_file(directory / f"{name}.toml") for name in available(directory)]
+
+
 def load(name: str, directory: Path | None = None) -> LabProfile:
     directory = directory or profile_dir()
     path = directory / f"{name}.toml"

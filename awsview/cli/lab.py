@@ -35,7 +35,6 @@ def run(args: argparse.Namespace) -> int:
                 "emulator): pass --real-account if that is what you mean",
                 EXIT_USAGE,
             )
-        check_credentials(resolved)
         player = LabPlayer(
             lab,
             endpoint_url=args.endpoint_url,
@@ -43,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
             profile=args.profile,
             log=lambda line: print(line, flush=True),
         )
+        check_credentials(player.context.resolved)  # its session: the chain runs once
     except ConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
     if not resolved.is_local:

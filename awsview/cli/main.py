@@ -372,6 +372,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             require(extra, what)
         if "log_file" in TAKES[args.command]:
             configure(args.log_file)
+        if args.command in ("class", "serve") or ("lab" in TAKES[args.command] and not args.lab):
+            from awsview import profiles
+
+            # Lab detection reads every profile, once a screen is up: a broken one is said here.
+            profiles.load_all()
         return run_command(args)
     except (LogFileError, MissingExtra) as exc:
         return fail(str(exc), EXIT_USAGE)

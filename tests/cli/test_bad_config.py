@@ -169,6 +169,25 @@ def test_a_broken_profile_found_while_detecting_the_lab_is_one_line(
     assert "mine.toml, line 1: not UTF-8" in said(capsys)
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["watch", "--endpoint-url", "http://127.0.0.1:9"],
+        ["screenshot", "-o", "shot.svg", "--endpoint-url", "http://127.0.0.1:9"],
+        ["class", "ROSTER"],
+    ],
+)
+def test_a_broken_profile_is_said_before_a_screen_detects_the_lab(
+    profile_folder, clean_env, tmp_path, monkeypatch, capsys, argv
+):
+    monkeypatch.chdir(tmp_path)
+    (profile_folder / "mine.toml").write_bytes(NOT_UTF8)
+    (tmp_path / "class.toml").write_text(LEARNER)
+    assert main([str(tmp_path / "class.toml") if a == "ROSTER" else a for a in argv]) == 2
+    assert "mine.toml, line 1: not UTF-8" in said(capsys)
+    assert not (tmp_path / "shot.svg").exists()
+
+
 @pytest.mark.parametrize("command", [["class"], ["serve", "--class"]])
 def test_a_roster_that_is_not_utf8_is_one_line(tmp_path, clean_env, capsys, command):
     roster = tmp_path / "class.toml"
