@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from awsview import profiles
-from awsview.aws.session import Target, resolve
+from awsview.aws.session import Connection, Target, resolve
 from awsview.cli.main import main
 from awsview.ui import themes
 
@@ -307,6 +307,13 @@ def test_the_emulator_identifies_itself(emulator, clean_env, monkeypatch):
     seen = resolve(Target(endpoint_url=emulator.endpoint_url, region="us-east-1"))
     assert not seen.is_local
     assert identified(seen).is_local
+
+
+async def test_a_connection_to_the_emulator_off_loopback_stays_local(emulator, monkeypatch):
+    """A class on emulators at private addresses keeps their change feed and journal."""
+    monkeypatch.setattr("awsview.aws.session.is_local_url", lambda url: False)
+    async with Connection(Target(endpoint_url=emulator.endpoint_url, region="us-east-1")) as conn:
+        assert conn.is_local
 
 
 class _NotTheEmulator(BaseHTTPRequestHandler):
