@@ -18,6 +18,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import json
+import os
 import urllib.error
 import urllib.request
 from urllib.parse import urlsplit
@@ -69,6 +70,23 @@ def endpoint_problem(url: str) -> str | None:
     if parts.port == 0:
         return "the port is not a number from 1 to 65535"
     return None
+
+
+def configured_where(url: str, profile: str | None) -> str:
+    """Which setting gave an endpoint URL: an AWS_ENDPOINT_URL* variable, else the config file
+    (with the line that says it, when it is there word for word)."""
+    for name, value in sorted(os.environ.items()):
+        if name.startswith("AWS_ENDPOINT_URL") and value == url:
+            return name
+    config = os.path.expanduser(os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config")
+    try:
+        with open(config, encoding="utf-8", errors="replace") as lines:
+            for number, line in enumerate(lines, start=1):
+                if url in line:
+                    return f"{config}, line {number}: endpoint_url"
+    except OSError:
+        pass
+    return f"endpoint_url of profile {profile or 'default'} in {config}"
 
 
 def _scheme_for(host: str | None) -> str:

@@ -30,6 +30,7 @@ from urllib.parse import urlsplit
 from awsview.aws import log as logfile
 from awsview.aws.endpoints import (
     check_endpoint_url,
+    configured_where,
     endpoint_problem,
     identifies_as_emulator,
     is_local_url,
@@ -208,14 +209,14 @@ def resolve(target: Target) -> Resolved:
             where = (
                 target.endpoint_source
                 if target.endpoint_url is not None
-                else _configured_where(bad, target.profile)
+                else configured_where(bad, target.profile)
             )
             check_endpoint_url(bad, where)
             said = f"{where} {shown(bad)}: not a valid endpoint URL (expected http://HOST:PORT)"
         raise ConfigError(said) from None
     for _, url in endpoints:  # configured, not given: botocore takes a scheme it cannot use
         if url != target.endpoint_url and endpoint_problem(url) is not None:
-            check_endpoint_url(url, _configured_where(url, profile))
+            check_endpoint_url(url, configured_where(url, profile))
     data = session.get_data("endpoints")
     suffixes = tuple(
         sorted({p.get("dnsSuffix", "") for p in data.get("partitions", [])} - {""})
@@ -232,23 +233,6 @@ def resolve(target: Target) -> Resolved:
     elif resolved.reaches_aws:
         _check_region(region, data, resolved)
     return resolved
-
-
-def _configured_where(url: str, profile: str | None) -> str:
-    """Which setting gave an endpoint URL: an AWS_ENDPOINT_URL* variable, else the config file
-    (with the line that says it, when it is there word for word)."""
-    for name, value in sorted(os.environ.items()):
-        if name.startswith("AWS_ENDPOINT_URL") and value == url:
-            return name
-    config = os.path.expanduser(os.environ.get("AWS_CONFIG_FILE") or "~/.aws/config")
-    try:
-        with open(config, encoding="utf-8", errors="replace") as lines:
-            for number, line in enumerate(lines, start=1):
-                if url in line:
-                    return f"{config}, line {number}: endpoint_url"
-    except OSError:
-        pass
-    return f"endpoint_url of profile {profile or 'default'} in {config}"
 
 
 def identified(resolved: Resolved, timeout: float = 2.0) -> Resolved:
