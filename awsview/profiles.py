@@ -9,12 +9,13 @@ from importlib import resources
 from pathlib import Path
 
 from awsview import kinds
+from awsview.model.textfile import BadFile, NotText, read_utf8
 
 RESOURCE_KINDS = ("function", "table", "queue", "state_machine", "role", "log_group", "mapping")
 TABLE_ROLES = ("business", "diagnostic", "reference", "other")
 
 
-class ProfileError(ValueError):
+class ProfileError(BadFile):
     """A malformed profile; the message names the file, the line and the problem."""
 
 
@@ -101,6 +102,12 @@ def available(directory: Path | None = None) -> list[str]:
     return sorted(p.stem for p in (directory or profile_dir()).glob("*.toml"))
 
 
+def load_all(directory: Path | None = None) -> list[LabProfile]:
+    """Every lab profile in the folder; ProfileError for the first that cannot be used."""
+    directory = directory or profile_dir()
+    return [load_file(directory / f"{name}.toml") for name in available(directory)]
+
+
 def load(name: str, directory: Path | None = None) -> LabProfile:
     directory = directory or profile_dir()
     path = directory / f"{name}.toml"
@@ -111,9 +118,13 @@ def load(name: str, directory: Path | None = None) -> LabProfile:
 
 
 def load_file(path: Path) -> LabProfile:
-    text = path.read_text(encoding="utf-8")
     try:
+        text = read_utf8(path)
         data = tomllib.loads(text)
+    except NotText as exc:
+        raise ProfileError(str(exc)) from None
+    except OSError as exc:
+        raise ProfileError(f"{path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ProfileError(f"{path}: {exc}") from None
     return _Parser(path, text).profile(data)

@@ -19,16 +19,23 @@ from __future__ import annotations
 
 import asyncio
 import difflib
-import ipaddress
 import logging
 import os
 from collections import Counter
 from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 from urllib.parse import urlsplit
 
 from awsview.aws import log as logfile
+from awsview.aws.endpoints import (
+    check_endpoint_url,
+    configured_where,
+    endpoint_problem,
+    identifies_as_emulator,
+    is_local_url,
+    may_be_emulator,
+)
 from awsview.aws.errors import (
     NETWORK_ERRORS,
     ConfigError,
@@ -40,6 +47,7 @@ from awsview.aws.errors import (
 )
 from awsview.aws.ratelimit import RATE_DIR_ENV, RateLimiter, shared_dir
 from awsview.aws.readonly import READ_OPERATIONS, guard
+from awsview.model.textfile import shown
 
 DEFAULT_REGION = "us-east-1"  # only for a local endpoint with no region configured
 LOCAL_RATE_SCALE = 10.0
@@ -73,6 +81,8 @@ class Target:
     profile: str | None = None
     region: str | None = None
     endpoint_url: str | None = None
+    # Where endpoint_url was given, for the line that says it is malformed.
+    endpoint_source: str = field(default="--endpoint-url", compare=False)
 
     def describe(self) -> str:
         """Before resolution: what was asked."""
@@ -82,21 +92,6 @@ class Target:
             self.profile and f"profile {self.profile}",
         ]
         return " · ".join(p for p in parts if p)
-
-
-def is_local_url(url: str | None) -> bool:
-    """An endpoint on this machine or its private network (an emulator), not AWS. Host names
-    are not resolved: only ``localhost`` and literal loopback or private addresses count."""
-    if not url:
-        return False
-    host = (urlsplit(url).hostname or "").lower()
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return address.is_loopback or address.is_private
 
 
 @dataclass(frozen=True)
@@ -109,14 +104,29 @@ class Resolved:
     endpoints: tuple[tuple[str, str], ...]  # (service, endpoint URL), in SERVICES order
     aws_suffixes: tuple[str, ...] = ()
     session: Any = field(default=None, compare=False, repr=False)  # the botocore session
+    emulator: bool = False  # the endpoint answered as the AWS View emulator (`identified`)
 
     def endpoint(self, service: str) -> str:
         return dict(self.endpoints)[service]
 
     @property
     def is_local(self) -> bool:
-        """Every service answers on a local endpoint (an emulator): nothing here is an account."""
-        return all(is_local_url(url) for _, url in self.endpoints)
+        """No account here: every service answers on loopback, or the one endpoint identified
+        itself as the AWS View emulator. A private address alone is not local: it can be a VPC
+        endpoint of a real account."""
+        return self.emulator or all(is_local_url(url) for _, url in self.endpoints)
+
+    @property
+    def emulator_candidate(self) -> str | None:
+        """The one endpoint every service uses, when it is neither loopback nor AWS and could be
+        the AWS View emulator (plain http): worth asking (`identified`)."""
+        urls = {url for _, url in self.endpoints}
+        if len(urls) != 1:
+            return None
+        url = urls.pop()
+        if is_local_url(url) or self.is_aws(url) or not may_be_emulator(url):
+            return None
+        return url
 
     def is_aws(self, url: str) -> bool:
         """An endpoint of AWS itself (a partition's DNS suffix), not one configured elsewhere."""
@@ -171,6 +181,8 @@ def resolve(target: Target) -> Resolved:
     """
     from botocore.exceptions import BotoCoreError
 
+    if target.endpoint_url is not None:
+        check_endpoint_url(target.endpoint_url, target.endpoint_source)
     session = botocore_session(target.profile)
     try:
         profile = session.profile
@@ -191,7 +203,20 @@ def resolve(target: Target) -> Resolved:
     except BotoCoreError as exc:
         raise ConfigError(config_text(exc, profile=target.profile)) from None
     except ValueError as exc:  # botocore's InvalidRegionError is also a ValueError
-        raise ConfigError(_one_line(exc)) from None
+        said = _one_line(exc)
+        if said.startswith("Invalid endpoint: "):  # a configured one (AWS_ENDPOINT_URL, …)
+            bad = said.removeprefix("Invalid endpoint: ")
+            where = (
+                target.endpoint_source
+                if target.endpoint_url is not None
+                else configured_where(bad, target.profile)
+            )
+            check_endpoint_url(bad, where)
+            said = f"{where} {shown(bad)}: not a valid endpoint URL (expected http://HOST:PORT)"
+        raise ConfigError(said) from None
+    for _, url in endpoints:  # configured, not given: botocore takes a scheme it cannot use
+        if url != target.endpoint_url and endpoint_problem(url) is not None:
+            check_endpoint_url(url, configured_where(url, profile))
     data = session.get_data("endpoints")
     suffixes = tuple(
         sorted({p.get("dnsSuffix", "") for p in data.get("partitions", [])} - {""})
@@ -208,6 +233,16 @@ def resolve(target: Target) -> Resolved:
     elif resolved.reaches_aws:
         _check_region(region, data, resolved)
     return resolved
+
+
+def identified(resolved: Resolved, timeout: float = 2.0) -> Resolved:
+    """``resolved``, marked as the AWS View emulator when its one plain-http endpoint off
+    loopback answers as one (one GET of its identity route; nothing is asked of AWS, of https,
+    or of loopback, which is local anyway)."""
+    url = resolved.emulator_candidate
+    if url is None or not identifies_as_emulator(url, timeout):
+        return resolved
+    return replace(resolved, emulator=True)
 
 
 def _has_no_credentials(session: Any) -> bool:
@@ -344,8 +379,12 @@ class Connection:
     async def __aenter__(self) -> Connection:
         from aiobotocore.session import AioSession
 
-        # botocore reads config files and builds endpoint rules: off the event loop.
-        self.resolved = await asyncio.to_thread(resolve, self.target)
+        # botocore reads config files and builds endpoint rules: off the event loop. An endpoint
+        # off loopback is local (change feed, journal, wider rate buckets) only if it says it is
+        # the emulator.
+        self.resolved = await asyncio.to_thread(
+            lambda: identified(resolve(self.target), self._timeouts[0])
+        )
         self.region = self.resolved.region
         if self._own_limiter:
             # AWS quotas do not apply to a local emulator; its buckets are ten times wider.

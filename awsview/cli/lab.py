@@ -9,7 +9,7 @@ from awsview.cli.common import EXIT_USAGE, fail
 
 
 def run(args: argparse.Namespace) -> int:
-    from awsview.aws.session import ConfigError, check_credentials
+    from awsview.aws.session import ConfigError, Target, check_credentials, identified, resolve
     from awsview.labs import LABS, UnknownLab, get_lab
     from awsview.labs.player import LabError, LabPlayer
 
@@ -24,6 +24,17 @@ def run(args: argparse.Namespace) -> int:
     except UnknownLab as exc:
         return fail(str(exc), EXIT_USAGE)
     try:
+        # Decided before the player exists: making its clients runs the credential chain, which
+        # may already reach out (instance metadata), and nothing is sent to a refused endpoint.
+        target = Target(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+        resolved = identified(resolve(target))
+        if not resolved.is_local and not args.real_account:
+            return fail(
+                f"lab {args.action} {lab.name} would create and delete resources on "
+                f"{resolved.describe()}, which is not a local endpoint (loopback or an AWS View "
+                "emulator): pass --real-account if that is what you mean",
+                EXIT_USAGE,
+            )
         player = LabPlayer(
             lab,
             endpoint_url=args.endpoint_url,
@@ -31,15 +42,7 @@ def run(args: argparse.Namespace) -> int:
             profile=args.profile,
             log=lambda line: print(line, flush=True),
         )
-        resolved = player.context.resolved
-        if not resolved.is_local and not args.real_account:
-            return fail(
-                f"lab {args.action} {lab.name} would create and delete resources on "
-                f"{resolved.describe()}, which is not a local endpoint: pass --real-account "
-                "if that is what you mean",
-                EXIT_USAGE,
-            )
-        check_credentials(resolved)
+        check_credentials(player.context.resolved)  # its session: the chain runs once
     except ConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
     if not resolved.is_local:

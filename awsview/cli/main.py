@@ -372,16 +372,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     from awsview.aws.log import LogFileError, configure
     from awsview.aws.session import ConfigError
     from awsview.cli.extras import MissingExtra, require
+    from awsview.model.textfile import BadFile
 
     try:
         for extra, what in needs(args):
             require(extra, what)
         if "log_file" in TAKES[args.command]:
             configure(args.log_file)
+        if args.command in ("class", "serve") or ("lab" in TAKES[args.command] and not args.lab):
+            from awsview import profiles
+
+            # Lab detection reads every profile, once a screen is up: a broken one is said here.
+            profiles.load_all()
         return run_command(args)
     except (LogFileError, MissingExtra) as exc:
         return fail(str(exc), EXIT_USAGE)
-    except ConfigError as exc:
+    except (ConfigError, BadFile) as exc:  # BadFile: a theme, lab profile or roster
         return fail(str(exc), EXIT_USAGE)
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED

@@ -268,12 +268,20 @@ def main(argv: Sequence[str]) -> int:
     from awsview.cli.main import UsageError, parse
 
     try:
-        parse(["watch", *viewer_args])  # a mistake is said here, not in a pane that closes
+        viewer = parse(["watch", *viewer_args])  # a mistake is said here, not in a pane that closes
     except UsageError as exc:
         print(exc, file=sys.stderr)
         return 2
     except SystemExit as stop:  # --help, --version
         return int(stop.code or 0)
+    from awsview.aws.endpoints import check_endpoint_url
+    from awsview.aws.errors import ConfigError
+
+    try:
+        if viewer.endpoint_url is not None:
+            check_endpoint_url(viewer.endpoint_url)
+    except ConfigError as exc:
+        return fail(str(exc), 2)
     try:
         print(split(args.width, viewer_args), flush=True)
     except SplitError as error:

@@ -24,16 +24,18 @@ from pathlib import Path
 from typing import Any
 
 from awsview import profiles
-from awsview.aws.errors import classify
+from awsview.aws.endpoints import check_endpoint_url
+from awsview.aws.errors import ConfigError, classify
 from awsview.aws.session import Connection, Target
 from awsview.core.checkpoints import CheckResult, progress
 from awsview.model import keys
 from awsview.model.state import LabModel
+from awsview.model.textfile import BadFile, NotText, read_utf8
 from awsview.polling.scheduler import Scheduler
 from awsview.profiles import LabProfile
 
 
-class RosterError(ValueError):
+class RosterError(BadFile):
     """A malformed class file; the message names the file and the problem."""
 
 
@@ -67,7 +69,10 @@ class LearnerStatus:
 
 def load_roster(path: Path) -> tuple[Learner, ...]:
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        text = read_utf8(path)
+        data = tomllib.loads(text)
+    except NotText as exc:
+        raise RosterError(str(exc)) from None
     except OSError as exc:
         raise RosterError(f"{path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
@@ -80,12 +85,16 @@ def load_roster(path: Path) -> tuple[Learner, ...]:
         if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
             raise RosterError(f"{path}: learner {number} needs a name")
         url = entry.get("endpoint_url")
-        if url is not None and not (
-            isinstance(url, str) and url.startswith(("http://", "https://"))
-        ):
-            raise RosterError(
-                f"{path}: learner {entry['name']!r}: endpoint_url must be an http(s) URL"
-            )
+        if url is not None:
+            line = _line_of(text, "endpoint_url", number)
+            where = f"{path}, line {line}" if line else str(path)
+            where += f": learner {entry['name']!r}:"
+            if not isinstance(url, str):
+                raise RosterError(f"{where} endpoint_url must be an http(s) URL")
+            try:
+                check_endpoint_url(url, f"{where} endpoint_url")
+            except ConfigError as exc:
+                raise RosterError(str(exc)) from None
         if entry["name"] in seen:
             raise RosterError(f"{path}: learner {entry['name']!r} is listed twice")
         lab = entry.get("lab")
@@ -94,6 +103,19 @@ def load_roster(path: Path) -> tuple[Learner, ...]:
         seen.add(entry["name"])
         learners.append(Learner(entry["name"], url, lab, entry.get("region"), entry.get("profile")))
     return tuple(learners)
+
+
+def _line_of(text: str, key: str, occurrence: int) -> int | None:
+    """The line of the ``occurrence``-th learner's ``key = …`` (None when written otherwise)."""
+    starts = [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[learner]]"]
+    if occurrence > len(starts):
+        return None
+    end = starts[occurrence] if occurrence < len(starts) else None
+    for number, line in enumerate(text.splitlines(), 1):
+        if number > starts[occurrence - 1] and (end is None or number < end):
+            if line.strip().startswith(f"{key} ") or line.strip().startswith(f"{key}="):
+                return number
+    return None
 
 
 @dataclass

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import re
 import tomllib
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 from textual.app import App
+from textual.color import Color, ColorParseError
 from textual.theme import Theme
+
+from awsview.model.textfile import BadFile, NotText, read_utf8, shown
 
 DEFAULT_THEME = "awsview-dark"
 _FIELDS = (
@@ -30,7 +35,22 @@ _FIELDS = (
 )
 
 
-class ThemeError(ValueError):
+_COLOURS = (
+    "primary",
+    "secondary",
+    "warning",
+    "error",
+    "success",
+    "accent",
+    "foreground",
+    "background",
+    "surface",
+    "panel",
+    "boost",
+)
+
+
+class ThemeError(BadFile):
     """A theme file that cannot be used; the message names the file and the problem."""
 
 
@@ -43,16 +63,57 @@ def theme_dir() -> Path:
 
 
 def load_file(path: Path) -> Theme:
+    """One theme file; ThemeError names the file, the line and what is wrong. Colours are
+    checked here: Textual would only fail on one when the theme is first drawn."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        text = read_utf8(path)
+        data = tomllib.loads(text)
+    except NotText as exc:
+        raise ThemeError(str(exc)) from None
+    except OSError as exc:
+        raise ThemeError(f"{path}: {exc.strerror or exc}") from None
+    except tomllib.TOMLDecodeError as exc:
         raise ThemeError(f"{path}: {exc}") from None
     unknown = sorted(set(data) - set(_FIELDS))
     if unknown:
         raise ThemeError(f"{path}: unknown key(s) {', '.join(unknown)}")
     if not isinstance(data.get("name"), str) or not isinstance(data.get("primary"), str):
         raise ThemeError(f"{path}: 'name' and 'primary' are required strings")
+    _check_values(path, text, data)
     return Theme(**data)
+
+
+def _check_values(path: Path, text: str, data: dict[str, Any]) -> None:
+    def where(key: str) -> str:
+        pattern = re.compile(rf"^\s*({re.escape(key)}\s*=|\[{re.escape(key)}\])")
+        lines = text.splitlines()
+        line = next((n for n, line in enumerate(lines, 1) if pattern.match(line)), None)
+        return f"{path}, line {line}" if line else str(path)
+
+    for key in _COLOURS:
+        value = data.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise ThemeError(f'{where(key)}: {key} must be a colour in quotes, like "#4DA3FF"')
+        try:
+            Color.parse(value)
+        except ColorParseError:
+            raise ThemeError(
+                f'{where(key)}: {key} = "{shown(value)}" is not a colour '
+                "(use #RRGGBB, rgb(r, g, b) or a colour name such as red)"
+            ) from None
+    if "dark" in data and not isinstance(data["dark"], bool):
+        raise ThemeError(f"{where('dark')}: dark must be true or false")
+    for key in ("luminosity_spread", "text_alpha"):
+        value = data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
+            raise ThemeError(f"{where(key)}: {key} must be a number")
+    variables = data.get("variables", {})
+    if not isinstance(variables, dict) or not all(
+        isinstance(value, str) for value in variables.values()
+    ):
+        raise ThemeError(f'{where("variables")}: [variables] holds name = "value" strings')
 
 
 def load_all(directory: Path | None = None) -> list[Theme]:
@@ -68,9 +129,10 @@ def known_names() -> list[str]:
 
 
 def check(name: str | None) -> None:
-    """Before building an app: ThemeError (one line) for a theme neither AWS View's nor
-    Textual's."""
-    if name and resolve(name, known_names()) is None:
+    """Before building an app: ThemeError (one line) for a theme file that cannot be used, or a
+    theme neither AWS View's nor Textual's."""
+    known = known_names()  # every theme file is read: a broken one is said before any screen
+    if name and resolve(name, known) is None:
         raise ThemeError(f"unknown theme {name!r}; try dark, light, high-contrast or docs")
 
 

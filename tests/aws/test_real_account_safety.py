@@ -23,8 +23,10 @@ from tests.support.helpers import status, until
 
 @pytest.fixture
 def as_account(monkeypatch):
-    """The emulator, seen as an account: its loopback endpoint no longer counts as local."""
+    """The emulator, seen as an account: its loopback endpoint no longer counts as local, and it
+    is not asked whether it is the emulator."""
     monkeypatch.setattr("awsview.aws.session.is_local_url", lambda url: False)
+    monkeypatch.setattr("awsview.aws.session.identifies_as_emulator", lambda url, timeout: False)
 
 
 @pytest.fixture(scope="module")
@@ -62,8 +64,8 @@ def test_a_lab_refuses_aws_without_real_account(action):
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == (
         f"awsview: lab {action} q05 would create and delete resources on AWS · "
-        "eu-west-1, which is not a local endpoint: pass --real-account if that "
-        "is what you mean"
+        "eu-west-1, which is not a local endpoint (loopback or an AWS View emulator): "
+        "pass --real-account if that is what you mean"
     )
 
 

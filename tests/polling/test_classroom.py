@@ -35,7 +35,7 @@ def test_current_step_is_the_last_step_passed_in_order():
         ("[[learner]]\nendpoint_url = 'http://x:1'\n", "learner 1 needs a name"),
         (
             "[[learner]]\nname = 'a'\nendpoint_url = 'ftp://x'\n",
-            "endpoint_url must be an http(s) URL",
+            'endpoint_url ftp://x: unsupported scheme "ftp" (use http:// or https://)',
         ),
         ("[[learner]]\nname = 'a'\n[[learner]]\nname = 'a'\n", "listed twice"),
         ("[[learner]]\nname = 'a'\nlab = 'ev99'\n", "unknown lab 'ev99'"),
