@@ -1,0 +1,82 @@
+"""Untrusted text made safe to show: the one cleaning every output path uses.
+
+Every string from AWS, a recording, a lab folder, a class roster or a request goes through
+`clean` before a terminal, a file or a browser sees it. A terminal obeys escape sequences in
+what it prints (a title set by OSC 0, a link by OSC 8, the clipboard written by OSC 52, the
+screen cleared by CSI), in their 7-bit (ESC …) and 8-bit (0x9b, 0x9d …) forms; bidi overrides
+and isolates reorder what is shown, so `gpj.exe` can read as `exe.jpg`; other format characters
+are invisible and hide text inside a name. `markdown` and `xml` add the escaping of what is
+written into a Markdown page or an XML/SVG file on top. Rich markup (`[bold]`) is not this
+module's business: renderers pass text as Text objects, never as markup, so it shows as
+written.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+# ESC sequences first (CSI, OSC, DCS/SOS/PM/APC strings, two-byte escapes), in 7- and 8-bit form,
+# then every remaining C0 control except tab, DEL and C1. An unterminated OSC/DCS loses only its
+# introducer, not the rest of the line.
+_ESCAPES = re.compile(
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]?"
+)
+_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
+_CONTROLS_KEEP_NEWLINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
+_SEPARATORS = re.compile(r"[\u2028\u2029]")  # line and paragraph separators: a line break
+
+# Joiners stay: emoji sequences and several scripts need them, and they reorder nothing.
+_JOINERS = frozenset("\u200c\u200d")
+
+# What makes a link, an image, emphasis, code, a heading or a table cell in inline Markdown
+# (`<`, `>` and `&` are written as HTML entities instead).
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#!|~])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+_XML = {**_HTML, '"': "&quot;", "'": "&apos;"}
+
+
+def clean(text: object, *, keep_newlines: bool = False, limit: int | None = None) -> str:
+    """``text`` with no terminal control sequence or character, no bidi override or isolate and
+    no other invisible format character; lone surrogates become U+FFFD. Tabs stay; newlines stay
+    only with ``keep_newlines`` (U+2028/U+2029 become one), else they are dropped. With
+    ``limit``, at most that many characters, the last one an ellipsis when cut."""
+    text = text if isinstance(text, str) else str(text)
+    if not text.isprintable() or "\x1b" in text:
+        text = _ESCAPES.sub("", text)
+        if keep_newlines:
+            text = _SEPARATORS.sub("\n", text)
+        text = (_CONTROLS_KEEP_NEWLINES if keep_newlines else _CONTROLS).sub("", text)
+        text = _SURROGATES.sub("\ufffd", text)
+        if not text.isascii():
+            text = "".join(
+                ch
+                for ch in text
+                if ch in _JOINERS or ch.isascii() or unicodedata.category(ch) != "Cf"
+            )
+    if limit is not None and len(text) > limit:
+        text = text[: max(limit - 1, 0)] + "…"
+    return text
+
+
+def line(text: object, limit: int | None = None) -> str:
+    """``text`` cleaned as one line: every run of whitespace (newlines too) one space."""
+    one = " ".join(clean(text, keep_newlines=True).split())
+    if limit is not None and len(one) > limit:
+        one = one[: max(limit - 1, 0)] + "…"
+    return one
+
+
+def markdown(text: object, limit: int | None = None) -> str:
+    """``text`` as one line of Markdown that shows as written: cleaned, HTML escaped (no raw
+    tag), Markdown punctuation escaped (no link, image, emphasis or heading made of it)."""
+    escaped = _MARKDOWN.sub(r"\\\1", line(text, limit))
+    return "".join(_HTML.get(ch, ch) for ch in escaped)
+
+
+def xml(text: object, limit: int | None = None) -> str:
+    """``text`` cleaned as one line and escaped for XML text or an attribute value."""
+    return "".join(_XML.get(ch, ch) for ch in line(text, limit))
