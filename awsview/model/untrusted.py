@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from urllib.parse import quote
 
 # ESC sequences first (CSI, OSC, DCS/SOS/PM/APC strings, two-byte escapes), in 7- and 8-bit form,
 # then every remaining C0 control except tab, DEL and C1. An unterminated OSC/DCS loses only its
@@ -32,9 +33,9 @@ _SEPARATORS = re.compile(r"[\u2028\u2029]")  # line and paragraph separators: a 
 # Joiners stay: emoji sequences and several scripts need them, and they reorder nothing.
 _JOINERS = frozenset("\u200c\u200d")
 
-# What makes a link, an image, emphasis, code, a heading or a table cell in inline Markdown
-# (`<`, `>` and `&` are written as HTML entities instead).
-_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#!|~])")
+# What makes a link or an image (brackets), emphasis, code or a table cell inside a line of
+# Markdown; `<`, `>` and `&` (raw HTML, autolinks, entities) are written as entities instead.
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
 _XML = {**_HTML, '"': "&quot;", "'": "&apos;"}
 
@@ -71,10 +72,16 @@ def line(text: object, limit: int | None = None) -> str:
 
 
 def markdown(text: object, limit: int | None = None) -> str:
-    """``text`` as one line of Markdown that shows as written: cleaned, HTML escaped (no raw
-    tag), Markdown punctuation escaped (no link, image, emphasis or heading made of it)."""
+    """``text`` as one line of Markdown that shows as written, for inside a line (not its
+    start): cleaned, HTML escaped (no raw tag), the punctuation of links, images, emphasis,
+    code and table cells escaped."""
     escaped = _MARKDOWN.sub(r"\\\1", line(text, limit))
     return "".join(_HTML.get(ch, ch) for ch in escaped)
+
+
+def markdown_target(name: str) -> str:
+    """A file name as a Markdown link destination: percent-encoded, so it cannot end the link."""
+    return quote(line(name), safe="")
 
 
 def xml(text: object, limit: int | None = None) -> str:

@@ -64,12 +64,18 @@ def test_line_separators_become_line_breaks_or_spaces():
 
 
 def test_markdown_shows_as_written():
-    text = "<script>alert(1)</script> [x](javascript:alert(1)) ![i](http://e/i.png) *a* `c` # h"
+    text = "<script>alert(1)</script> [x](javascript:alert(1)) ![i](http://e/i.png) *a* `c` a|b"
     out = untrusted.markdown(text)
     assert "<" not in out and ">" not in out
-    assert "](" not in out
-    assert out.startswith("&lt;script&gt;alert\\(1\\)&lt;/script&gt; \\[x\\]\\(javascript:")
-    assert "\\!\\[i\\]" in out and "\\*a\\*" in out and "\\`c\\`" in out and "\\# h" in out
+    assert out == (
+        "&lt;script&gt;alert(1)&lt;/script&gt; \\[x\\](javascript:alert(1)) "
+        "!\\[i\\](http://e/i.png) \\*a\\* \\`c\\` a\\|b"
+    )
+    assert untrusted.markdown("a & b\\") == "a &amp; b\\\\"
+
+
+def test_markdown_target_cannot_end_the_link():
+    assert untrusted.markdown_target("a b) [x](y.svg") == "a%20b%29%20%5Bx%5D%28y.svg"
 
 
 def test_xml_escapes_text_and_attributes():
