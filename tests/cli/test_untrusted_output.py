@@ -317,12 +317,22 @@ def hostile_sts(emulator: RunningEmulator) -> Iterator[str]:
         server.server_close()
 
 
-def test_an_aws_error_message_in_a_refusal(seeded: RunningEmulator, hostile_sts: str):
+def test_an_aws_error_message_in_a_refusal_and_the_log_file(
+    seeded: RunningEmulator, hostile_sts: str, tmp_path: Path
+):
     for command in ("dump", "doctor"):
-        done = awsview(command, "--lab", "q05", "--endpoint-url", hostile_sts, env=seeded.env)
+        log = tmp_path / f"{command}.log"
+        done = awsview(
+            command,
+            *("--lab", "q05", "--endpoint-url", hostile_sts, "--log-file", str(log)),
+            env=seeded.env,
+        )
         assert done.returncode != 0, done.stdout
         assert_output_safe(command, done)
         assert "evil.exe" in done.stderr and done.stderr.count("\n") == 1, done.stderr
+        logged = log.read_text(encoding="utf-8")
+        assert "GetCallerIdentity" in logged and "evil.exe" in logged, logged
+        assert_safe(f"{command} --log-file", logged)
 
 
 def test_doctor_of_the_emulator(seeded: RunningEmulator):

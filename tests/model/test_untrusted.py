@@ -80,3 +80,15 @@ def test_markdown_target_cannot_end_the_link():
 
 def test_xml_escapes_text_and_attributes():
     assert untrusted.xml('<a href="x">\'&\x1b[31m') == "&lt;a href=&quot;x&quot;&gt;&apos;&amp;"
+
+
+def test_every_format_character_but_the_joiners_is_dropped():
+    import unicodedata
+
+    everything = "".join(chr(n) for n in range(0x110000) if not 0xD800 <= n <= 0xDFFF)
+    dropped = set(everything) - set(untrusted.clean(everything))
+    for ch in everything:
+        if unicodedata.category(ch) == "Cf":
+            assert (ch in dropped) == (ch not in "\u200c\u200d"), f"U+{ord(ch):04X}"
+    # Nothing else but controls (and code points a later Unicode makes format characters).
+    assert {unicodedata.category(ch) for ch in dropped} == {"Cc", "Cf", "Cn"}
