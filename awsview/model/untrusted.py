@@ -5,10 +5,10 @@ Every string from AWS, a recording, a lab folder, a class roster or a request go
 what it prints (a title set by OSC 0, a link by OSC 8, the clipboard written by OSC 52, the
 screen cleared by CSI), in their 7-bit (ESC …) and 8-bit (0x9b, 0x9d …) forms; bidi overrides
 and isolates reorder what is shown, so `gpj.exe` can read as `exe.jpg`; other format characters
-are invisible and hide text inside a name. `markdown` and `xml` add the escaping of what is
-written into a Markdown page or an XML/SVG file on top. Rich markup (`[bold]`) is not this
-module's business: renderers pass text as Text objects, never as markup, so it shows as
-written.
+are invisible and hide text inside a name. `markdown` adds the escaping of what is written
+into a Markdown page on top (the SVGs are Rich's, which escapes their text). Rich markup
+(`[bold]`) is not this module's business: renderers pass text as Text objects, never as
+markup, so it shows as written.
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ _FORMAT = re.compile(
 # Markdown; `<`, `>` and `&` (raw HTML, autolinks, entities) are written as entities instead.
 _MARKDOWN = re.compile(r"([\\`*_\[\]|~])")
 _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
-_XML = {**_HTML, '"': "&quot;", "'": "&apos;"}
 
 
 def clean(text: object, *, keep_newlines: bool = False, limit: int | None = None) -> str:
@@ -86,8 +85,3 @@ def markdown(text: object, limit: int | None = None) -> str:
 def markdown_target(name: str) -> str:
     """A file name as a Markdown link destination: percent-encoded, so it cannot end the link."""
     return quote(line(name), safe="")
-
-
-def xml(text: object, limit: int | None = None) -> str:
-    """``text`` cleaned as one line and escaped for XML text or an attribute value."""
-    return "".join(_XML.get(ch, ch) for ch in line(text, limit))

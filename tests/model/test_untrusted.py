@@ -78,10 +78,6 @@ def test_markdown_target_cannot_end_the_link():
     assert untrusted.markdown_target("a b) [x](y.svg") == "a%20b%29%20%5Bx%5D%28y.svg"
 
 
-def test_xml_escapes_text_and_attributes():
-    assert untrusted.xml('<a href="x">\'&\x1b[31m') == "&lt;a href=&quot;x&quot;&gt;&apos;&amp;"
-
-
 def test_every_format_character_but_the_joiners_is_dropped():
     import unicodedata
 
