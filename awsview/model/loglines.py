@@ -1,6 +1,6 @@
 """CloudWatch log events of the lab workers, as classified, cleaned and redacted lines.
 
-Every string that leaves this module went through `clean_text` (no terminal control sequences)
+Every string that leaves this module went through `untrusted.clean` (no terminal control sequences)
 and `redact` (no receipt handles, keys, tokens or signatures). Rich markup such as `[/bold]` is
 left alone on purpose: renderers pass text as `Text` objects, never as markup.
 """

@@ -4,7 +4,7 @@ Every string from AWS, a recording, a lab folder, a class roster or a request go
 `clean` before a terminal, a file or a browser sees it. A terminal obeys escape sequences in
 what it prints (a title set by OSC 0, a link by OSC 8, the clipboard written by OSC 52, the
 screen cleared by CSI), in their 7-bit (ESC …) and 8-bit (0x9b, 0x9d …) forms; bidi overrides
-and isolates reorder what is shown, so `gpj.exe` can read as `exe.jpg`; other format characters
+and isolates reorder what is shown, so a name can read as another; other format characters
 are invisible and hide text inside a name. `markdown` adds the escaping of what is written
 into a Markdown page on top (the SVGs are Rich's, which escapes their text). Rich markup
 (`[bold]`) is not this module's business: renderers pass text as Text objects, never as
@@ -32,8 +32,8 @@ _SEPARATORS = re.compile(r"[\u2028\u2029]")  # line and paragraph separators: a 
 
 # Every format character (Unicode category Cf: bidi controls, zero widths, tag characters, …)
 # but the joiners U+200C and U+200D, which emoji sequences and several scripts need and which
-# reorder nothing. Written out (tests/model/test_untrusted.py checks it against unicodedata):
-# one character class costs a tenth of a per-character category test on a big value.
+# reorder nothing. Written out, so that a big value costs one regular expression rather than a
+# category lookup per character; tests/model/test_untrusted.py checks it against unicodedata.
 _FORMAT = re.compile(
     r"[\xad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b"
     r"\u200e-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb"
