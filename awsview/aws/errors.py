@@ -95,13 +95,13 @@ def classify(exc: BaseException) -> Failure:
     control characters and escape sequences are removed."""
     from dataclasses import replace
 
-    from awsview.model.loglines import clean_text
+    from awsview.model import untrusted
 
     failure = _classify(exc)
     return replace(
         failure,
-        text=" ".join(clean_text(failure.text).split()),
-        code=clean_text(failure.code) if failure.code else None,
+        text=" ".join(untrusted.clean(failure.text).split()),
+        code=untrusted.clean(failure.code) if failure.code else None,
     )
 
 

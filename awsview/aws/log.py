@@ -15,6 +15,8 @@ from __future__ import annotations
 import logging
 import os
 
+from awsview.model import untrusted
+
 FORMAT = "%(asctime)s %(levelname)s %(message)s"
 OFF = logging.CRITICAL + 1
 
@@ -23,6 +25,14 @@ _root.propagate = False  # never the root logger's handlers (the emulator's log 
 _root.setLevel(OFF)
 calls = logging.getLogger("awsview.log.call")  # one line per failed call
 polls = logging.getLogger("awsview.log.poll")  # retries, backoffs, recoveries
+
+
+class _Cleaned(logging.Formatter):
+    """Each record one clean line: a reason, a key or a name quoted from AWS acts on no terminal
+    that shows the file (`tail -f`)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return untrusted.line(super().format(record))
 
 
 class LogFileError(Exception):
@@ -39,7 +49,7 @@ def configure(path: str | os.PathLike[str] | None = None) -> str | None:
         handler = logging.FileHandler(chosen, encoding="utf-8")
     except OSError as exc:
         raise LogFileError(f"cannot write the log file {chosen}: {exc.strerror or exc}") from None
-    handler.setFormatter(logging.Formatter(FORMAT))
+    handler.setFormatter(_Cleaned(FORMAT))
     _root.addHandler(handler)
     _root.setLevel(logging.INFO)
     os.environ["AWSVIEW_LOG"] = chosen

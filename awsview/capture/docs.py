@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING
 
 # docshots holds the capture and DocsError; it never imports this module (no cycle).
 from awsview.capture.docshots import DocsError, Page
+from awsview.model import untrusted
+from awsview.model.untrusted import markdown, markdown_target
 
 if TYPE_CHECKING:
     from awsview.labs.model import Lab
@@ -47,7 +49,7 @@ def generate(
     _check_theme(theme)
     output = Path(output)
     _writable(output)
-    warn = warn or (lambda message: print(f"awsview: {message}", file=sys.stderr))
+    warn = warn or (lambda message: print(f"awsview: {untrusted.line(message)}", file=sys.stderr))
     scratch = Path(tempfile.mkdtemp(prefix="awsview-docs-"))
     try:
         with _lab_environment(scratch):
@@ -150,21 +152,17 @@ def index_markdown(
     lab: Lab, pages: list[Page], graphs: list[Page] = (), replay: Page | None = None
 ) -> str:
     """The lab's title, then each step's number, title and image; each execution's graph; the
-    replay."""
+    replay. A lab folder's words (name, titles, step keys) are escaped: they show as written."""
+    name = markdown(lab.name)
     lines = [
-        f"# {lab.name}: {lab.title}",
+        f"# {name}: {markdown(lab.title)}",
         "",
-        f"The viewer after each step of `{lab.name}`, played on the embedded emulator "
-        f"(`awsview docs {lab.name}`).",
+        f"The viewer after each step of {name}, played on the embedded emulator "
+        f"(`awsview docs` {name}).",
         "",
     ]
     for page in pages:
-        lines += [
-            f"## {page.number}. {page.title}",
-            "",
-            f"![{lab.name} {page.key}]({page.path.name})",
-            "",
-        ]
+        lines += [f"## {page.number}. {markdown(page.title)}", "", _image(lab, page), ""]
     if graphs:
         lines += [
             "## State machine graphs",
@@ -174,15 +172,19 @@ def index_markdown(
             "",
         ]
         for page in graphs:
-            lines += [f"### {page.title}", "", f"![{lab.name} {page.key}]({page.path.name})", ""]
+            lines += [f"### {markdown(page.title)}", "", _image(lab, page), ""]
     if replay is not None:
         lines += [
             "## Replay",
             "",
-            f"{replay.title}: `awsview replay` on a recording made while the lab played "
+            f"{markdown(replay.title)}: `awsview replay` on a recording made while the lab played "
             "(its frames and times differ from run to run).",
             "",
-            f"![{lab.name} replay]({replay.path.name})",
+            f"![{name} replay]({markdown_target(replay.path.name)})",
             "",
         ]
     return "\n".join(lines)
+
+
+def _image(lab: Lab, page: Page) -> str:
+    return f"![{markdown(lab.name)} {markdown(page.key)}]({markdown_target(page.path.name)})"

@@ -14,6 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from awsview.model import keys
+from awsview.model.untrusted import markdown, markdown_target
 from awsview.polling.recording import CHECKPOINTS, PROFILE, ChannelPlayer
 
 
@@ -102,13 +103,20 @@ def generate(
 def index_markdown(source: Path, player: ChannelPlayer, pages: list[RecordedPage]) -> str:
     from awsview.polling.recorded import describe
 
-    lines = [f"# {Path(source).name}", "", describe(player.recording, player), ""]
+    # The file's name, its header (learner, endpoint, account, region) and the checkpoints'
+    # words are the recording's: escaped, they show as written and make no link, image or tag.
+    lines = [
+        f"# {markdown(Path(source).name)}",
+        "",
+        markdown(describe(player.recording, player)),
+        "",
+    ]
     for page in pages:
         moment = datetime.fromtimestamp(player.marks[page.index].time)
         lines += [
-            f"## {page.number}. {moment:%H:%M:%S} — {page.title}",
+            f"## {page.number}. {moment:%H:%M:%S} — {markdown(page.title)}",
             "",
-            f"![{moment:%H:%M:%S}]({page.path.name})",
+            f"![{moment:%H:%M:%S}]({markdown_target(page.path.name)})",
             "",
         ]
     return "\n".join(lines)

@@ -4,6 +4,7 @@ with a real monospace font (DejaVu Sans Mono), deterministic for the same screen
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,9 @@ def svg(app: Any, title: str | None = None, unique_id: str | None = None) -> str
     pages of the same screen inlined in one HTML page would share them."""
     if unique_id is None:
         return app.export_screenshot(title=title)
+    # Rich escapes the title and the text but writes the id into the SVG's markup as it is, and
+    # ours carry a lab's name: anything but letters, digits, `-` and `_` becomes `-`.
+    unique_id = re.sub(r"[^A-Za-z0-9_-]", "-", unique_id)
     return record(app).export_svg(title=title or app.title, unique_id=unique_id)
 
 

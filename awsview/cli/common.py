@@ -11,15 +11,22 @@ import argparse
 import sys
 from typing import Any
 
+from awsview.model import untrusted
+
 EXIT_OK = 0
 EXIT_FAILURE = 1  # a failure at run time: an endpoint that does not answer, a step that failed
 EXIT_USAGE = 2  # the command line or the configuration cannot work
 EXIT_INTERRUPTED = 130  # Ctrl+C
 
+# A refusal often quotes what it refuses (a file name, a recording's field, AWS's words): it is
+# cleaned and bounded here, once, so that no caller can forget it.
+MAX_MESSAGE = 1000
+
 
 def fail(message: str, code: int = EXIT_FAILURE) -> int:
-    """Say why in one line on stderr (``awsview: …``); returns the exit status to return."""
-    print(f"awsview: {message}", file=sys.stderr)
+    """Say why in one line on stderr (``awsview: …``), cleaned of anything a terminal would obey;
+    returns the exit status to return."""
+    print(f"awsview: {untrusted.line(message, limit=MAX_MESSAGE)}", file=sys.stderr)
     return code
 
 

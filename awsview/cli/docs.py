@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, fail
+from awsview.model import untrusted
 
 
 def run(args: argparse.Namespace) -> int:
@@ -44,8 +45,10 @@ def from_lab(lab: str, output: Path, size: str, theme: str, fmt: str) -> int:
     except OSError as exc:
         return fail(f"cannot write the pages: {exc}", EXIT_FAILURE)
     for path in paths:
-        print(path)
-    print(f"{lab}: {len(paths) - 1} screenshots in {time.monotonic() - started:.1f} s")
+        print(untrusted.line(path))
+    print(
+        f"{untrusted.line(lab)}: {len(paths) - 1} screenshots in {time.monotonic() - started:.1f} s"
+    )
     return 0
 
 
@@ -69,8 +72,7 @@ def from_recording(
     except (DocsError, ScreenshotError, OSError) as exc:
         return fail(str(exc), EXIT_FAILURE)
     for path in paths:
-        print(path)
-    print(
-        f"{Path(source).name}: {len(paths) - 1} screenshots in {time.monotonic() - started:.1f} s"
-    )
+        print(untrusted.line(path))
+    took = time.monotonic() - started
+    print(f"{untrusted.line(Path(source).name)}: {len(paths) - 1} screenshots in {took:.1f} s")
     return 0

@@ -14,9 +14,12 @@ from awsview import profiles
 from awsview.aws.session import ConfigError, Connection, Target
 from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, checked_target, fail
 from awsview.core.printout import as_json, as_text, graphs_json, graphs_text
+from awsview.model import untrusted
 from awsview.model.state import LabModel
 from awsview.polling.bootstrap import PreflightError, detect_profile, preflight
 from awsview.polling.scheduler import Scheduler
+
+MAX_STATUS = 300  # a recorded status line is the viewer's one status line
 
 
 async def collect(
@@ -91,7 +94,10 @@ def poll_once(
         )
         out.write("\n")
     elif graph_width is not None:
-        out.write(f"AWS View — {profile.name}: {profile.title}\n{where} · account {account}\n")
+        out.write(
+            f"AWS View — {untrusted.line(profile.name)}: {untrusted.line(profile.title)}\n"
+            f"{untrusted.line(where)} · account {untrusted.line(account)}\n"
+        )
         out.write(graphs_text(model, graph_width))
     elif as_json_output:
         json.dump(
@@ -131,11 +137,14 @@ def from_recording(
             "info": player.info,
             "damage": recording.damage,
         }
+        # JSON keeps the recording's values as they are: json.dump's ASCII escaping writes every
+        # control, C1 and bidi character as \uXXXX, which no terminal obeys.
         json.dump(document, out, indent=2, sort_keys=True, default=str)
         out.write("\n")
     else:
-        out.write(f"{describe(recording, player)}\n")
+        out.write(f"{untrusted.line(describe(recording, player))}\n")
         level, status = state.status
+        status = untrusted.line(status, limit=MAX_STATUS) if status else status
         said = f" · {'error: ' if level == 'error' else ''}{status}" if status else ""
         out.write(f"at {datetime.fromtimestamp(moment):%H:%M:%S} (frame {index + 1}){said}\n")
         out.write(as_text(state.profile, model, target, account, moment))

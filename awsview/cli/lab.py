@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from awsview.cli.common import EXIT_USAGE, fail
+from awsview.model import untrusted
 
 
 def run(args: argparse.Namespace) -> int:
@@ -15,7 +16,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.action == "list":
         for name, lab in LABS.items():
-            print(f"{name}  {lab.title}")
+            print(f"{untrusted.line(name)}  {untrusted.line(lab.title)}")
         return 0
     if not args.name:
         return fail(f"which lab? one of: {', '.join(LABS)}", EXIT_USAGE)
@@ -40,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
             endpoint_url=args.endpoint_url,
             region=args.region,
             profile=args.profile,
-            log=lambda line: print(line, flush=True),
+            log=lambda line: print(untrusted.line(line), flush=True),  # quotes AWS's answers
         )
         check_credentials(player.context.resolved)  # its session: the chain runs once
     except ConfigError as exc:
@@ -57,8 +58,10 @@ def run(args: argparse.Namespace) -> int:
                 2 if failure.kind == "auth" else 1,
             )
         print(
-            f"awsview: {args.action} {lab.name} in account {account}, region {resolved.region} "
-            f"({resolved.describe()})",
+            untrusted.line(
+                f"awsview: {args.action} {lab.name} in account {account}, "
+                f"region {resolved.region} ({resolved.describe()})"
+            ),
             flush=True,
         )
     until = int(args.until) if args.until and args.until.isdigit() else args.until

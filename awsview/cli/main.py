@@ -19,7 +19,8 @@ from typing import Any, NoReturn
 from awsview.ui import lifeline  # noqa: F401  first: it notes the parent before start-up ends
 
 # isort: split
-from awsview.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, fail
+from awsview.cli.common import EXIT_INTERRUPTED, EXIT_USAGE, MAX_MESSAGE, fail
+from awsview.model import untrusted
 
 _UNSET = object()
 
@@ -366,8 +367,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )  # options given before `split` are the viewer's too
     try:
         args = parse(argv)
-    except UsageError as exc:
-        print(exc, file=sys.stderr)
+    except UsageError as exc:  # already says `awsview <command>: …`
+        print(untrusted.line(exc, limit=MAX_MESSAGE), file=sys.stderr)
         return EXIT_USAGE
     from awsview.aws.log import LogFileError, configure
     from awsview.aws.session import ConfigError

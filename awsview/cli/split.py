@@ -25,6 +25,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from awsview.model import untrusted
+
 EXIT_USAGE = 2
 DEFAULT_WIDTH = "50%"
 TITLE = "AWS View"
@@ -264,13 +266,13 @@ def main(argv: Sequence[str]) -> int:
     args, viewer_args = build_parser().parse_known_args(list(argv))
     if viewer_args[:1] == ["--"]:
         viewer_args = viewer_args[1:]
-    from awsview.cli.common import fail
+    from awsview.cli.common import MAX_MESSAGE, fail
     from awsview.cli.main import UsageError, parse
 
     try:
         viewer = parse(["watch", *viewer_args])  # a mistake is said here, not in a pane that closes
-    except UsageError as exc:
-        print(exc, file=sys.stderr)
+    except UsageError as exc:  # already says `awsview <command>: …`
+        print(untrusted.line(exc, limit=MAX_MESSAGE), file=sys.stderr)
         return 2
     except SystemExit as stop:  # --help, --version
         return int(stop.code or 0)

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import argparse
 
-from awsview.cli.common import EXIT_USAGE, checked_target, fail, has_terminal, record_taken
+from awsview.cli.common import (
+    EXIT_USAGE,
+    MAX_MESSAGE,
+    checked_target,
+    fail,
+    has_terminal,
+    record_taken,
+)
+from awsview.model import untrusted
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,7 +81,10 @@ def run(args: argparse.Namespace) -> int:
     except ThemeError as exc:
         return fail(str(exc), EXIT_USAGE)
     if recorder is not None:
-        recorder.on_stop = lambda reason: app.notify(reason, severity="error", timeout=10)
+        # The reason quotes an exception (a path, a value the codec refused): text, never markup.
+        recorder.on_stop = lambda reason: app.notify(
+            untrusted.line(reason, limit=MAX_MESSAGE), severity="error", timeout=10, markup=False
+        )
     try:
         lifeline.run(app)  # ends with its terminal, its serve session or its parent
     finally:

@@ -16,9 +16,8 @@ from typing import Any
 from awsview import kinds
 from awsview.core.graph import execution_drawing, machine_drawing
 from awsview.core.render import Panel
-from awsview.model import keys
+from awsview.model import keys, untrusted
 from awsview.model.items import diff_items, format_value, plain_to_json
-from awsview.model.loglines import clean_text
 from awsview.model.resources import Execution, Function, LogFeed, Role, StateMachine, Table
 from awsview.model.state import LabModel
 
@@ -42,11 +41,11 @@ def clean(value: Any) -> Any:
     """JSON-able data with every string (keys too) cleaned of terminal control characters."""
     value = plain_to_json(value)
     if isinstance(value, dict):
-        return {clean_text(str(k)): clean(v) for k, v in value.items()}
+        return {untrusted.clean(str(k)): clean(v) for k, v in value.items()}
     if isinstance(value, list):
         return [clean(v) for v in value]
     if isinstance(value, str):
-        return clean_text(value, keep_newlines=True)
+        return untrusted.clean(value, keep_newlines=True)
     if isinstance(value, datetime):
         return value.isoformat()
     return value
@@ -59,7 +58,7 @@ def _text(value: Any) -> str:
         return value.astimezone().strftime("%Y-%m-%d %H:%M:%S")
     if not isinstance(value, str):
         value = json.dumps(clean(value), ensure_ascii=False, default=str)
-    return clean_text(value)
+    return untrusted.clean(value)
 
 
 def _fields(*pairs: tuple[str, Any]) -> tuple[tuple[str, str], ...]:
@@ -71,7 +70,7 @@ def _json_or_text(title: str, value: Any) -> Section:
         try:
             value = json.loads(value)
         except ValueError:
-            return Section(title, clean_text(value, keep_newlines=True), "text")
+            return Section(title, untrusted.clean(value, keep_newlines=True), "text")
     return Section(title, clean(value))
 
 
@@ -92,16 +91,16 @@ def _cleaned(detail: Detail) -> Detail:
     sections = tuple(
         s
         if s.kind != "text"
-        else Section(s.title, clean_text(str(s.body), keep_newlines=True), s.kind)
+        else Section(s.title, untrusted.clean(str(s.body), keep_newlines=True), s.kind)
         for s in detail.sections
     )
-    return Detail(clean_text(detail.title), detail.fields, sections)
+    return Detail(untrusted.clean(detail.title), detail.fields, sections)
 
 
 def generic(panel: Panel, key: str) -> Detail:
     row = next((r for r in panel.rows if r.key == key), None)
     cells = row.cells if row else ()
-    return Detail(f"{panel.title} · {clean_text(key)}", tuple(zip(panel.columns, cells)))
+    return Detail(f"{panel.title} · {untrusted.clean(key)}", tuple(zip(panel.columns, cells)))
 
 
 # -- one finder per panel kind ----------------------------------------------------------------
@@ -116,7 +115,9 @@ def _machine(model: LabModel, ident: str, key: str) -> Detail | None:
         summary = machine.definition.retry_catch_summary()
         sections.append(Section("Retry / Catch", "\n".join(summary) or "none", "text"))
     elif machine.definition_error:
-        sections.append(Section("Definition problem", clean_text(machine.definition_error), "text"))
+        sections.append(
+            Section("Definition problem", untrusted.clean(machine.definition_error), "text")
+        )
     sections += [
         Section("Graph", d, "graph") for d in (machine_drawing(model, key),) if d is not None
     ]

@@ -15,7 +15,7 @@ from typing import Any
 from awsview import profiles
 from awsview.aws.session import Target
 from awsview.core.render import Panel, panels
-from awsview.model import keys
+from awsview.model import keys, untrusted
 from awsview.model.state import LabModel
 
 
@@ -92,14 +92,14 @@ def as_text(
     out = [
         f"AWS View — {profile.name}: {profile.title}",
         " · ".join(p for p in (f"{_where(target)} · account {account}", step) if p),
-    ]
+    ]  # a recording's profile, target and account are its own words: cleaned below
     for panel in panels(model, profile, now, all_runs):
         out.append("")
         out.append(f"== {panel.title}  [{panel.freshness}]")
         if panel.note:
             out.append(f"   {panel.note}")
         out.extend(_table(panel))
-    return "\n".join(out) + "\n"
+    return "\n".join(untrusted.clean(line) for line in out) + "\n"
 
 
 def _table(panel: Panel) -> list[str]:
@@ -121,7 +121,7 @@ def graphs_text(model: LabModel, width: int) -> str:
 
     out = []
     for drawing in drawings(model):
-        out += ["", f"== Graph · {drawing.title}", text(drawing.lines(width))]
+        out += ["", f"== Graph · {untrusted.line(drawing.title)}", text(drawing.lines(width))]
     return "\n".join(out or ["", "(no state machines)"]) + "\n"
 
 

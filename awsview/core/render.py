@@ -15,9 +15,8 @@ from datetime import datetime
 from typing import Any
 
 from awsview import kinds
-from awsview.model import keys
+from awsview.model import keys, untrusted
 from awsview.model.items import format_value
-from awsview.model.loglines import clean_text
 from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
 from awsview.profiles import LabProfile
@@ -60,7 +59,7 @@ def cell(value: Any, limit: int = MAX_CELL) -> str:
         return value.astimezone().strftime("%H:%M:%S")
     if not isinstance(value, str):
         value = json.dumps(value, sort_keys=True, default=str, separators=(",", ":"))
-    text = " ".join(clean_text(value).split())
+    text = " ".join(untrusted.clean(value).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 

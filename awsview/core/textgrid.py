@@ -12,7 +12,7 @@ import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from awsview.model.loglines import clean_text
+from awsview.model import untrusted
 
 GLUE = "\u00a0"  # joins words that a wrap must keep on one line; drawn as a space
 
@@ -37,7 +37,7 @@ class GraphLine:
 
 def clean(value: object) -> str:
     """One line, no control, zero-width or combining characters: its width is predictable."""
-    cleaned = clean_text(str(value))
+    cleaned = untrusted.clean(str(value))
     kept = (
         ch
         for ch in cleaned

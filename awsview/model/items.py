@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from awsview.model.loglines import clean_text
+from awsview.model import untrusted
 
 BINARY_PREVIEW = 24  # base64 characters shown for a binary value
 DISPLAY_LIMIT = 200  # characters of format_value output by default
@@ -174,7 +174,7 @@ def _format(value: Any) -> str:
 
 
 def _one_line(text: str) -> str:
-    return clean_text(text.replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
+    return untrusted.clean(text.replace("\r\n", " ").replace("\n", " ").replace("\r", " "))
 
 
 def _text(raw: Any) -> str:

@@ -1,6 +1,6 @@
 """CloudWatch log events of the lab workers, as classified, cleaned and redacted lines.
 
-Every string that leaves this module went through `clean_text` (no terminal control sequences)
+Every string that leaves this module went through `untrusted.clean` (no terminal control sequences)
 and `redact` (no receipt handles, keys, tokens or signatures). Rich markup such as `[/bold]` is
 left alone on purpose: renderers pass text as `Text` objects, never as markup.
 """
@@ -12,23 +12,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from awsview.model import untrusted
+
 REDACTED = "‹redacted›"
 MAX_LINE_BYTES = 64 * 1024
 
 TAGGED_KINDS = ("RESULT", "EVENT", "JOB", "WORKFLOW")  # `KIND {json}` lines the workers print
 RUNTIME_KINDS = ("START", "END", "REPORT")
 
-# ESC sequences first (CSI, OSC, DCS/SOS/PM/APC strings, two-byte escapes), in 7- and 8-bit form,
-# then every remaining C0 control except tab, DEL and C1. Lone surrogates become U+FFFD.
-# An unterminated OSC/DCS loses only its introducer, not the rest of the line.
-_ESCAPES = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]?"
-    r"|(?:\x1b[\]PX^_]|[\x9d\x90\x98\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"
-    r"|\x1b[ -/]*[0-~]?"
-)
-_CONTROLS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f]")
-_CONTROLS_KEEP_NEWLINES = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
-_SURROGATES = re.compile(r"[\ud800-\udfff]")
 _LINE_BREAKS = re.compile(r"\r\n|\r|\n")
 
 _SEP = r"""(["']?\s*[:=>]\s*["']?)"""  # between a key and its value: `": "`, `=`, `>`
@@ -78,15 +69,6 @@ class LogLine:
     request_id: str | None = None
 
 
-def clean_text(text: str, keep_newlines: bool = False) -> str:
-    """Remove terminal control sequences and characters; tabs (and optionally newlines) stay."""
-    if not text.isprintable() or "\x1b" in text:
-        text = _ESCAPES.sub("", text)
-        text = (_CONTROLS_KEEP_NEWLINES if keep_newlines else _CONTROLS).sub("", text)
-        text = _SURROGATES.sub("\ufffd", text)
-    return text
-
-
 def redact(text: str) -> str:
     """Replace receipt handles, access key ids, secrets, session tokens and signatures."""
     text = _KEYED_SECRETS.sub(lambda m: f"{m.group(1)}{m.group(2)}{REDACTED}", text)
@@ -99,13 +81,13 @@ def redact_data(value: Any) -> Any:
     """A decoded JSON value with secret-named keys masked and every string cleaned and redacted."""
     if isinstance(value, dict):
         return {
-            clean_text(str(k)): REDACTED if _is_secret_key(k) else redact_data(v)
+            untrusted.clean(str(k)): REDACTED if _is_secret_key(k) else redact_data(v)
             for k, v in value.items()
         }
     if isinstance(value, list):
         return [redact_data(v) for v in value]
     if isinstance(value, str):
-        return redact(clean_text(value, keep_newlines=True))
+        return redact(untrusted.clean(value, keep_newlines=True))
     return value
 
 
@@ -122,7 +104,7 @@ def split_event(message: str | bytes) -> tuple[str, ...]:
 
 def classify(line: str | bytes) -> LogLine:
     """What one line is, with its cleaned, redacted and capped text."""
-    text = clean_text(_decode(line))
+    text = untrusted.clean(_decode(line))
     tag, _, rest = text.partition(" ")
     if tag in TAGGED_KINDS:
         return LogLine(tag, _cap(redact(text)), redact_data(_json(rest)))

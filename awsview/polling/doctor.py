@@ -20,6 +20,7 @@ from awsview import profiles
 from awsview.aws.errors import classify, said_as_botocore
 from awsview.aws.ratelimit import DEFAULT_RATE, RATES
 from awsview.aws.session import Connection, Target
+from awsview.model import untrusted
 from awsview.model.history import parse_history
 from awsview.model.resources import unrelated_history
 
@@ -97,23 +98,29 @@ class Diagnosis:
     def markdown(self) -> str:
         """The help screen's section."""
         lines = [
-            f"## This backend: {self.backend}",
+            f"## This backend: {untrusted.markdown(self.backend)}",
             "",
-            f"{self.target}, lab {self.lab}. `awsview doctor` says more.",
+            f"{untrusted.markdown(self.target)}, lab {untrusted.markdown(self.lab)}. "
+            "`awsview doctor` says more.",
             "",
             "| panel | | why | what to do |",
             "| --- | --- | --- | --- |",
         ]
         for verdict in self.panels:
             lines.append(
-                f"| {verdict.panel} | {verdict.level} | {_cell(verdict.why)} | "
+                f"| {_cell(verdict.panel)} | {verdict.level} | {_cell(verdict.why)} | "
                 f"{_cell(verdict.fix or '')} |"
             )
         return "\n".join(lines) + "\n"
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "/").replace("\n", " ")
+    """A table cell of the help screen. The why and the fix quote the endpoint's answers, so they
+    are cleaned and escaped, but for the `commands` they name."""
+    return "`".join(
+        untrusted.markdown(part) if n % 2 == 0 else untrusted.line(part).replace("|", "/")
+        for n, part in enumerate(text.split("`"))
+    )
 
 
 class _Prober:
@@ -574,4 +581,5 @@ def as_text(diagnosis: Diagnosis) -> str:
         f"{diagnosis.calls} read calls, latency p50 {diagnosis.latency_ms[0]:.0f} ms, "
         f"max {diagnosis.latency_ms[1]:.0f} ms; nothing was changed.",
     ]
-    return "\n".join(out) + "\n"
+    # The details quote what the endpoint answered (errors, the journal's reply): cleaned here.
+    return "\n".join(untrusted.clean(line) for line in out) + "\n"

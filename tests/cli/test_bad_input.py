@@ -17,6 +17,7 @@ import re
 import subprocess
 import sys
 import time
+import unicodedata
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -60,7 +61,8 @@ LOG_BYTES = {
 }
 DEFINITIONS: list[str] = json.loads((CORPUS / "definitions.json").read_text())["definitions"]
 
-CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# Terminal controls (C0, DEL, C1) and the bidi overrides and isolates that reorder what is shown.
+CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 NOW = 1_800_000_000.0
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 PROFILE = dataclasses.replace(profiles.load("ev04"), panels=kinds.NAMES)  # every panel
@@ -445,6 +447,7 @@ def literal(text: str) -> str | None:
     if (
         CONTROL.search(text)
         or re.search(r"[\ud800-\udfff]", text)
+        or any(unicodedata.category(c) == "Cf" and c not in "\u200c\u200d" for c in text)
         or re.search(r"(?i)secret|token|signature|receipt|authorization|AKIA|ASIA", text)
     ):
         return None

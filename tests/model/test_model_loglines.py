@@ -11,7 +11,6 @@ from awsview.model.loglines import (
     REDACTED,
     LogLine,
     classify,
-    clean_text,
     parse_event,
     redact,
     redact_data,
@@ -228,33 +227,6 @@ def test_escape_sequences_in_data_strings_are_removed():
     line = classify('RESULT {"id": "\\u001b[31mred\\u001b]8;;http://x\\u0007"}')
     assert line.data == {"id": "red"}
     assert line.text == 'RESULT {"id": "\\u001b[31mred\\u001b]8;;http://x\\u0007"}'  # inert text
-
-
-@pytest.mark.parametrize(
-    "raw, clean",
-    [
-        ("\x1b[31mred\x1b[0m", "red"),
-        ("\x1b]8;;http://x\x07link\x1b]8;;\x07", "link"),
-        ("\x1b]0;title\x1b\\after", "after"),
-        ("\x1b]unterminated text", "unterminated text"),
-        ("a\x00b\x07c\x08d\x7fe\x85f\x9cg", "abcdefg"),
-        ("a\x9bgb", "ab"),  # 8-bit CSI takes its final byte with it
-        ("\x9b31mX", "X"),
-        ("tab\tstays", "tab\tstays"),
-        ("line\nbreak\rgone", "linebreakgone"),
-        ("\x1bMreverse index", "reverse index"),
-        ("\x1b(Bcharset", "charset"),
-        ("[/bold] and [link=http://x] stay", "[/bold] and [link=http://x] stay"),
-        ("ünïcode ✓ 日本語", "ünïcode ✓ 日本語"),
-        ("lone \ud800 surrogate", "lone \ufffd surrogate"),
-    ],
-)
-def test_clean_text(raw, clean):
-    assert clean_text(raw) == clean
-
-
-def test_clean_text_can_keep_newlines():
-    assert clean_text("a\nb\r\nc\x1b[1m", keep_newlines=True) == "a\nb\r\nc"
 
 
 def test_classified_text_is_cleaned_and_keeps_markup():

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from textual.content import Content
 
-from awsview.model.loglines import clean_text
+from awsview.model import untrusted
 from awsview.polling.classroom import Learner, LearnerStatus
 from awsview.profiles import LabProfile
 
@@ -185,4 +185,4 @@ def summary(
 
 def _clean(text: str) -> str:
     """One line, no terminal control characters."""
-    return " ".join(clean_text(str(text)).split())
+    return " ".join(untrusted.clean(str(text)).split())

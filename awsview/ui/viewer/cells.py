@@ -13,7 +13,7 @@ from rich.cells import cell_len
 from textual.content import Content
 
 from awsview import kinds
-from awsview.model.loglines import clean_text
+from awsview.model import untrusted
 from awsview.ui.compat import alive  # noqa: F401  (the widgets import it from here)
 
 GOOD = frozenset(
@@ -62,7 +62,7 @@ _NEXT_ATTRIBUTE = re.compile(r", (?=[^,=\s]+=)")
 
 def plain(text: str, keep_newlines: bool = False) -> Content:
     """Text to show as written: no markup parsed, no terminal control characters left."""
-    return Content(clean_text(text, keep_newlines=keep_newlines))
+    return Content(untrusted.clean(text, keep_newlines=keep_newlines))
 
 
 def tone(value: str) -> str | None:
