@@ -468,6 +468,7 @@ def safe_cloudformation_templates() -> None:
 
     import yaml
     from moto.cloudformation import models, responses
+    from moto.cloudformation.exceptions import ValidationError
     from moto.cloudformation.utils import yaml_tag_constructor
 
     class CloudFormationLoader(yaml.SafeLoader):
@@ -476,7 +477,11 @@ def safe_cloudformation_templates() -> None:
     def short_tag(loader: Any, suffix: str, node: Any) -> Any:
         return yaml_tag_constructor(loader, "!" + suffix, node)  # "!Ref": {"Ref": ...}
 
+    def other_tag(loader: Any, node: Any) -> Any:
+        raise ValidationError(message=f"Template format error: unsupported YAML tag {node.tag}")
+
     CloudFormationLoader.add_multi_constructor("!", short_tag)
+    CloudFormationLoader.add_constructor(None, other_tag)  # type: ignore[arg-type]
 
     class SafeYaml(types.ModuleType):
         Loader = CloudFormationLoader

@@ -6,10 +6,10 @@ started it, so every request passes here before moto or the journal sees it:
 - **Origin**: a request a browser sends on behalf of a page (an ``Origin`` header, or
   ``Sec-Fetch-Site`` saying another site) is refused (403) unless that origin was allowed with
   ``--cors-origin``; moto's own CORS headers, which grant every origin, never go out.
-- **Token** (off loopback only): a request is answered when its SigV4 access key id (header or
-  presigned URL) is the token, or it carries the token in ``X-AWSView-Token`` (the viewer's
-  reads of ``/_awsview/``); the emulator's own clients (Lambda code, Step Functions) carry a
-  per-process session token instead.
+- **Token** (off loopback only): a request is answered when its access key id (SigV4 or SigV2,
+  header or presigned URL) is the token, or it carries the token in ``X-AWSView-Token`` (the
+  viewer's reads of ``/_awsview/``); the emulator's own clients (Lambda code, Step Functions)
+  carry a per-process session token instead.
 - **Services**: the ones the labs, the viewer and the Lambda runtime use; any other moto
   service answers an AWS-shaped error saying how to switch it on.
 """
@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qs
+from xml.sax.saxutils import escape
 
 from awsview.access import TOKEN_HEADER, is_loopback
 
@@ -123,6 +124,7 @@ class Trust:
         offered = (
             _access_key(environ.get("HTTP_AUTHORIZATION", ""))
             or _first(query, "X-Amz-Credential").split("/", 1)[0]
+            or _first(query, "AWSAccessKeyId")  # SigV2, as S3 still presigns
             or environ.get(_TOKEN_ENVIRON, "")
         )
         return bool(offered) and _same(offered, self.token)
@@ -162,6 +164,7 @@ def gate(app: Callable, trust: Trust) -> Callable:
                 "UnrecognizedClientException",
                 "this emulator answers only requests whose access key id is its token "
                 "(AWS_ACCESS_KEY_ID=<token>)",
+                xml_code="InvalidClientTokenId",
             )
 
         def respond(status: str, headers: list, exc_info: Any = None) -> Callable:
@@ -201,10 +204,16 @@ def service_apps(create_app: Callable[[str], Any], trust: Trust) -> Callable[[st
 
 
 def refuse(
-    environ: dict, start_response: Callable, status: str, code: str, message: str
+    environ: dict,
+    start_response: Callable,
+    status: str,
+    code: str,
+    message: str,
+    xml_code: str | None = None,
 ) -> Iterable[bytes]:
     """An error as the caller's AWS protocol shapes one: JSON for JSON services (a target
-    header, Lambda's REST paths, the journal), XML otherwise."""
+    header, Lambda's REST paths, the journal), XML otherwise (under ``xml_code`` if given:
+    AWS names some errors differently there)."""
     request_id = uuid.uuid4().hex
     path = environ.get("PATH_INFO", "")
     if environ.get("HTTP_X_AMZ_TARGET") or path.startswith(("/20", "/_awsview/")):
@@ -212,8 +221,8 @@ def refuse(
         headers = [("Content-Type", "application/x-amz-json-1.0"), ("x-amzn-ErrorType", code)]
     else:
         body = (
-            f"<ErrorResponse><Error><Type>Sender</Type><Code>{code}</Code>"
-            f"<Message>{message}</Message></Error><RequestId>{request_id}</RequestId>"
+            f"<ErrorResponse><Error><Type>Sender</Type><Code>{xml_code or code}</Code>"
+            f"<Message>{escape(message)}</Message></Error><RequestId>{request_id}</RequestId>"
             "</ErrorResponse>"
         ).encode()
         headers = [("Content-Type", "text/xml")]
@@ -256,6 +265,8 @@ def _is_address(name: str) -> bool:
 
 
 def _access_key(authorization: str) -> str:
+    if authorization.startswith("AWS "):  # SigV2: AWS <key>:<signature>
+        return authorization[4:].split(":", 1)[0].strip()
     if "Credential=" not in authorization:
         return ""
     return authorization.split("Credential=", 1)[1].split("/", 1)[0].strip()
