@@ -77,7 +77,7 @@ class Emulator:
 
     @property
     def endpoint_url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
         if ":" in host:
             host = f"[{host}]"
         return f"http://{host}:{self.port}"
