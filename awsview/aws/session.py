@@ -406,6 +406,17 @@ class Connection:
                 self._credentials = dict(EMULATOR_CREDENTIALS)
         return self
 
+    async def access_key_id(self) -> str | None:
+        """The access key id the calls are signed with. An emulator off loopback takes it as its
+        token, on its own read API (``/_awsview/``) too."""
+        if self._credentials:
+            return self._credentials.get("aws_access_key_id")
+        try:
+            found = await self._session.get_credentials()
+            return (await found.get_frozen_credentials()).access_key if found else None
+        except Exception:  # a broken chain: the AWS calls say why
+            return None
+
     async def __aexit__(self, *exc: object) -> None:
         if self._stack is not None:
             await self._stack.aclose()

@@ -112,6 +112,27 @@ MANY_LABS = {"demo"}
 ANY_VALUE = {"--token"}
 
 
+EMULATOR_HELP = """\
+Run the embedded lab emulator: moto server, real Lambda code, the write-decision journal.
+It runs the code it is sent as you, so it answers only its own clients:
+
+  - it listens on loopback (127.0.0.1) unless --host and --allow-remote say otherwise;
+  - it answers only to the host names it listens on (no DNS rebinding) and refuses requests
+    that web pages send (an Origin header), except from origins given with --cors-origin;
+  - off loopback, a token is mandatory (--token or AWSVIEW_TOKEN, 12+ characters) and every
+    client uses it as its access key id: AWS_ACCESS_KEY_ID=<token> (the AWS CLI, boto3 and
+    awsview sign with it; the secret key can be anything);
+  - only the services the labs use are on (DynamoDB and its streams, SQS, Step Functions,
+    Lambda, CloudWatch Logs, IAM, STS); --enable-service switches on another;
+  - CloudFormation templates cannot construct Python objects."""
+EMULATOR_EXAMPLE = """\
+example, for a class on the local network:
+  AWSVIEW_TOKEN=$(python3 -c 'import secrets; print(secrets.token_urlsafe(18))') \\
+    awsview emulator --host 0.0.0.0 --allow-remote
+  learners: export AWS_ENDPOINT_URL=http://<this machine>:5000 AWS_ACCESS_KEY_ID=<token> \\
+    AWS_SECRET_ACCESS_KEY=anything AWS_DEFAULT_REGION=us-east-1"""
+
+
 class UsageError(Exception):
     """A command line that cannot mean anything; one line, exit status 2."""
 
@@ -149,10 +170,53 @@ def build_parser() -> argparse.ArgumentParser:
         _add_shared(made, TAKES[name])
         return made
 
-    emu = command("emulator", help="run the embedded lab emulator (a local AWS endpoint)")
-    emu.add_argument("--host", default="127.0.0.1")
+    emu = command(
+        "emulator",
+        help="run the embedded lab emulator (a local AWS endpoint)",
+        description=EMULATOR_HELP,
+        epilog=EMULATOR_EXAMPLE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    emu.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="bind address (default loopback); any other needs --allow-remote and a token",
+    )
     emu.add_argument("--port", type=int, default=5000, help="0 picks a free port")
     emu.add_argument("--state-dir", type=Path, help="where the journal and logs live")
+    emu.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="accept a --host other than loopback: other machines can then run code here",
+    )
+    emu.add_argument(
+        "--token",
+        help="off loopback, the access key id every client must use (12+ letters, digits, - or "
+        "_; default: $AWSVIEW_TOKEN, which keeps it out of ps)",
+    )
+    emu.add_argument(
+        "--host-name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="another name clients reach this machine by (a Host header to accept); repeatable",
+    )
+    emu.add_argument(
+        "--cors-origin",
+        action="append",
+        default=[],
+        metavar="URL",
+        help="a web page origin allowed to call the emulator, e.g. http://localhost:8080; "
+        "repeatable (default: none)",
+    )
+    emu.add_argument(
+        "--enable-service",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="switch on a service the labs do not use (cloudformation, s3, ...; comma-separated "
+        "or repeated; 'all' for every one)",
+    )
 
     lab = command("lab", help="set up, play or clean a lab on an endpoint")
     lab.add_argument("action", choices=["setup", "play", "clean", "list"])

@@ -19,9 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import hmac
-import ipaddress
 import os
-import secrets
 import shlex
 import signal
 import sys
@@ -31,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from awsview.access import AccessError, check_token, given_token, is_loopback
 from awsview.aws.ratelimit import RATE_DIR_ENV
 from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, checked_target, fail, record_taken
 
@@ -46,29 +45,8 @@ MAX_SESSIONS = 4  # each is a viewer process (~150 MB)
 MAX_COLUMNS, MAX_ROWS = 500, 200
 
 
-class ServeError(Exception):
-    """A one-line reason the server cannot start as asked."""
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def check_token(host: str, token: str | None) -> str | None:
-    """The token to require, or None. Off loopback a token is mandatory."""
-    if token is not None and len(token) < 12:
-        raise ServeError("the token must be at least 12 characters long")
-    if token is None and not is_loopback(host):
-        raise ServeError(
-            f"serving on {host} exposes the lab to the network: set AWSVIEW_TOKEN or pass "
-            f"--token (e.g. AWSVIEW_TOKEN={secrets.token_urlsafe(18)})"
-        )
-    return token
+# One-line reasons the server cannot start as asked; the token rule is `awsview emulator`'s too.
+ServeError = AccessError
 
 
 def _hostname(netloc: str) -> str:
@@ -326,8 +304,7 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
     from awsview.aws.session import ConfigError
 
     try:
-        # AWSVIEW_TOKEN keeps the token out of `ps` and the shell's history.
-        token = check_token(args.host, args.token or os.environ.get("AWSVIEW_TOKEN") or None)
+        token = check_token(args.host, given_token(args.token))
         if not 1 <= args.port <= 65535:
             raise ServeError(f"--port must be between 1 and 65535, not {args.port}")
         if not 8 <= args.font_size <= 64:

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from awsview.emulator.journal import Invocation, Journal
+from awsview.emulator.trust import INTERNAL_KEY
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +107,8 @@ class _Worker:
                 "AWS_DEFAULT_REGION": spec.region,
                 "AWS_ACCESS_KEY_ID": "ASIAAWSVIEWEMULATOR",
                 "AWS_SECRET_ACCESS_KEY": "emulator-session-secret",
-                "AWS_SESSION_TOKEN": "emulator-session-token",
+                # How the emulator knows its own Lambda code when it asks for a token.
+                "AWS_SESSION_TOKEN": INTERNAL_KEY,
                 "AWS_LAMBDA_FUNCTION_NAME": spec.name,
                 "AWS_LAMBDA_FUNCTION_VERSION": spec.version,
                 "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(spec.memory_mb),

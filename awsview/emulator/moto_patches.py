@@ -1,7 +1,8 @@
 """Where the emulator changes moto: Lambda runs real code, Step Functions invoke it in-process
 with the state machine role's permission checked, event source mappings report AWS's states,
-DynamoDB reports the read units AWS would bill, and IAM authorization (when switched on) checks
-the resource AWS would check.
+DynamoDB reports the read units AWS would bill, IAM authorization (when switched on) checks
+the resource AWS would check, the Step Functions interpreter's own calls carry the emulator's
+session token, and CloudFormation templates never construct Python objects.
 
 Each patch names the moto 5.2 function it replaces; moto is pinned to that minor in pyproject.
 """
@@ -18,6 +19,7 @@ from botocore.exceptions import ClientError
 
 from awsview.emulator import iam_policy
 from awsview.emulator.lambda_runtime import FunctionSpec, LambdaRuntime
+from awsview.emulator.trust import INTERNAL_KEY
 
 # How long a mapping reports Creating / Enabling / Disabling before it settles, as AWS does.
 MAPPING_TRANSITION_S = 0.3
@@ -38,6 +40,7 @@ def install(runtime: LambdaRuntime) -> None:
     _patch_lambda(runtime)
     _patch_event_source_mappings()
     _patch_stepfunctions(runtime)
+    _patch_interpreter_clients()
     _patch_dynamodb_read_units()
     _patch_resource_authorization()
 
@@ -418,3 +421,79 @@ def _patch_stepfunctions(runtime: LambdaRuntime) -> None:
         return error, cause
 
     service_lambda.StateTaskServiceLambda._error_cause_from_client_error = staticmethod(error_cause)
+
+
+def _patch_interpreter_clients() -> None:
+    """moto 5.2's ``asl.utils.boto_client.boto_client_for``: the Step Functions interpreter calls
+    the other services (DynamoDB, SQS, ... integrations) over HTTP, signed with access key
+    ``ak``. Its clients also carry the emulator's session token, so an emulator that answers only
+    its token still answers them. Each integration module imported the function by name."""
+    import sys
+
+    import moto.stepfunctions.parser.asl.parse.preprocessor  # noqa: F401  (imports them all)
+    from moto.stepfunctions.parser.asl.utils import boto_client
+
+    original = boto_client.boto_client_for
+
+    def carry_key(request: Any, **_: Any) -> None:
+        request.headers["X-Amz-Security-Token"] = INTERNAL_KEY
+
+    def boto_client_for(region: str, service: str, state_credentials: Any = None) -> Any:
+        client = original(region, service, state_credentials)
+        client.meta.events.register("before-sign", carry_key)
+        return client
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("moto.stepfunctions.parser") and (
+            getattr(module, "boto_client_for", None) is original
+        ):
+            module.boto_client_for = boto_client_for  # type: ignore[union-attr]
+
+
+_templates_safe = False
+
+
+def safe_cloudformation_templates() -> None:
+    """moto 5.2 reads CloudFormation YAML templates with ``yaml.load(..., Loader=yaml.Loader)``
+    (``cloudformation.models.Stack.parse_template``, ``ChangeSet._parse_template``,
+    ``responses.get_template_summary_response_from_template`` and ``validate_template``): a
+    ``!!python/object/apply`` tag in a template runs code as the emulator's user. Those modules
+    see a ``yaml`` whose ``Loader`` is a safe loader that knows only CloudFormation's short tags
+    (``!Ref``, ``!GetAtt``, ``!Sub`` ...); and moto's ``add_multi_constructor("", ...)``, which
+    taught every PyYAML loader in the process to accept any tag, does nothing there."""
+    global _templates_safe
+    if _templates_safe:
+        return
+    import types
+
+    import yaml
+    from moto.cloudformation import models, responses
+    from moto.cloudformation.exceptions import ValidationError
+    from moto.cloudformation.utils import yaml_tag_constructor
+
+    class CloudFormationLoader(yaml.SafeLoader):
+        pass
+
+    def short_tag(loader: Any, suffix: str, node: Any) -> Any:
+        return yaml_tag_constructor(loader, "!" + suffix, node)  # "!Ref": {"Ref": ...}
+
+    def other_tag(loader: Any, node: Any) -> Any:
+        raise ValidationError(message=f"Template format error: unsupported YAML tag {node.tag}")
+
+    CloudFormationLoader.add_multi_constructor("!", short_tag)
+    CloudFormationLoader.add_constructor(None, other_tag)  # type: ignore[arg-type]
+
+    class SafeYaml(types.ModuleType):
+        Loader = CloudFormationLoader
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(yaml, name)
+
+        @staticmethod
+        def add_multi_constructor(*_: Any, **__: Any) -> None:
+            pass
+
+    safe = SafeYaml("yaml")
+    models.yaml = safe  # type: ignore[attr-defined]
+    responses.yaml = safe  # type: ignore[attr-defined]
+    _templates_safe = True

@@ -21,6 +21,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+from awsview.access import is_loopback
+from awsview.emulator.trust import Trust, gate, service_apps, unknown_services
+
 API_PREFIX = "/_awsview/"
 DEFAULT_PORT = 5000
 
@@ -74,7 +77,7 @@ class Emulator:
 
     @property
     def endpoint_url(self) -> str:
-        host = "127.0.0.1" if self.host in ("0.0.0.0", "") else self.host
+        host = "127.0.0.1" if self.host in ("0.0.0.0", "::", "") else self.host
         if ":" in host:
             host = f"[{host}]"
         return f"http://{host}:{self.port}"
@@ -124,9 +127,13 @@ def start(
     port: int = DEFAULT_PORT,
     state_dir: Path | None = None,
     sqs_batches_in_flight: int | None = None,
+    trust: Trust | None = None,
 ) -> Emulator:
     """Bind the port, patch moto and start the SQS poller. Call serve_forever() or
     start_in_thread().
+
+    ``trust``: who it answers (awsview/emulator/trust.py); by default loopback clients, for the
+    lab services only. Any other address needs a token.
 
     ``sqs_batches_in_flight``: per event source mapping (default five, as AWS starts with); 1
     delivers in queue order, so a replay processes messages in the same order every time.
@@ -134,6 +141,9 @@ def start(
     global _patched
     from werkzeug.serving import make_server
 
+    trust = trust or Trust.make(host)
+    if trust.token is None and not is_loopback(host):
+        raise EmulatorError(f"listening on {host} needs a token (set AWSVIEW_TOKEN)")
     # Bind before importing moto: a busy port should fail fast with a clear message.
     try:
         listener = _listen(host, port)
@@ -148,6 +158,10 @@ def start(
         host, listener.getsockname()[1], _placeholder_app, threaded=True, fd=listener.fileno()
     )
     server._awsview_listener = listener  # keep the socket object alive with the server
+    unknown = unknown_services(trust)
+    if unknown:
+        listener.close()
+        raise EmulatorError(f"no such service in the emulator: {', '.join(sorted(unknown))}")
     bound_port = listener.getsockname()[1]
     state_dir = Path(state_dir) if state_dir else default_state_dir(bound_port)
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -193,9 +207,11 @@ def start(
         dynamo_journal.install(_JOURNAL)
         change_hooks.install(_FEED)  # after the patches above, so it hears what they changed too
         _patched = True
+    if trust.service_on("cloudformation"):
+        moto_patches.safe_cloudformation_templates()  # costs a second of imports: only if on
 
-    moto_app = DomainDispatcherApplication(create_backend_app)
-    server.app = _journal_api(_json_access_denied(moto_app), emulator)
+    moto_app = DomainDispatcherApplication(service_apps(create_backend_app, trust))
+    server.app = gate(_journal_api(_json_access_denied(moto_app), emulator), trust)
     from awsview.emulator import portal
 
     server.RequestHandlerClass = portal.keeping_the_token(MotoRequestHandler)

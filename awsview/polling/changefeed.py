@@ -14,9 +14,11 @@ Rules:
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
+
+from awsview.access import TOKEN_HEADER
 
 WAIT_S = 20.0  # one long poll; the emulator answers at once when something changes
 RETRY_S = (0.25, 2.0)  # reconnecting to a feed that broke: from … up to …
@@ -43,7 +45,10 @@ class ChangeFeedFollower:
         on_changes: Callable[[list[FeedChange], bool], None],
         on_state: Callable[[bool], None],
         wait: float = WAIT_S,
+        access_key_id: Callable[[], Awaitable[str | None]] | None = None,
     ):
+        """``access_key_id``: the one the viewer signs with; an emulator off loopback takes it
+        as its token."""
         self.url = endpoint_url.rstrip("/") + "/_awsview/changes"
         self.on_changes = on_changes
         self.on_state = on_state
@@ -53,6 +58,7 @@ class ChangeFeedFollower:
         self.up = False
         self.answers = 0  # how many times the feed answered (for benchmarks and tests)
         self._session: Any = None
+        self._access_key_id = access_key_id
 
     async def close(self) -> None:
         if self._session is not None:
@@ -63,7 +69,8 @@ class ChangeFeedFollower:
         import aiohttp
 
         if self._session is None:
-            self._session = aiohttp.ClientSession()
+            key = await self._access_key_id() if self._access_key_id else None
+            self._session = aiohttp.ClientSession(headers={TOKEN_HEADER: key} if key else None)
         params = {"since": str(self.cursor), "wait": f"{wait:g}"}
         if self.feed:
             params["feed"] = self.feed

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from awsview.access import TOKEN_HEADER
 from awsview.aws.errors import said_as_botocore
 from awsview.aws.session import Connection
 from awsview.model import keys
@@ -49,6 +50,14 @@ class JournalPoller(Poller):
         endpoint = conn.resolved.endpoint_url if conn.resolved is not None else None
         if endpoint is None:
             return [await self.fetch(model, JOURNAL, self._no_journal)]
+        if self._session is None:
+            import aiohttp
+
+            # An emulator off loopback answers its token, the access key id, here too.
+            key = await conn.access_key_id()
+            self._session = aiohttp.ClientSession(
+                timeout=aiohttp.ClientTimeout(total=5), headers={TOKEN_HEADER: key} if key else None
+            )
         return [await self.fetch(model, JOURNAL, lambda: self._read(endpoint))]
 
     async def _no_journal(self) -> JournalData:
@@ -57,10 +66,6 @@ class JournalPoller(Poller):
         )
 
     async def _read(self, endpoint: str) -> JournalData:
-        import aiohttp
-
-        if self._session is None:
-            self._session = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5))
         for route in ("journal", "invocations"):
             while True:
                 since = self._cursors[route]

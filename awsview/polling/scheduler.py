@@ -111,7 +111,11 @@ class Scheduler:
         self._inputs: dict[str, tuple[Any, Health]] = {}
         endpoint = _feed_endpoint(conn) if feed else None
         self.follower = (
-            ChangeFeedFollower(endpoint, self._on_feed, self._on_feed_state) if endpoint else None
+            ChangeFeedFollower(
+                endpoint, self._on_feed, self._on_feed_state, access_key_id=conn.access_key_id
+            )
+            if endpoint and conn is not None
+            else None
         )
         self.model.listeners.append(self._on_change)
 

@@ -6,7 +6,7 @@ import os
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +29,27 @@ def stop_process(process: subprocess.Popen) -> None:
 
 @dataclass
 class RunningEmulator:
-    """An `awsview emulator` subprocess and boto3 clients for it."""
+    """An `awsview emulator` subprocess and boto3 clients for it. ``options``: more command-line
+    options (``--host 0.0.0.0 --allow-remote``); ``token``: its AWSVIEW_TOKEN, then also the
+    access key id of the clients made here."""
 
     state_dir: Path
     port: int = 0
     process: subprocess.Popen | None = None
     endpoint_url: str = ""
+    options: tuple[str, ...] = ()
+    token: str | None = None
+    extra_env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def access_key_id(self) -> str:
+        return self.token or CREDENTIALS["aws_access_key_id"]
 
     def start(self) -> RunningEmulator:
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.extra_env}
+        env.pop("AWSVIEW_TOKEN", None)
+        if self.token is not None:
+            env["AWSVIEW_TOKEN"] = self.token
         self.process = subprocess.Popen(
             [
                 sys.executable,
@@ -48,6 +60,7 @@ class RunningEmulator:
                 str(self.port),
                 "--state-dir",
                 str(self.state_dir),
+                *self.options,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -80,7 +93,10 @@ class RunningEmulator:
 
     def client(self, service: str) -> Any:
         return boto3.client(
-            service, endpoint_url=self.endpoint_url, region_name=REGION, **CREDENTIALS
+            service,
+            endpoint_url=self.endpoint_url,
+            region_name=REGION,
+            **{**CREDENTIALS, "aws_access_key_id": self.access_key_id},
         )
 
     @property
@@ -90,7 +106,7 @@ class RunningEmulator:
             **os.environ,
             "AWS_ENDPOINT_URL": self.endpoint_url,
             "AWS_DEFAULT_REGION": REGION,
-            "AWS_ACCESS_KEY_ID": "testing",
+            "AWS_ACCESS_KEY_ID": self.access_key_id,
             "AWS_SECRET_ACCESS_KEY": "testing",
             "AWS_PAGER": "",
         }
