@@ -64,7 +64,9 @@ def from_recording(
     started = time.monotonic()
     try:
         paths = generate(source, output, (width, height), theme, fmt, learner)
-    except (RecordingError, ValueError) as exc:
+    except RecordingError as exc:
+        return fail(str(exc), EXIT_FAILURE)
+    except ValueError as exc:
         return fail(str(exc), EXIT_USAGE)
     except (DocsError, ScreenshotError, OSError) as exc:
         return fail(str(exc), EXIT_FAILURE)

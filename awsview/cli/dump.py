@@ -114,7 +114,9 @@ def from_recording(
         recording = Recording(path)
         player = recording.player(recording.channel_named(learner))
         state, moment, index = state_at(player, at)
-    except (RecordingError, MomentError) as exc:
+    except RecordingError as exc:
+        return fail(str(exc), EXIT_FAILURE)
+    except MomentError as exc:
         return fail(str(exc), EXIT_USAGE)
     if state.profile is None:
         return fail(f"{path}: no lab was shown yet at that moment", EXIT_FAILURE)

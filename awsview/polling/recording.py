@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -37,7 +38,18 @@ import msgpack
 import zstandard
 
 from awsview.model.codec import FORMAT, Codec, CodecError, current_schema
-from awsview.model.patch import patch
+from awsview.model.patch import PatchError, patch
+from awsview.model.snapshot import Snapshot
+from awsview.polling.untrusted import (
+    MAX_CHANNELS,
+    Budget,
+    Inflater,
+    RecordingError,
+    check_header,
+    check_info,
+    read_regular,
+    sane_time,
+)
 
 MAGIC = b"AWSVIEW-RECORDING\n\x00\x01"
 VERSION = 1
@@ -52,10 +64,6 @@ CHECKPOINTS = 1  # a checkpoint mark changed
 DECISION = 2  # a new write decision
 PROFILE = 4  # the lab (profile) changed: a new model
 STATUS = 8  # the status line changed
-
-
-class RecordingError(Exception):
-    """A recording cannot be read or written; one line for the person who asked."""
 
 
 def _read_plain(data: bytes) -> Any:
@@ -181,25 +189,25 @@ class Recording:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        try:
-            self._data = self.path.read_bytes()
-        except OSError as exc:
-            raise RecordingError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+        self._data = read_regular(self.path)
         if not self._data.startswith(MAGIC):
-            raise RecordingError(f"{self.path} is not an AWS View recording")
+            raise RecordingError(f"{self.path}: not an AWS View recording")
         self.header: dict[str, Any] = {}
         self.channels: dict[int, dict[str, Any]] = {}
         self.marks: dict[int, list[Mark]] = {}
         self.damage: str | None = None  # why reading stopped before the end of the file
+        self.budget = Budget(self.path, len(self._data))
         self._index()
         if not self.header:
-            raise RecordingError(f"{self.path} has no header (stopped before it was written?)")
-        if self.header.get("version", 0) > VERSION or self.header.get("codec", 0) > FORMAT:
-            raise RecordingError(
-                f"{self.path} was written by a newer AWS View (format "
-                f"{self.header.get('version')}); this one reads format {VERSION}"
-            )
-        self.codec = Codec(self.header.get("schema") or [])
+            raise RecordingError(f"{self.path}: no header (stopped before it was written?)")
+        try:
+            self.codec = Codec(self.header.get("schema") or [])
+        except CodecError as exc:
+            raise self.malformed(f"its header's schema cannot be read ({exc})") from None
+
+    def malformed(self, what: str) -> RecordingError:
+        """A record whose checksum is right and whose content is not: a crafted or broken file."""
+        return RecordingError(f"{self.path}: {what}")
 
     def _index(self) -> None:
         data, at = self._data, len(MAGIC)
@@ -222,24 +230,37 @@ class Recording:
                 self.damage = f"damaged frame at byte {at}; {len(data) - at} bytes left unread"
                 return
             kind, flags, channel, when = BODY.unpack_from(body)
+            if not sane_time(when):
+                raise self.malformed(f"the record at byte {at} has the time {when!r}")
             payload = bytes(body[BODY.size :]) if kind in (HEADER, CHANNEL) else None
-            try:
-                if kind == HEADER and not self.header:
-                    self.header = _read_plain(payload)
-                elif kind == CHANNEL:
-                    self.channels[channel] = _read_plain(payload)
-                    self.marks.setdefault(channel, [])
-                elif kind in (KEYFRAME, FRAME) and channel in self.channels:
-                    marks = self.marks[channel]
-                    if kind == FRAME and not marks:
-                        raise ValueError("a frame before its channel's first keyframe")
-                    marks.append(
-                        Mark(len(marks), kind, flags, when, start + BODY.size, length - BODY.size)
-                    )
-            except (ValueError, TypeError, msgpack.ExtraData) as exc:
-                self.damage = f"unreadable frame at byte {at} ({exc})"
-                return
+            if kind == HEADER and not self.header:
+                self.header = self._plain(payload, at, "header")
+                wrong = check_header(self.header, VERSION, FORMAT)
+                if wrong:
+                    raise self.malformed(wrong)
+            elif kind == CHANNEL:
+                info = self._plain(payload, at, "channel")
+                wrong = check_info(info, f"channel {channel}'s description")
+                if wrong:
+                    raise self.malformed(wrong)
+                if channel not in self.channels and len(self.channels) >= MAX_CHANNELS:
+                    raise self.malformed(f"more than {MAX_CHANNELS} channels")
+                self.channels[channel] = info
+                self.marks.setdefault(channel, [])
+            elif kind in (KEYFRAME, FRAME) and channel in self.channels:
+                marks = self.marks[channel]
+                if kind == FRAME and not marks:
+                    raise self.malformed(f"a frame before its channel's first keyframe (byte {at})")
+                marks.append(
+                    Mark(len(marks), kind, flags, when, start + BODY.size, length - BODY.size)
+                )
             at = start + length
+
+    def _plain(self, payload: Any, at: int, what: str) -> Any:
+        try:
+            return _read_plain(payload)
+        except (ValueError, TypeError, msgpack.ExtraData, msgpack.StackError) as exc:
+            raise self.malformed(f"unreadable {what} at byte {at} ({exc})") from None
 
     @property
     def started(self) -> float:
@@ -248,7 +269,7 @@ class Recording:
     def player(self, channel: int = 0) -> ChannelPlayer:
         if channel not in self.channels or not self.marks.get(channel):
             raise RecordingError(
-                f"{self.path} has no frames" + (f" for channel {channel}" if channel else "")
+                f"{self.path}: no frames" + (f" for channel {channel}" if channel else "")
             )
         return ChannelPlayer(self, channel)
 
@@ -260,7 +281,7 @@ class Recording:
             if info.get("name") == name:
                 return number
         names = ", ".join(str(i.get("name")) for i in self.channels.values())
-        raise RecordingError(f"no {name!r} in {self.path} (it has: {names})")
+        raise RecordingError(f"{self.path}: no learner {name!r} (it has: {names})")
 
 
 class ChannelPlayer:
@@ -274,8 +295,7 @@ class ChannelPlayer:
         self._keyframes = [m.index for m in self.marks if m.kind == KEYFRAME]
         self._at: int = -1
         self._state: ChannelState | None = None
-        self._decompressor: Any = None
-        # Decoding stops at a frame that does not decode (damage past the checksums).
+        self._inflater: Inflater | None = None
         self.last = len(self.marks) - 1
 
     @property
@@ -294,13 +314,13 @@ class ChannelPlayer:
         return low
 
     def state(self, index: int) -> ChannelState:
-        """The channel as it was right after frame ``index``."""
+        """The channel as it was right after frame ``index``; RecordingError (one line) when a
+        frame on the way is malformed or would cost more than the file's budget."""
         index = max(0, min(index, self.last))
         if self._state is None or index < self._at or self._keyframe_of(index) > self._at:
             self._start(self._keyframe_of(index))
         while self._at < index:
-            if not self._advance():
-                break
+            self._advance()
         return self._snapshot()
 
     def _keyframe_of(self, index: int) -> int:
@@ -311,60 +331,121 @@ class ChannelPlayer:
             found = k
         return found
 
-    def _payload(self, mark: Mark) -> bytes:
+    def _decoded(self, mark: Mark) -> Any:
         raw = self.recording._data[mark.offset : mark.offset + mark.size]
         try:
-            return self._decompressor.decompress(raw)
-        except zstandard.ZstdError as exc:
-            raise CodecError(f"damaged compressed data ({exc})") from None
+            return self.recording.codec.unpack(self._inflater.inflate(raw, CodecError))
+        except CodecError as exc:
+            raise self._malformed(mark, str(exc)) from None
+
+    def _malformed(self, mark: Mark, what: str) -> RecordingError:
+        self._state = None  # the stream is mid-frame: the next moment starts from its keyframe
+        return self.recording.malformed(f"frame {mark.index + 1} of channel {self.channel}: {what}")
 
     def _start(self, keyframe: int) -> None:
-        self._decompressor = zstandard.ZstdDecompressor().decompressobj()
+        self._state = None
+        self.recording.budget.reset()
+        self._inflater = Inflater(self.recording.budget)
         mark = self.marks[keyframe]
-        whole = self.recording.codec.unpack(self._payload(mark))
-        self._state = ChannelState(
-            mark.time,
-            whole.get("profile"),
-            dict(whole.get("snapshots") or {}),
-            tuple(whole.get("status") or ("ok", "")),
-            dict(whole.get("meta") or {}),
-        )
+        whole = self._decoded(mark)
+        self._state = ChannelState(mark.time, *_checked_whole(whole, self._fail(mark)))
         self._at = keyframe
 
-    def _advance(self) -> bool:
+    def _fail(self, mark: Mark) -> Callable[[str], RecordingError]:
+        return lambda what: self._malformed(mark, what)
+
+    def _advance(self) -> None:
         mark = self.marks[self._at + 1]
         if mark.kind == KEYFRAME:
             self._start(mark.index)
-            return True
-        try:
-            ops = self.recording.codec.unpack(self._payload(mark))
-            state = self._state
-            snapshots = dict(state.snapshots)
-            status, meta = state.status, state.meta
-            for op in ops:
-                code = op[0]
-                if code == "s":
-                    snapshots[op[1]] = patch(snapshots[op[1]], op[2])
-                elif code == "+":
-                    snapshots[op[1]] = op[2]
-                elif code == "x":
-                    snapshots.pop(op[1], None)
-                elif code == "status":
-                    status = (op[1], op[2])
-                elif code == "meta":
-                    meta = {**meta, **op[1]}
-        except (CodecError, KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            self.last = self._at  # the recording is readable up to here
-            self.recording.damage = (
-                f"frame {mark.index} does not decode ({exc}); shown up to the one before"
-            )
-            return False
+            return
+        ops = self._decoded(mark)
+        fail = self._fail(mark)
+        state = self._state
+        assert state is not None
+        snapshots = dict(state.snapshots)
+        status, meta = state.status, state.meta
+        if not isinstance(ops, (list, tuple)):
+            raise fail("its changes are not a list")
+        for op in ops:
+            if not isinstance(op, (list, tuple)) or not op:
+                raise fail("a change that is not one")
+            code, shape = op[0], _OP_SHAPES.get(op[0]) if isinstance(op[0], str) else None
+            if shape is None or len(op) != shape:
+                raise fail(f"an unknown change {str(code)[:40]!r}")
+            if code in ("s", "+", "x") and not isinstance(op[1], str):
+                raise fail("a snapshot key that is not text")
+            if code == "s":
+                if op[1] not in snapshots:
+                    raise fail(f"a change to {op[1][:80]!r}, which it does not have")
+                try:
+                    changed = patch(snapshots[op[1]], op[2], self.recording.budget.spend_work)
+                except (PatchError, RecursionError) as exc:
+                    raise fail(f"{op[1][:80]!r}: {exc}") from None
+                snapshots[op[1]] = _checked_snapshot(changed, op[1], fail)
+            elif code == "+":
+                snapshots[op[1]] = _checked_snapshot(op[2], op[1], fail)
+            elif code == "x":
+                snapshots.pop(op[1], None)
+            elif code == "status":
+                status = _checked_status(op[1:], fail)
+            else:  # meta
+                wrong = check_info(op[1], "a meta change")
+                if wrong:
+                    raise fail(wrong)
+                meta = {**meta, **op[1]}
         self._state = ChannelState(mark.time, state.profile, snapshots, status, meta)
         self._at += 1
-        return True
 
     def _snapshot(self) -> ChannelState:
         state = self._state
         return ChannelState(
             state.time, state.profile, dict(state.snapshots), state.status, dict(state.meta)
         )
+
+
+# Each change a frame may hold, and its length: ("s", key, op), ("+", key, snapshot),
+# ("x", key), ("status", level, text), ("meta", {name: value}).
+_OP_SHAPES = {"s": 3, "+": 3, "x": 2, "status": 3, "meta": 2}
+
+
+def _checked_snapshot(value: Any, key: str, fail: Callable[[str], RecordingError]) -> Any:
+    if not isinstance(value, Snapshot):
+        raise fail(f"{key[:80]!r} is a {type(value).__name__}, not a snapshot")
+    return value
+
+
+def _checked_status(value: Any, fail: Callable[[str], RecordingError]) -> tuple[str, str]:
+    if not (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, str) for v in value)
+    ):
+        raise fail("a status line that is not (level, text)")
+    return (value[0], value[1])
+
+
+def _checked_whole(
+    whole: Any, fail: Callable[[str], RecordingError]
+) -> tuple[Any, dict[str, Any], tuple[str, str], dict[str, Any]]:
+    """A keyframe's profile, snapshots, status and meta, each of the type the writer puts."""
+    from awsview.profiles import LabProfile
+
+    if not isinstance(whole, dict):
+        raise fail(f"a keyframe that is a {type(whole).__name__}, not a map")
+    profile = whole.get("profile")
+    if profile is not None and not isinstance(profile, LabProfile):
+        raise fail(f"a lab that is a {type(profile).__name__}")
+    snapshots = whole.get("snapshots") or {}
+    if not isinstance(snapshots, dict):
+        raise fail("snapshots that are not a map")
+    for key, value in snapshots.items():
+        if not isinstance(key, str):
+            raise fail("a snapshot key that is not text")
+        _checked_snapshot(value, key, fail)
+    meta = whole.get("meta") or {}
+    wrong = check_info(meta, "its meta")
+    if wrong:
+        raise fail(wrong)
+    status = _checked_status(whole.get("status") or ("ok", ""), fail)
+    return profile, dict(snapshots), status, dict(meta)
