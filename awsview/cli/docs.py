@@ -55,7 +55,7 @@ def from_recording(
     from awsview.capture.docsfrom import generate
     from awsview.capture.docshots import DocsError
     from awsview.capture.screenshot import ScreenshotError, screen_size
-    from awsview.polling.recording import RecordingError
+    from awsview.polling.recording import LearnerError, RecordingError
 
     try:
         width, height = screen_size(size)
@@ -64,6 +64,8 @@ def from_recording(
     started = time.monotonic()
     try:
         paths = generate(source, output, (width, height), theme, fmt, learner)
+    except LearnerError as exc:
+        return fail(str(exc), EXIT_USAGE)
     except RecordingError as exc:
         return fail(str(exc), EXIT_FAILURE)
     except ValueError as exc:

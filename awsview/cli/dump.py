@@ -108,12 +108,14 @@ def from_recording(
 ) -> int:
     """`awsview dump --from FILE`: what the viewer showed then, as `dump` prints it live."""
     from awsview.polling.recorded import MomentError, describe, state_at, target_of
-    from awsview.polling.recording import Recording, RecordingError
+    from awsview.polling.recording import LearnerError, Recording, RecordingError
 
     try:
         recording = Recording(path)
         player = recording.player(recording.channel_named(learner))
         state, moment, index = state_at(player, at)
+    except LearnerError as exc:
+        return fail(str(exc), EXIT_USAGE)
     except RecordingError as exc:
         return fail(str(exc), EXIT_FAILURE)
     except MomentError as exc:

@@ -10,7 +10,7 @@ from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, has_terminal
 def run(args: argparse.Namespace) -> int:
     """The viewer on a recording. Needs a terminal, like the live one."""
     from awsview.polling.recorded import MomentError, parse_moment
-    from awsview.polling.recording import RecordingError
+    from awsview.polling.recording import LearnerError, RecordingError
     from awsview.ui import lifeline, themes
 
     try:
@@ -25,6 +25,8 @@ def run(args: argparse.Namespace) -> int:
         first, last = player.marks[0].time, player.marks[player.last].time
         moment = parse_moment(args.at or "start", first, last)
         player.state(player.index_at(moment))
+    except LearnerError as exc:
+        return fail(str(exc), EXIT_USAGE)
     except RecordingError as exc:
         return fail(str(exc), EXIT_FAILURE)
     except MomentError as exc:

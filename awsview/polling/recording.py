@@ -66,6 +66,10 @@ PROFILE = 4  # the lab (profile) changed: a new model
 STATUS = 8  # the status line changed
 
 
+class LearnerError(RecordingError):
+    """A --learner the recording does not have: the command line's mistake, not the file's."""
+
+
 def _read_plain(data: bytes) -> Any:
     return msgpack.unpackb(data, raw=False, strict_map_key=False)
 
@@ -281,7 +285,7 @@ class Recording:
             if info.get("name") == name:
                 return number
         names = ", ".join(str(i.get("name")) for i in self.channels.values())
-        raise RecordingError(f"{self.path}: no learner {name!r} (it has: {names})")
+        raise LearnerError(f"{self.path}: no learner {name!r} (it has: {names})")
 
 
 class ChannelPlayer:
