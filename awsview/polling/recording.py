@@ -321,10 +321,14 @@ class ChannelPlayer:
         """The channel as it was right after frame ``index``; RecordingError (one line) when a
         frame on the way is malformed or would cost more than the file's budget."""
         index = max(0, min(index, self.last))
-        if self._state is None or index < self._at or self._keyframe_of(index) > self._at:
-            self._start(self._keyframe_of(index))
-        while self._at < index:
-            self._advance()
+        try:
+            if self._state is None or index < self._at or self._keyframe_of(index) > self._at:
+                self._start(self._keyframe_of(index))
+            while self._at < index:
+                self._advance()
+        except RecordingError:
+            self._state = None  # the stream stopped mid-frame: a next moment starts afresh
+            raise
         return self._snapshot()
 
     def _keyframe_of(self, index: int) -> int:
@@ -337,13 +341,18 @@ class ChannelPlayer:
 
     def _decoded(self, mark: Mark) -> Any:
         raw = self.recording._data[mark.offset : mark.offset + mark.size]
+        budget, codec = self.recording.budget, self.recording.codec
         try:
-            return self.recording.codec.unpack(self._inflater.inflate(raw, CodecError))
+            plain = self._inflater.inflate(raw, CodecError)
+            value = codec.unpack(plain, max_values=budget.values_left())
         except CodecError as exc:
+            if budget.values + codec.last_values > budget.max_values:
+                budget.spend_values(codec.last_values)  # says which limit, as the others do
             raise self._malformed(mark, str(exc)) from None
+        budget.spend_values(codec.last_values)
+        return value
 
     def _malformed(self, mark: Mark, what: str) -> RecordingError:
-        self._state = None  # the stream is mid-frame: the next moment starts from its keyframe
         return self.recording.malformed(f"frame {mark.index + 1} of channel {self.channel}: {what}")
 
     def _start(self, keyframe: int) -> None:

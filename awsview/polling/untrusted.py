@@ -22,9 +22,14 @@ from typing import Any
 import zstandard
 
 # Per moment decoded (from its keyframe): a floor, plus so much per byte of the file. zstd at
-# level 3 shrinks the model's msgpack ~5-15 times; 64 leaves room for very repetitive logs.
-FLOOR_BYTES = 32 * 1024 * 1024
+# level 3 shrinks the model's msgpack ~13 times; 64 leaves room for very repetitive logs.
+FLOOR_BYTES = 16 * 1024 * 1024
 BYTES_PER_FILE_BYTE = 64
+# Values built (elements, arrays and maps), likewise. Bytes alone do not bound memory: crafted
+# input can hold a value per byte, each an empty array of ~60 bytes of memory. The model holds
+# a value per ~5 bytes of msgpack, ~2.5 per byte of file: 32 leaves the same room as above.
+FLOOR_VALUES = 1_000_000
+VALUES_PER_FILE_BYTE = 32
 # Elements of sequences that patches build per moment: a capped feed of 100,000 lines rebuilt
 # by each of the 3,000 frames a keyframe may have before the next is 3e8, in a file of megabytes.
 FLOOR_WORK = 64 * 1024 * 1024
@@ -128,10 +133,19 @@ class Budget:
         self.file_size = file_size
         self.max_bytes = FLOOR_BYTES + BYTES_PER_FILE_BYTE * file_size
         self.max_work = FLOOR_WORK + WORK_PER_FILE_BYTE * file_size
-        self.bytes = self.work = 0
+        self.max_values = FLOOR_VALUES + VALUES_PER_FILE_BYTE * file_size
+        self.bytes = self.work = self.values = 0
 
     def reset(self) -> None:
-        self.bytes = self.work = 0
+        self.bytes = self.work = self.values = 0
+
+    def values_left(self) -> int:
+        return max(0, self.max_values - self.values)
+
+    def spend_values(self, count: int) -> None:
+        self.values += count
+        if self.values > self.max_values:
+            raise self._exceeded(f"more than {self.max_values:,} values decoded")
 
     def spend_bytes(self, count: int) -> None:
         self.bytes += count

@@ -57,10 +57,19 @@ def test_a_crafted_recording_is_one_line_and_exit_1(corpus, capsys, tmp_path, co
     assert not (tmp_path / "docs").exists() or not any((tmp_path / "docs").iterdir())
 
 
-@pytest.mark.parametrize("name", ["zstd-bomb.rec", "patch-splice-work.rec"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "zstd-bomb.rec",
+        "keyframe-empty-arrays.rec",
+        "keyframe-empty-maps.rec",
+        "patch-splice-work.rec",
+    ],
+)
 def test_what_a_file_may_expand_to_is_capped_by_its_size(corpus, name):
-    """The bomb (64 MiB of zeros in a few KB) and the million-element rebuilds stop at the cap,
-    not at the machine's memory: the error names the limit."""
+    """The bomb (64 MiB of zeros in a few KB), 15 million empty arrays or maps (~60 bytes of
+    memory each) and the million-element rebuilds stop at a cap, not at the machine's memory:
+    the error names the limit."""
     recording = Recording(corpus[name])
     assert recording.budget.max_bytes < 2 * FLOOR_BYTES
     with pytest.raises(RecordingError, match="the limit for a file of"):

@@ -157,6 +157,21 @@ def _zstd_bomb() -> bytes:
     )
 
 
+def _empty_containers(empty: bytes) -> bytes:
+    """15 million empty arrays (or maps) in a few KB: within the bytes a file this size may
+    decompress, but each is ~60 bytes of memory: the count of values built stops it."""
+    count = 15_000_000
+    many = b"\xdd" + struct.pack(">I", count) + empty * count
+    return b"".join(
+        [
+            MAGIC,
+            record(HEADER, T0, plain(header())),
+            record(CHANNEL, T0, plain({"name": ""})),
+            record(KEYFRAME, T0, zstandard.ZstdCompressor(level=3).compress(many)),
+        ]
+    )
+
+
 def _long_sequence_keyframe(length: int) -> bytes:
     """q05 with a queues snapshot whose data is ``length`` zeros (a few bytes once compressed)."""
     whole = state()
@@ -216,6 +231,8 @@ CASES: dict[str, Callable[[], bytes]] = {
         .replace(b"\xc0", b"\x93" + mark(2) + b"\xcd\xff\xff\x00", 1)
     ),
     "zstd-bomb.rec": _zstd_bomb,
+    "keyframe-empty-arrays.rec": lambda: _empty_containers(b"\x90"),
+    "keyframe-empty-maps.rec": lambda: _empty_containers(b"\x80"),
     "frame-before-keyframe.rec": lambda: b"".join(
         [
             MAGIC,
