@@ -9,7 +9,7 @@ from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, has_terminal
 
 def run(args: argparse.Namespace) -> int:
     """The viewer on a recording. Needs a terminal, like the live one."""
-    from awsview.polling.recorded import MomentError, parse_moment
+    from awsview.polling.recorded import MomentError, parse_moment, shown
     from awsview.polling.recording import LearnerError, RecordingError
     from awsview.ui import lifeline, themes
 
@@ -24,7 +24,8 @@ def run(args: argparse.Namespace) -> int:
         player = open_player(args.source, args.learner)
         first, last = player.marks[0].time, player.marks[player.last].time
         moment = parse_moment(args.at or "start", first, last)
-        player.state(player.index_at(moment))
+        shown(player, player.index_at(moment))
+        shown(player, player.last)
     except LearnerError as exc:
         return fail(str(exc), EXIT_USAGE)
     except RecordingError as exc:

@@ -112,5 +112,28 @@ def state_at(player: ChannelPlayer, text: str | None) -> tuple[ChannelState, flo
     first, last = player.marks[0].time, player.marks[player.last].time
     moment = parse_moment(text, first, last)
     index = player.index_at(moment)
-    state = player.state(index)
+    state = shown(player, index)
     return state, max(moment, state.time), index
+
+
+def shown(player: ChannelPlayer, index: int) -> ChannelState:
+    """The state after frame ``index``, once it has been printed as `dump` prints it.
+
+    Each value is of its field's type by then, but which data a snapshot holds depends on its
+    kind (a tuple of queues, a table, a log feed), which the reader does not know: a file whose
+    snapshot holds another kind's data is found here, by the renderers the panels share, and is
+    one line (RecordingError) instead of a traceback from a renderer.
+    """
+    from awsview.core.printout import as_text
+    from awsview.model.state import LabModel
+
+    state = player.state(index)
+    if state.profile is not None:
+        try:
+            as_text(state.profile, LabModel(snapshots=state.snapshots), "", "", state.time)
+        except Exception as exc:  # a renderer given what no poller makes
+            raise player.recording.malformed(
+                f"frame {index + 1} of channel {player.channel} holds data its panels cannot "
+                f"show ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+            ) from None
+    return state

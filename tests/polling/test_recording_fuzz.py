@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from awsview.model.codec import Codec, CodecError
 from awsview.model.patch import PatchError, patch
 from awsview.model.snapshot import Snapshot
+from awsview.polling.recorded import shown
 from awsview.polling.recording import FRAME, KEYFRAME, Recording, RecordingError
 from tests.support import crafted_recordings as crafted
 
@@ -144,7 +145,7 @@ def read_all(path: Path) -> None:
         if recording.marks.get(channel):
             player = recording.player(channel)
             for index in range(player.last + 1):
-                state = player.state(index)
+                state = shown(player, index)  # and printed as dump prints it
                 assert all(isinstance(s, Snapshot) for s in state.snapshots.values())
                 assert isinstance(state.status, tuple) and isinstance(state.meta, dict)
 

@@ -129,6 +129,13 @@ def _nan_decimal_keyframe() -> bytes:
     return packed.replace(msgpack.packb("__NAN__"), b"\x92" + mark(3) + msgpack.packb("NaN"))
 
 
+def _data_of_another_kind(key: str, data: Any) -> bytes:
+    """Every value of its field's type, but a snapshot holding what no poller of its kind makes."""
+    whole = state()
+    whole["snapshots"][key] = replace(whole["snapshots"][key], data=data)
+    return Codec().pack(whole)
+
+
 def _set_field(name: str, value: Any) -> bytes:
     return ops(("s", QUEUES, (".", ((name, ("=", value)),))))
 
@@ -233,6 +240,11 @@ CASES: dict[str, Callable[[], bytes]] = {
     "zstd-bomb.rec": _zstd_bomb,
     "keyframe-empty-arrays.rec": lambda: _empty_containers(b"\x90"),
     "keyframe-empty-maps.rec": lambda: _empty_containers(b"\x80"),
+    "keyframe-queues-number.rec": lambda: recording(_data_of_another_kind(QUEUES, 42)),
+    "keyframe-checkpoints-text.rec": lambda: recording(
+        _data_of_another_kind("checkpoints", ("passed",))
+    ),
+    "patch-data-kind.rec": lambda: recording(frames=[_set_field("data", {"not": "queues"})]),
     "frame-before-keyframe.rec": lambda: b"".join(
         [
             MAGIC,
