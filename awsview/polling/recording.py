@@ -42,6 +42,7 @@ from awsview.model.patch import PatchError, patch
 from awsview.model.snapshot import Snapshot
 from awsview.polling.untrusted import (
     MAX_CHANNELS,
+    MAX_PLAIN_RECORD,
     Budget,
     Inflater,
     RecordingError,
@@ -261,6 +262,8 @@ class Recording:
             at = start + length
 
     def _plain(self, payload: Any, at: int, what: str) -> Any:
+        if len(payload) > MAX_PLAIN_RECORD:
+            raise self.malformed(f"a {what} of {len(payload):,} bytes at byte {at}")
         try:
             return _read_plain(payload)
         except (ValueError, TypeError, msgpack.ExtraData, msgpack.StackError) as exc:

@@ -43,6 +43,9 @@ FEED = 256
 # Times are wall-clock seconds: from 1970 to 2100, never NaN or infinite.
 EARLIEST, LATEST = 0.0, 4_102_444_800.0
 MAX_CHANNELS = 10_000
+# A header (its schema: ~6 KB) or a channel's description, as plain msgpack: each is decoded
+# whole when the file opens, before any budget applies.
+MAX_PLAIN_RECORD = 1024 * 1024
 MAX_INFO = 64  # keys of a channel's description or of a meta update
 MAX_TEXT = 4096  # characters of one of their values
 

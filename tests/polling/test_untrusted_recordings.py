@@ -76,6 +76,15 @@ def test_what_a_file_may_expand_to_is_capped_by_its_size(corpus, name):
         recording.player(0).state(10**9)
 
 
+def test_a_header_of_a_megabyte_is_refused_before_it_is_decoded(capsys, tmp_path):
+    """Written here, not kept in the corpus: a megabyte of empty arrays (~60 MB decoded)."""
+    path = tmp_path / "huge-header.rec"
+    padding = [[]] * (1 << 20)  # one byte each in the file, a new list each once decoded
+    path.write_bytes(crafted_recordings.recording(head=crafted_recordings.header(pad=padding)))
+    for command in COMMANDS.values():
+        assert "a header of 1,0" in refused(capsys, command(path, tmp_path / "o"))
+
+
 def test_paths_that_are_not_regular_files_are_one_line(capsys, tmp_path):
     fifo = tmp_path / "pipe.rec"
     os.mkfifo(fifo)
