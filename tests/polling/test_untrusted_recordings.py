@@ -128,3 +128,35 @@ def test_dump_from_a_crafted_file_in_a_process_is_one_line(corpus):
     )
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert "__dict__" in done.stderr and "Traceback" not in done.stderr
+
+
+async def test_replay_reaching_a_malformed_frame_ends_with_the_line(tmp_path):
+    """A bad frame between two good keyframes: the replay opens (its start and end are fine),
+    and stepping onto that frame closes it with the reason, for the command to say."""
+    from awsview.model.codec import Codec
+    from awsview.polling.recording import CHANNEL, FRAME, HEADER, KEYFRAME, MAGIC
+    from awsview.ui.viewer.replay import ReplayApp, open_player
+
+    c, stream = crafted_recordings, crafted_recordings.Stream()
+    whole = Codec().pack(c.state())
+    records = [
+        (KEYFRAME, stream.keyframe(whole)),
+        (FRAME, stream.more(c._set_field("__dict__", {}))),
+        (KEYFRAME, stream.keyframe(whole)),
+        (FRAME, stream.more(c.ops())),
+    ]
+    path = tmp_path / "middle.rec"
+    path.write_bytes(
+        MAGIC
+        + c.record(HEADER, c.T0, c.plain(c.header()))
+        + c.record(CHANNEL, c.T0, c.plain({"name": ""}))
+        + b"".join(c.record(kind, c.T0 + n, data) for n, (kind, data) in enumerate(records))
+    )
+    app = ReplayApp(open_player(path))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.index == 0
+        await pilot.press("full_stop")
+        await pilot.pause()
+    assert app.return_code == 1
+    assert app.broken and "frame 2 of channel 0" in app.broken and "__dict__" in app.broken
