@@ -132,8 +132,13 @@ def shown(player: ChannelPlayer, index: int) -> ChannelState:
         try:
             as_text(state.profile, LabModel(snapshots=state.snapshots), "", "", state.time)
         except Exception as exc:  # a renderer given what no poller makes
-            raise player.recording.malformed(
-                f"frame {index + 1} of channel {player.channel} holds data its panels cannot "
-                f"show ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
-            ) from None
+            raise unshowable(player, index, exc) from None
     return state
+
+
+def unshowable(player: ChannelPlayer, index: int, exc: Exception) -> Exception:
+    """The one line for a frame whose data a renderer could not show."""
+    return player.recording.malformed(
+        f"frame {index + 1} of channel {player.channel} holds data its panels cannot "
+        f"show ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+    )

@@ -130,7 +130,22 @@ def test_dump_from_a_crafted_file_in_a_process_is_one_line(corpus):
     assert "__dict__" in done.stderr and "Traceback" not in done.stderr
 
 
-async def test_replay_reaching_a_malformed_frame_ends_with_the_line(tmp_path):
+def _queues_holding_a_number() -> bytes:
+    from dataclasses import replace
+
+    queues = crafted_recordings.state()["snapshots"]["queues"]
+    return crafted_recordings.ops(("+", "queues", replace(queues, data=42)))
+
+
+@pytest.mark.parametrize(
+    "bad, said",
+    [
+        (lambda: crafted_recordings._set_field("__dict__", {}), "__dict__"),
+        (_queues_holding_a_number, "cannot show (TypeError"),
+    ],
+    ids=["malformed", "another-kinds-data"],
+)
+async def test_replay_reaching_a_malformed_frame_ends_with_the_line(tmp_path, bad, said):
     """A bad frame between two good keyframes: the replay opens (its start and end are fine),
     and stepping onto that frame closes it with the reason, for the command to say."""
     from awsview.model.codec import Codec
@@ -141,7 +156,7 @@ async def test_replay_reaching_a_malformed_frame_ends_with_the_line(tmp_path):
     whole = Codec().pack(c.state())
     records = [
         (KEYFRAME, stream.keyframe(whole)),
-        (FRAME, stream.more(c._set_field("__dict__", {}))),
+        (FRAME, stream.more(bad())),
         (KEYFRAME, stream.keyframe(whole)),
         (FRAME, stream.more(c.ops())),
     ]
@@ -159,4 +174,4 @@ async def test_replay_reaching_a_malformed_frame_ends_with_the_line(tmp_path):
         await pilot.press("full_stop")
         await pilot.pause()
     assert app.return_code == 1
-    assert app.broken and "frame 2 of channel 0" in app.broken and "__dict__" in app.broken
+    assert app.broken and "frame 2 of channel 0" in app.broken and said in app.broken

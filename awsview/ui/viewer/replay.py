@@ -22,6 +22,7 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from awsview.model.state import LabModel
+from awsview.polling.recorded import unshowable
 from awsview.polling.recording import (
     CHECKPOINTS,
     DECISION,
@@ -169,6 +170,18 @@ class ReplayApp(AWSViewApp):
         self._show_status()
         self.refresh_panels()
         self._show_time()
+
+    def refresh_panels(self) -> None:
+        # The reader checks each value's type, not which kind of data a snapshot holds: a
+        # recorded snapshot no poller could make ends the replay with one line, like a
+        # malformed frame, instead of a traceback from its renderer.
+        try:
+            super().refresh_panels()
+        except Exception as exc:
+            if self.broken is None:
+                self.broken = str(unshowable(self.player, self.index, exc))
+            self.playing = False
+            self.exit(return_code=1)
 
     def _play(self) -> None:
         now = time.monotonic()
