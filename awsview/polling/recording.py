@@ -39,15 +39,18 @@ import zstandard
 
 from awsview.model.codec import FORMAT, Codec, CodecError, current_schema
 from awsview.model.patch import PatchError, patch
-from awsview.model.snapshot import Snapshot
 from awsview.polling.untrusted import (
     MAX_CHANNELS,
     MAX_PLAIN_RECORD,
+    OP_SHAPES,
     Budget,
     Inflater,
     RecordingError,
     check_header,
     check_info,
+    checked_snapshot,
+    checked_status,
+    checked_whole,
     read_regular,
     sane_time,
 )
@@ -364,7 +367,7 @@ class ChannelPlayer:
         self._inflater = Inflater(self.recording.budget)
         mark = self.marks[keyframe]
         whole = self._decoded(mark)
-        self._state = ChannelState(mark.time, *_checked_whole(whole, self._fail(mark)))
+        self._state = ChannelState(mark.time, *checked_whole(whole, self._fail(mark)))
         self._at = keyframe
 
     def _fail(self, mark: Mark) -> Callable[[str], RecordingError]:
@@ -386,7 +389,7 @@ class ChannelPlayer:
         for op in ops:
             if not isinstance(op, (list, tuple)) or not op:
                 raise fail("a change that is not one")
-            code, shape = op[0], _OP_SHAPES.get(op[0]) if isinstance(op[0], str) else None
+            code, shape = op[0], OP_SHAPES.get(op[0]) if isinstance(op[0], str) else None
             if shape is None or len(op) != shape:
                 raise fail(f"an unknown change {str(code)[:40]!r}")
             if code in ("s", "+", "x") and not isinstance(op[1], str):
@@ -398,13 +401,13 @@ class ChannelPlayer:
                     changed = patch(snapshots[op[1]], op[2], self.recording.budget.spend_work)
                 except (PatchError, RecursionError) as exc:
                     raise fail(f"{op[1][:80]!r}: {exc}") from None
-                snapshots[op[1]] = _checked_snapshot(changed, op[1], fail)
+                snapshots[op[1]] = checked_snapshot(changed, op[1], fail)
             elif code == "+":
-                snapshots[op[1]] = _checked_snapshot(op[2], op[1], fail)
+                snapshots[op[1]] = checked_snapshot(op[2], op[1], fail)
             elif code == "x":
                 snapshots.pop(op[1], None)
             elif code == "status":
-                status = _checked_status(op[1:], fail)
+                status = checked_status(op[1:], fail)
             else:  # meta
                 wrong = check_info(op[1], "a meta change")
                 if wrong:
@@ -418,50 +421,3 @@ class ChannelPlayer:
         return ChannelState(
             state.time, state.profile, dict(state.snapshots), state.status, dict(state.meta)
         )
-
-
-# Each change a frame may hold, and its length: ("s", key, op), ("+", key, snapshot),
-# ("x", key), ("status", level, text), ("meta", {name: value}).
-_OP_SHAPES = {"s": 3, "+": 3, "x": 2, "status": 3, "meta": 2}
-
-
-def _checked_snapshot(value: Any, key: str, fail: Callable[[str], RecordingError]) -> Any:
-    if not isinstance(value, Snapshot):
-        raise fail(f"{key[:80]!r} is a {type(value).__name__}, not a snapshot")
-    return value
-
-
-def _checked_status(value: Any, fail: Callable[[str], RecordingError]) -> tuple[str, str]:
-    if not (
-        isinstance(value, (list, tuple))
-        and len(value) == 2
-        and all(isinstance(v, str) for v in value)
-    ):
-        raise fail("a status line that is not (level, text)")
-    return (value[0], value[1])
-
-
-def _checked_whole(
-    whole: Any, fail: Callable[[str], RecordingError]
-) -> tuple[Any, dict[str, Any], tuple[str, str], dict[str, Any]]:
-    """A keyframe's profile, snapshots, status and meta, each of the type the writer puts."""
-    from awsview.profiles import LabProfile
-
-    if not isinstance(whole, dict):
-        raise fail(f"a keyframe that is a {type(whole).__name__}, not a map")
-    profile = whole.get("profile")
-    if profile is not None and not isinstance(profile, LabProfile):
-        raise fail(f"a lab that is a {type(profile).__name__}")
-    snapshots = whole.get("snapshots") or {}
-    if not isinstance(snapshots, dict):
-        raise fail("snapshots that are not a map")
-    for key, value in snapshots.items():
-        if not isinstance(key, str):
-            raise fail("a snapshot key that is not text")
-        _checked_snapshot(value, key, fail)
-    meta = whole.get("meta") or {}
-    wrong = check_info(meta, "its meta")
-    if wrong:
-        raise fail(wrong)
-    status = _checked_status(whole.get("status") or ("ok", ""), fail)
-    return profile, dict(snapshots), status, dict(meta)

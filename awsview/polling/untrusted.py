@@ -2,10 +2,11 @@
 
 A recording comes from anyone (a class's shared folder, a download, an attachment), so reading
 one must never run away: only a regular file is opened (a FIFO would block, ``/dev/zero`` never
-ends); the header, the channels and every time are checked for what the writer puts there; and
-what decoding a moment may produce is bounded by the file's own size — decompressed bytes and
-the elements patches build — so that a few kilobytes crafted to expand (a zstd bomb, patches
-that copy a sequence onto itself) fail fast with one line instead of taking the machine's
+ends); the header, the channels, every time and every keyframe's and frame's content are
+checked for what the writer puts there; and what decoding a moment may produce is bounded by
+the file's own size — decompressed bytes, values built, the elements patches build — so that
+a few kilobytes crafted to expand (a zstd bomb, millions of empty arrays, patches that rebuild
+a long sequence again and again) fail fast with one line instead of taking the machine's
 memory. A legitimate recording stays far inside: a moment decodes from its keyframe, which the
 writer keeps to a few times the frames after it.
 """
@@ -20,6 +21,8 @@ from pathlib import Path
 from typing import Any
 
 import zstandard
+
+from awsview.model.snapshot import Snapshot
 
 # Per moment decoded (from its keyframe): a floor, plus so much per byte of the file. zstd at
 # level 3 shrinks the model's msgpack ~13 times; 64 leaves room for very repetitive logs.
@@ -175,8 +178,8 @@ class Inflater:
         self._budget = budget
 
     def inflate(self, raw: bytes, fail: Callable[[str], Exception]) -> bytes:
-        out, view, decompress, spend = [], memoryview(raw), self._stream.decompress, None
-        spend = self._budget.spend_bytes
+        out, view = [], memoryview(raw)
+        decompress, spend = self._stream.decompress, self._budget.spend_bytes
         try:
             for at in range(0, len(view), FEED):
                 piece = decompress(view[at : at + FEED])
@@ -186,3 +189,50 @@ class Inflater:
         except zstandard.ZstdError as exc:
             raise fail(f"damaged compressed data ({exc})") from None
         return b"".join(out)
+
+
+# Each change a frame may hold, and its length: ("s", key, op), ("+", key, snapshot),
+# ("x", key), ("status", level, text), ("meta", {name: value}).
+OP_SHAPES = {"s": 3, "+": 3, "x": 2, "status": 3, "meta": 2}
+
+
+def checked_snapshot(value: Any, key: str, fail: Callable[[str], RecordingError]) -> Any:
+    if not isinstance(value, Snapshot):
+        raise fail(f"{key[:80]!r} is a {type(value).__name__}, not a snapshot")
+    return value
+
+
+def checked_status(value: Any, fail: Callable[[str], RecordingError]) -> tuple[str, str]:
+    if not (
+        isinstance(value, (list, tuple))
+        and len(value) == 2
+        and all(isinstance(v, str) for v in value)
+    ):
+        raise fail("a status line that is not (level, text)")
+    return (value[0], value[1])
+
+
+def checked_whole(
+    whole: Any, fail: Callable[[str], RecordingError]
+) -> tuple[Any, dict[str, Any], tuple[str, str], dict[str, Any]]:
+    """A keyframe's profile, snapshots, status and meta, each of the type the writer puts."""
+    from awsview.profiles import LabProfile
+
+    if not isinstance(whole, dict):
+        raise fail(f"a keyframe that is a {type(whole).__name__}, not a map")
+    profile = whole.get("profile")
+    if profile is not None and not isinstance(profile, LabProfile):
+        raise fail(f"a lab that is a {type(profile).__name__}")
+    snapshots = whole.get("snapshots") or {}
+    if not isinstance(snapshots, dict):
+        raise fail("snapshots that are not a map")
+    for key, value in snapshots.items():
+        if not isinstance(key, str):
+            raise fail("a snapshot key that is not text")
+        checked_snapshot(value, key, fail)
+    meta = whole.get("meta") or {}
+    wrong = check_info(meta, "its meta")
+    if wrong:
+        raise fail(wrong)
+    status = checked_status(whole.get("status") or ("ok", ""), fail)
+    return profile, dict(snapshots), status, dict(meta)
