@@ -81,16 +81,20 @@ def generate(
 ) -> list[Path]:
     """The pages of a recording; returns the images, then index.md."""
     from awsview.capture.docs import FORMATS, _check_theme, _writable
+    from awsview.polling.recorded import shown
     from awsview.ui.viewer.replay import open_player
 
     if fmt not in FORMATS:
         raise ValueError(f"the format must be svg or png, not {fmt!r}")
     _check_theme(theme)
     player = open_player(source, learner)
+    shots = moments(player)
+    for index, _ in shots:  # a page its panels cannot show is one line before any is written
+        shown(player, index)
     output = Path(output)
     _writable(output)
     pages = []
-    for number, (index, title) in enumerate(moments(player)):
+    for number, (index, title) in enumerate(shots):
         moment = datetime.fromtimestamp(player.marks[index].time)
         path = output / f"{number:02d}-{moment:%H%M%S}.{fmt}"
         asyncio.run(_shoot(player, index, size, theme, path))

@@ -58,7 +58,7 @@ def from_recording(
     from awsview.capture.docsfrom import generate
     from awsview.capture.docshots import DocsError
     from awsview.capture.screenshot import ScreenshotError, screen_size
-    from awsview.polling.recording import RecordingError
+    from awsview.polling.recording import LearnerError, RecordingError
 
     try:
         width, height = screen_size(size)
@@ -67,7 +67,11 @@ def from_recording(
     started = time.monotonic()
     try:
         paths = generate(source, output, (width, height), theme, fmt, learner)
-    except (RecordingError, ValueError) as exc:
+    except LearnerError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except RecordingError as exc:
+        return fail(str(exc), EXIT_FAILURE)
+    except ValueError as exc:
         return fail(str(exc), EXIT_USAGE)
     except (DocsError, ScreenshotError, OSError) as exc:
         return fail(str(exc), EXIT_FAILURE)

@@ -114,13 +114,17 @@ def from_recording(
 ) -> int:
     """`awsview dump --from FILE`: what the viewer showed then, as `dump` prints it live."""
     from awsview.polling.recorded import MomentError, describe, state_at, target_of
-    from awsview.polling.recording import Recording, RecordingError
+    from awsview.polling.recording import LearnerError, Recording, RecordingError
 
     try:
         recording = Recording(path)
         player = recording.player(recording.channel_named(learner))
         state, moment, index = state_at(player, at)
-    except (RecordingError, MomentError) as exc:
+    except LearnerError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except RecordingError as exc:
+        return fail(str(exc), EXIT_FAILURE)
+    except MomentError as exc:
         return fail(str(exc), EXIT_USAGE)
     if state.profile is None:
         return fail(f"{path}: no lab was shown yet at that moment", EXIT_FAILURE)

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 
-from awsview.cli.common import EXIT_USAGE, fail, has_terminal
+from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, has_terminal
 
 
 def run(args: argparse.Namespace) -> int:
     """The viewer on a recording. Needs a terminal, like the live one."""
-    from awsview.polling.recorded import MomentError, parse_moment
-    from awsview.polling.recording import RecordingError
-    from awsview.ui import themes
+    from awsview.polling.recorded import MomentError, parse_moment, shown
+    from awsview.polling.recording import LearnerError, RecordingError
+    from awsview.ui import lifeline, themes
 
     try:
         themes.check(args.theme)
@@ -24,7 +24,13 @@ def run(args: argparse.Namespace) -> int:
         player = open_player(args.source, args.learner)
         first, last = player.marks[0].time, player.marks[player.last].time
         moment = parse_moment(args.at or "start", first, last)
-    except (RecordingError, MomentError) as exc:
+        shown(player, player.index_at(moment))
+        shown(player, player.last)
+    except LearnerError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except RecordingError as exc:
+        return fail(str(exc), EXIT_FAILURE)
+    except MomentError as exc:
         return fail(str(exc), EXIT_USAGE)
     if not has_terminal():
         return fail(
@@ -38,5 +44,7 @@ def run(args: argparse.Namespace) -> int:
         moment=max(moment, player.marks[index].time),
         options=ViewerOptions(theme=args.theme),
     )
-    app.run()
+    lifeline.run(app)  # ends with its terminal or its parent
+    if app.broken:
+        return fail(app.broken, EXIT_FAILURE)
     return app.return_code or 0

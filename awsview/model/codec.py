@@ -28,6 +28,8 @@ from typing import Any
 
 import msgpack
 
+from awsview.model.fieldtypes import check_fields, field_checks
+
 FORMAT = 1  # bump when an encoding below changes meaning; readers refuse newer formats
 # Where snapshot data lives. Every dataclass defined in these modules can be written and read.
 MODULES = (
@@ -44,6 +46,12 @@ MODULES = (
     "awsview.core.runs",
 )
 OPAQUE_REPR = 2000  # characters of repr kept for an object of no known type
+# A number is written as its text: DynamoDB's have 38 digits and an exponent within ±130, so
+# longer text, or an exponent far beyond, is not a value the model held (and a 100,000-digit
+# one costs seconds to print).
+NUMBER_TEXT = 100
+DECIMAL_EXPONENT = 400
+SCHEMA_TYPES = 10_000  # types in a schema, and fields in a type: far beyond the model's
 
 # A value msgpack would flatten or cannot hold is written as an array whose first element is a
 # mark (an empty extension value of one of these codes): [mark, ...]. Marked arrays are rebuilt
@@ -121,12 +129,15 @@ class Codec:
         schema = current_schema() if schema is None else schema
         local = {_type_name(cls): cls for cls in known_types()}
         self.schema = schema
+        self.last_values = 0
         self._ids: dict[type, int] = {}
         self._fields: dict[type, tuple[str, ...]] = {}
         self._builders: list[Callable[[list[Any]], Any] | None] = []
-        for index, (name, fields) in enumerate(schema):
+        for index, (name, fields) in enumerate(_checked_schema(schema)):
             cls = local.get(name)
-            if cls is not None and (fields is None) != dataclasses.is_dataclass(cls):
+            if cls is not None and (fields is None) == dataclasses.is_dataclass(cls):
+                cls = None  # the file says another kind of type: its values stay opaque
+            if cls is not None:
                 self._ids[cls] = index
                 if fields is not None:
                     self._fields[cls] = tuple(fields)
@@ -175,19 +186,26 @@ class Codec:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def unpack(self, data: bytes) -> Any:
+    def unpack(self, data: bytes, max_values: int | None = None) -> Any:
+        """The value ``data`` holds; CodecError if it cannot be read. With ``max_values``, at
+        most that many values (each element and each array or map counts one) are built:
+        an empty array is one byte of input and ~60 of memory, so bytes alone do not bound
+        what untrusted input costs. ``last_values`` says how many were built."""
         # Reading creates many objects and no cycles: the collector, run every few hundred
         # allocations over a growing heap, would take most of the time.
         collecting = gc.isenabled()
         gc.disable()
+        hooks: dict[str, Any] = {"list_hook": self._rebuild}
+        if max_values is not None:
+            hooks = self._counting(max_values)
         try:
             return msgpack.unpackb(
                 data,
                 ext_hook=_read_mark,
-                list_hook=self._rebuild,
                 raw=False,
                 strict_map_key=False,
                 unicode_errors="surrogatepass",
+                **hooks,
             )
         except CodecError:
             raise
@@ -196,6 +214,25 @@ class Codec:
         finally:
             if collecting:
                 gc.enable()
+
+    def _counting(self, limit: int) -> dict[str, Any]:
+        self.last_values = 0
+        rebuild = self._rebuild
+
+        def count(size: int) -> None:
+            self.last_values += size + 1
+            if self.last_values > limit:
+                raise CodecError(f"more than {limit:,} values")
+
+        def on_list(values: list[Any]) -> Any:
+            count(len(values))
+            return rebuild(values)
+
+        def on_map(pairs: dict[Any, Any]) -> Any:
+            count(len(pairs))
+            return pairs
+
+        return {"list_hook": on_list, "object_hook": on_map}
 
     def _rebuild(self, values: list[Any]) -> Any:
         if not values or type(values[0]) is not _Mark:
@@ -212,7 +249,7 @@ class Codec:
                 raise CodecError(f"type number {index!r} is not in the recording's schema")
             return build(values[2:])
         if code == _DECIMAL:
-            return Decimal(values[1])
+            return _decimal(values[1])
         if code == _FROZENSET:
             return frozenset(values[1:])
         if code == _SET:
@@ -223,10 +260,42 @@ class Codec:
                 return datetime(1970, 1, 1) + micros * _MICRO
             return (_EPOCH + micros * _MICRO).astimezone(timezone(offset * _MICRO))
         if code == _BIGINT:
-            return int(values[1])
+            return int(_number_text(values[1]))
         if code == _PROXY:
             return MappingProxyType(values[1])
         return Opaque(str(values[1]), str(values[2]))
+
+
+def _checked_schema(schema: Any) -> list[tuple[str, list[str] | None]]:
+    """The schema a header holds, or CodecError: [name, [field, ...] or None] per type."""
+    if not isinstance(schema, list) or len(schema) > SCHEMA_TYPES:
+        raise CodecError("the schema is not a list of types")
+    checked = []
+    for entry in schema:
+        if not (isinstance(entry, (list, tuple)) and len(entry) == 2 and type(entry[0]) is str):
+            raise CodecError("a schema entry is not [name, fields]")
+        name, fields = entry
+        if fields is not None and not (
+            isinstance(fields, list)
+            and len(fields) <= SCHEMA_TYPES
+            and all(type(f) is str for f in fields)
+        ):
+            raise CodecError(f"the fields of {name[:80]!r} in the schema are not names")
+        checked.append((name, fields))
+    return checked
+
+
+def _number_text(text: Any) -> str:
+    if type(text) is not str or len(text) > NUMBER_TEXT:
+        raise CodecError("a number longer than any the model holds")
+    return text
+
+
+def _decimal(text: Any) -> Decimal:
+    number = Decimal(_number_text(text))
+    if not number.is_finite() or abs(number.adjusted()) > DECIMAL_EXPONENT:
+        raise CodecError(f"a number out of range ({text[:20]}…)")
+    return number
 
 
 def _read_mark(code: int, data: bytes) -> _Mark:
@@ -240,10 +309,10 @@ def _builder(name: str, cls: type | None, fields: list[str] | None) -> Callable[
     """How to rebuild one recorded type with the running code."""
     if fields is None:  # an enum
         if cls is None:
-            return lambda values: Opaque(name, repr(values[0]))
-        return lambda values: cls(values[0])
+            return lambda values: Opaque(name, repr(values[:1])[:OPAQUE_REPR])
+        return lambda values: cls(*values[:1])
     if cls is None:
-        return lambda values: Opaque(name, repr(dict(zip(fields, values))))
+        return lambda values: Opaque(name, repr(dict(zip(fields, values)))[:OPAQUE_REPR])
     current = {f.name: f for f in dataclasses.fields(cls)}
     kept = [i for i, f in enumerate(fields) if f in current]  # removed since: dropped
     names = [fields[i] for i in kept]
@@ -252,15 +321,26 @@ def _builder(name: str, cls: type | None, fields: list[str] | None) -> Callable[
     if hasattr(cls, "__post_init__") or hasattr(cls, "__slots__"):
 
         def construct(values: list[Any]) -> Any:
+            if len(values) != len(fields):
+                raise CodecError(f"{cls.__name__} with {len(values)} of {len(fields)} fields")
             kwargs = {n: values[i] for n, i in zip(names, kept) if current[n].init}
+            check_fields(cls, kwargs)
             kwargs.update({f.name: _default(f) for f in absent if f.init})
             return cls(**kwargs)
 
         return construct
     whole = len(kept) == len(fields)
     new = object.__new__
+    checks = field_checks(cls)
+    allowed = [checks[n] for n in fields] if whole else [checks[n] for n in names]
 
     def build(values: list[Any]) -> Any:
+        if len(values) != len(fields):
+            raise CodecError(f"{cls.__name__} with {len(values)} of {len(fields)} fields")
+        # A recording is untrusted: each field holds what its annotation says (in C's loop).
+        if not all(map(isinstance, values if whole else [values[i] for i in kept], allowed)):
+            given = zip(fields, values) if whole else zip(names, (values[i] for i in kept))
+            check_fields(cls, dict(given))
         # Frozen dataclasses set each field through object.__setattr__ in __init__; filling the
         # instance dict directly reads a 100,000-line feed in half the time. The model's
         # dataclasses have no __post_init__ (checked above), so nothing is skipped.

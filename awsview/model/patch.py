@@ -17,7 +17,10 @@ Operations (tuples, packed by the codec):
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
+
+from awsview.model.fieldtypes import FieldTypeError, check_fields, field_checks
 
 WINDOW_SEARCH = 1024  # how far into the old sequence a dropped front is looked for
 REPLACE = "="
@@ -80,30 +83,70 @@ def _sequence(old: Any, new: Any) -> tuple:
     return (SPLICE, drop, head, tail, tuple(came))
 
 
-def patch(old: Any, op: Any) -> Any:
-    """Apply one operation (as ``diff`` made it, or as the codec read it back)."""
+class PatchError(ValueError):
+    """An operation that does not apply to the value it is given (a damaged or crafted file)."""
+
+
+def patch(old: Any, op: Any, work: Callable[[int], None] | None = None) -> Any:
+    """Apply one operation (as ``diff`` made it, or as the codec read it back).
+
+    An operation read from a file is checked before it applies: fields that exist and values
+    they may hold, splices within the sequence they cut. ``work`` is told the length of each
+    sequence built, so that a reader can bound what a file makes it do.
+    """
+    if not isinstance(op, (tuple, list)) or not op:
+        raise PatchError(f"an operation that is not one: {type(op).__name__}")
     code = op[0]
-    if code == REPLACE:
+    if code == REPLACE and len(op) == 2:
         return op[1]
-    if code == FIELDS:
-        changes = {name: patch(getattr(old, name), inner) for name, inner in op[1]}
+    if code == FIELDS and len(op) == 2:
+        if not dataclasses.is_dataclass(old) or isinstance(old, type):
+            raise PatchError(f"fields changed on a {type(old).__name__}, not a dataclass")
+        changes = {}
+        for pair in _sequence_of(op[1]):
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise PatchError("a field change that is not (field, operation)")
+            name, inner = pair
+            checks = field_checks(type(old))
+            if not isinstance(name, str) or name not in checks:
+                raise PatchError(f"{type(old).__name__} has no field {str(name)[:80]!r}")
+            changes[name] = patch(getattr(old, name), inner, work)
+        try:
+            check_fields(type(old), changes)
+        except FieldTypeError as exc:
+            raise PatchError(str(exc)) from None
         return (
             dataclasses.replace(old, **changes)
             if _replaceable(old, changes)
             else _rebuilt(old, changes)
         )
-    if code == SPLICE or code == EACH:
+    if (code == SPLICE or code == EACH) and len(op) == 5:
         _, drop, head, tail, body = op
-        base = old[drop:] if drop else old
+        if type(old) is not tuple and type(old) is not list:
+            raise PatchError(f"a splice of a {type(old).__name__}, not a sequence")
+        body = _sequence_of(body)
+        if not all(type(n) is int and n >= 0 for n in (drop, head, tail)):
+            raise PatchError("a splice whose bounds are not counts")
+        base: Any = old[drop:] if drop else old
         end = len(base) - tail
+        if drop > len(old) or head > end or (code == EACH and head + len(body) != end):
+            raise PatchError(f"a splice beyond its sequence of {len(old)}")
+        if work is not None:
+            work(head + len(body) + tail)
         if code == EACH:
             body = [
-                base[head + i] if inner is None else patch(base[head + i], inner)
+                base[head + i] if inner is None else patch(base[head + i], inner, work)
                 for i, inner in enumerate(body)
             ]
-        middle = tuple(body) if type(old) is tuple else list(body)
+        middle: Any = tuple(body) if type(old) is tuple else list(body)
         return base[:head] + middle + base[end:]
-    raise ValueError(f"unknown operation {code!r}")
+    raise PatchError(f"unknown operation {str(code)[:80]!r}")
+
+
+def _sequence_of(value: Any) -> tuple | list:
+    if not isinstance(value, (tuple, list)):
+        raise PatchError(f"a {type(value).__name__} where a sequence of changes belongs")
+    return value
 
 
 def _replaceable(old: Any, changes: dict[str, Any]) -> bool:

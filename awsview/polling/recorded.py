@@ -8,6 +8,7 @@ before that moment, aged to that moment.
 
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime, timedelta
 from typing import Any
@@ -16,6 +17,7 @@ from awsview.aws.session import Target
 from awsview.polling.recording import ChannelPlayer, ChannelState, Recording
 
 _OFFSET = re.compile(r"^([+-])(\d+(?::\d{1,2}){0,2}(?:\.\d+)?)$")
+MARGIN_S = 86400.0  # how far before the start or after the end --at may name a moment
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$")
 
 
@@ -32,7 +34,19 @@ def _seconds(text: str) -> float:
 
 
 def parse_moment(text: str | None, first: float, last: float) -> float:
-    """The wall time ``text`` names in a recording that runs from ``first`` to ``last``."""
+    """The wall time ``text`` names in a recording that runs from ``first`` to ``last``; a
+    moment more than a day outside it is refused (it names another day, or nothing)."""
+    moment = _named_moment(text, first, last)
+    if not (math.isfinite(moment) and first - MARGIN_S <= moment <= last + MARGIN_S):
+        start, end = (f"{datetime.fromtimestamp(t):%Y-%m-%d %H:%M:%S}" for t in (first, last))
+        shown = (text or "end")[:80]
+        raise MomentError(
+            f"--at {shown!r} is outside the recording ({start} to {end}, give or take a day)"
+        )
+    return moment
+
+
+def _named_moment(text: str | None, first: float, last: float) -> float:
     text = (text or "end").strip()
     if text == "end":
         return last
@@ -58,7 +72,7 @@ def parse_moment(text: str | None, first: float, last: float) -> float:
         return moment
     try:
         return datetime.fromisoformat(text).timestamp()
-    except ValueError:
+    except (ValueError, OverflowError, OSError):
         raise MomentError(
             f"--at {text!r}: use end, start, HH:MM:SS, +SECONDS, +MM:SS, -MM:SS "
             "or an ISO date and time"
@@ -98,5 +112,33 @@ def state_at(player: ChannelPlayer, text: str | None) -> tuple[ChannelState, flo
     first, last = player.marks[0].time, player.marks[player.last].time
     moment = parse_moment(text, first, last)
     index = player.index_at(moment)
-    state = player.state(index)
+    state = shown(player, index)
     return state, max(moment, state.time), index
+
+
+def shown(player: ChannelPlayer, index: int) -> ChannelState:
+    """The state after frame ``index``, once it has been printed as `dump` prints it.
+
+    Each value is of its field's type by then, but which data a snapshot holds depends on its
+    kind (a tuple of queues, a table, a log feed), which the reader does not know: a file whose
+    snapshot holds another kind's data is found here, by the renderers the panels share, and is
+    one line (RecordingError) instead of a traceback from a renderer.
+    """
+    from awsview.core.printout import as_text
+    from awsview.model.state import LabModel
+
+    state = player.state(index)
+    if state.profile is not None:
+        try:
+            as_text(state.profile, LabModel(snapshots=state.snapshots), "", "", state.time)
+        except Exception as exc:  # a renderer given what no poller makes
+            raise unshowable(player, index, exc) from None
+    return state
+
+
+def unshowable(player: ChannelPlayer, index: int, exc: Exception) -> Exception:
+    """The one line for a frame whose data a renderer could not show."""
+    return player.recording.malformed(
+        f"frame {index + 1} of channel {player.channel} holds data its panels cannot "
+        f"show ({type(exc).__name__}: {' '.join(str(exc).split())[:200]})"
+    )

@@ -29,6 +29,7 @@ from __future__ import annotations
 import os
 import struct
 import zlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -37,7 +38,22 @@ import msgpack
 import zstandard
 
 from awsview.model.codec import FORMAT, Codec, CodecError, current_schema
-from awsview.model.patch import patch
+from awsview.model.patch import PatchError, patch
+from awsview.polling.untrusted import (
+    MAX_CHANNELS,
+    MAX_PLAIN_RECORD,
+    OP_SHAPES,
+    Budget,
+    Inflater,
+    RecordingError,
+    check_header,
+    check_info,
+    checked_snapshot,
+    checked_status,
+    checked_whole,
+    read_regular,
+    sane_time,
+)
 
 MAGIC = b"AWSVIEW-RECORDING\n\x00\x01"
 VERSION = 1
@@ -54,8 +70,8 @@ PROFILE = 4  # the lab (profile) changed: a new model
 STATUS = 8  # the status line changed
 
 
-class RecordingError(Exception):
-    """A recording cannot be read or written; one line for the person who asked."""
+class LearnerError(RecordingError):
+    """A --learner the recording does not have: the command line's mistake, not the file's."""
 
 
 def _read_plain(data: bytes) -> Any:
@@ -181,25 +197,25 @@ class Recording:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        try:
-            self._data = self.path.read_bytes()
-        except OSError as exc:
-            raise RecordingError(f"cannot read {self.path}: {exc.strerror or exc}") from None
+        self._data = read_regular(self.path)
         if not self._data.startswith(MAGIC):
-            raise RecordingError(f"{self.path} is not an AWS View recording")
+            raise RecordingError(f"{self.path}: not an AWS View recording")
         self.header: dict[str, Any] = {}
         self.channels: dict[int, dict[str, Any]] = {}
         self.marks: dict[int, list[Mark]] = {}
         self.damage: str | None = None  # why reading stopped before the end of the file
+        self.budget = Budget(self.path, len(self._data))
         self._index()
         if not self.header:
-            raise RecordingError(f"{self.path} has no header (stopped before it was written?)")
-        if self.header.get("version", 0) > VERSION or self.header.get("codec", 0) > FORMAT:
-            raise RecordingError(
-                f"{self.path} was written by a newer AWS View (format "
-                f"{self.header.get('version')}); this one reads format {VERSION}"
-            )
-        self.codec = Codec(self.header.get("schema") or [])
+            raise RecordingError(f"{self.path}: no header (stopped before it was written?)")
+        try:
+            self.codec = Codec(self.header.get("schema") or [])
+        except CodecError as exc:
+            raise self.malformed(f"its header's schema cannot be read ({exc})") from None
+
+    def malformed(self, what: str) -> RecordingError:
+        """A record whose checksum is right and whose content is not: a crafted or broken file."""
+        return RecordingError(f"{self.path}: {what}")
 
     def _index(self) -> None:
         data, at = self._data, len(MAGIC)
@@ -222,24 +238,39 @@ class Recording:
                 self.damage = f"damaged frame at byte {at}; {len(data) - at} bytes left unread"
                 return
             kind, flags, channel, when = BODY.unpack_from(body)
+            if not sane_time(when):
+                raise self.malformed(f"the record at byte {at} has the time {when!r}")
             payload = bytes(body[BODY.size :]) if kind in (HEADER, CHANNEL) else None
-            try:
-                if kind == HEADER and not self.header:
-                    self.header = _read_plain(payload)
-                elif kind == CHANNEL:
-                    self.channels[channel] = _read_plain(payload)
-                    self.marks.setdefault(channel, [])
-                elif kind in (KEYFRAME, FRAME) and channel in self.channels:
-                    marks = self.marks[channel]
-                    if kind == FRAME and not marks:
-                        raise ValueError("a frame before its channel's first keyframe")
-                    marks.append(
-                        Mark(len(marks), kind, flags, when, start + BODY.size, length - BODY.size)
-                    )
-            except (ValueError, TypeError, msgpack.ExtraData) as exc:
-                self.damage = f"unreadable frame at byte {at} ({exc})"
-                return
+            if kind == HEADER and not self.header:
+                self.header = self._plain(payload, at, "header")
+                wrong = check_header(self.header, VERSION, FORMAT)
+                if wrong:
+                    raise self.malformed(wrong)
+            elif kind == CHANNEL:
+                info = self._plain(payload, at, "channel")
+                wrong = check_info(info, f"channel {channel}'s description")
+                if wrong:
+                    raise self.malformed(wrong)
+                if channel not in self.channels and len(self.channels) >= MAX_CHANNELS:
+                    raise self.malformed(f"more than {MAX_CHANNELS} channels")
+                self.channels[channel] = info
+                self.marks.setdefault(channel, [])
+            elif kind in (KEYFRAME, FRAME) and channel in self.channels:
+                marks = self.marks[channel]
+                if kind == FRAME and not marks:
+                    raise self.malformed(f"a frame before its channel's first keyframe (byte {at})")
+                marks.append(
+                    Mark(len(marks), kind, flags, when, start + BODY.size, length - BODY.size)
+                )
             at = start + length
+
+    def _plain(self, payload: Any, at: int, what: str) -> Any:
+        if len(payload) > MAX_PLAIN_RECORD:
+            raise self.malformed(f"a {what} of {len(payload):,} bytes at byte {at}")
+        try:
+            return _read_plain(payload)
+        except (ValueError, TypeError, msgpack.ExtraData, msgpack.StackError) as exc:
+            raise self.malformed(f"unreadable {what} at byte {at} ({exc})") from None
 
     @property
     def started(self) -> float:
@@ -248,7 +279,7 @@ class Recording:
     def player(self, channel: int = 0) -> ChannelPlayer:
         if channel not in self.channels or not self.marks.get(channel):
             raise RecordingError(
-                f"{self.path} has no frames" + (f" for channel {channel}" if channel else "")
+                f"{self.path}: no frames" + (f" for channel {channel}" if channel else "")
             )
         return ChannelPlayer(self, channel)
 
@@ -260,7 +291,7 @@ class Recording:
             if info.get("name") == name:
                 return number
         names = ", ".join(str(i.get("name")) for i in self.channels.values())
-        raise RecordingError(f"no {name!r} in {self.path} (it has: {names})")
+        raise LearnerError(f"{self.path}: no learner {name!r} (it has: {names})")
 
 
 class ChannelPlayer:
@@ -274,8 +305,7 @@ class ChannelPlayer:
         self._keyframes = [m.index for m in self.marks if m.kind == KEYFRAME]
         self._at: int = -1
         self._state: ChannelState | None = None
-        self._decompressor: Any = None
-        # Decoding stops at a frame that does not decode (damage past the checksums).
+        self._inflater: Inflater | None = None
         self.last = len(self.marks) - 1
 
     @property
@@ -294,13 +324,17 @@ class ChannelPlayer:
         return low
 
     def state(self, index: int) -> ChannelState:
-        """The channel as it was right after frame ``index``."""
+        """The channel as it was right after frame ``index``; RecordingError (one line) when a
+        frame on the way is malformed or would cost more than the file's budget."""
         index = max(0, min(index, self.last))
-        if self._state is None or index < self._at or self._keyframe_of(index) > self._at:
-            self._start(self._keyframe_of(index))
-        while self._at < index:
-            if not self._advance():
-                break
+        try:
+            if self._state is None or index < self._at or self._keyframe_of(index) > self._at:
+                self._start(self._keyframe_of(index))
+            while self._at < index:
+                self._advance()
+        except RecordingError:
+            self._state = None  # the stream stopped mid-frame: a next moment starts afresh
+            raise
         return self._snapshot()
 
     def _keyframe_of(self, index: int) -> int:
@@ -311,57 +345,76 @@ class ChannelPlayer:
             found = k
         return found
 
-    def _payload(self, mark: Mark) -> bytes:
+    def _decoded(self, mark: Mark) -> Any:
         raw = self.recording._data[mark.offset : mark.offset + mark.size]
+        budget, codec = self.recording.budget, self.recording.codec
         try:
-            return self._decompressor.decompress(raw)
-        except zstandard.ZstdError as exc:
-            raise CodecError(f"damaged compressed data ({exc})") from None
+            plain = self._inflater.inflate(raw, CodecError)
+            value = codec.unpack(plain, max_values=budget.values_left())
+        except CodecError as exc:
+            if budget.values + codec.last_values > budget.max_values:
+                budget.spend_values(codec.last_values)  # says which limit, as the others do
+            raise self._malformed(mark, str(exc)) from None
+        budget.spend_values(codec.last_values)
+        return value
+
+    def _malformed(self, mark: Mark, what: str) -> RecordingError:
+        return self.recording.malformed(f"frame {mark.index + 1} of channel {self.channel}: {what}")
 
     def _start(self, keyframe: int) -> None:
-        self._decompressor = zstandard.ZstdDecompressor().decompressobj()
+        self._state = None
+        self.recording.budget.reset()
+        self._inflater = Inflater(self.recording.budget)
         mark = self.marks[keyframe]
-        whole = self.recording.codec.unpack(self._payload(mark))
-        self._state = ChannelState(
-            mark.time,
-            whole.get("profile"),
-            dict(whole.get("snapshots") or {}),
-            tuple(whole.get("status") or ("ok", "")),
-            dict(whole.get("meta") or {}),
-        )
+        whole = self._decoded(mark)
+        self._state = ChannelState(mark.time, *checked_whole(whole, self._fail(mark)))
         self._at = keyframe
 
-    def _advance(self) -> bool:
+    def _fail(self, mark: Mark) -> Callable[[str], RecordingError]:
+        return lambda what: self._malformed(mark, what)
+
+    def _advance(self) -> None:
         mark = self.marks[self._at + 1]
         if mark.kind == KEYFRAME:
             self._start(mark.index)
-            return True
-        try:
-            ops = self.recording.codec.unpack(self._payload(mark))
-            state = self._state
-            snapshots = dict(state.snapshots)
-            status, meta = state.status, state.meta
-            for op in ops:
-                code = op[0]
-                if code == "s":
-                    snapshots[op[1]] = patch(snapshots[op[1]], op[2])
-                elif code == "+":
-                    snapshots[op[1]] = op[2]
-                elif code == "x":
-                    snapshots.pop(op[1], None)
-                elif code == "status":
-                    status = (op[1], op[2])
-                elif code == "meta":
-                    meta = {**meta, **op[1]}
-        except (CodecError, KeyError, IndexError, TypeError, ValueError, AttributeError) as exc:
-            self.last = self._at  # the recording is readable up to here
-            self.recording.damage = (
-                f"frame {mark.index} does not decode ({exc}); shown up to the one before"
-            )
-            return False
+            return
+        ops = self._decoded(mark)
+        fail = self._fail(mark)
+        state = self._state
+        assert state is not None
+        snapshots = dict(state.snapshots)
+        status, meta = state.status, state.meta
+        if not isinstance(ops, (list, tuple)):
+            raise fail("its changes are not a list")
+        for op in ops:
+            if not isinstance(op, (list, tuple)) or not op:
+                raise fail("a change that is not one")
+            code, shape = op[0], OP_SHAPES.get(op[0]) if isinstance(op[0], str) else None
+            if shape is None or len(op) != shape:
+                raise fail(f"an unknown change {str(code)[:40]!r}")
+            if code in ("s", "+", "x") and not isinstance(op[1], str):
+                raise fail("a snapshot key that is not text")
+            if code == "s":
+                if op[1] not in snapshots:
+                    raise fail(f"a change to {op[1][:80]!r}, which it does not have")
+                try:
+                    changed = patch(snapshots[op[1]], op[2], self.recording.budget.spend_work)
+                except (PatchError, RecursionError) as exc:
+                    raise fail(f"{op[1][:80]!r}: {exc}") from None
+                snapshots[op[1]] = checked_snapshot(changed, op[1], fail)
+            elif code == "+":
+                snapshots[op[1]] = checked_snapshot(op[2], op[1], fail)
+            elif code == "x":
+                snapshots.pop(op[1], None)
+            elif code == "status":
+                status = checked_status(op[1:], fail)
+            else:  # meta
+                wrong = check_info(op[1], "a meta change")
+                if wrong:
+                    raise fail(wrong)
+                meta = {**meta, **op[1]}
         self._state = ChannelState(mark.time, state.profile, snapshots, status, meta)
         self._at += 1
-        return True
 
     def _snapshot(self) -> ChannelState:
         state = self._state

@@ -372,16 +372,17 @@ def test_files_that_are_not_recordings_are_one_clear_line(tmp_path):
     _record(tmp_path / "there.rec", steps=2)
     with pytest.raises(RecordingError, match="already exists"):
         open_recording(tmp_path / "there.rec", "test")
-    for args in (
-        ["dump", "--from", str(tmp_path / "text.rec")],
-        ["replay", str(tmp_path / "missing.rec")],
-        ["dump", "--from", str(tmp_path / "there.rec"), "--at", "yesterday"],
-        ["watch", "--record", str(tmp_path / "there.rec")],
+    # A file that cannot be read is a failure (1); a command line that cannot work is usage (2).
+    for args, status in (
+        (["dump", "--from", str(tmp_path / "text.rec")], 1),
+        (["replay", str(tmp_path / "missing.rec")], 1),
+        (["dump", "--from", str(tmp_path / "there.rec"), "--at", "yesterday"], 2),
+        (["watch", "--record", str(tmp_path / "there.rec")], 2),
     ):
         done = subprocess.run(
             [sys.executable, "-m", "awsview", *args], capture_output=True, text=True, timeout=60
         )
-        assert done.returncode == 2, (args, done.stderr)
+        assert done.returncode == status, (args, done.stderr)
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
 
 

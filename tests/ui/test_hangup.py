@@ -161,6 +161,22 @@ def test_the_class_view_goes_with_its_pane(tmux, emulator, tmp_path):
     gone(pane, "awsview class, pane killed")
 
 
+def test_replay_goes_with_its_pane(tmux, tmp_path):
+    """`awsview replay` draws like the live viewer, so it ends with its terminal like it — also
+    when its parent takes the hangup and waits for it, as make does (no SIGHUP reaches it)."""
+    from tests.polling.test_recording import _record
+
+    path = tmp_path / "q05.rec"
+    _record(path, steps=4)
+    # The shell stays while its child runs, then ends: `true` keeps it from exec-ing the viewer.
+    script = f"trap 'echo hangup' HUP; {awsview_command('replay', str(path))}; true"
+    pane = tmux.pane(f"sh -c {shlex.quote(script)}")
+    wait_for(lambda: awsview_process(pane, "replay"), 30)
+    wait_for(lambda: "frame 1/" in tmux.screen(pane), 60)  # drawn: its time line is up
+    tmux.kill(pane)
+    gone(pane, "awsview replay, pane killed")
+
+
 def test_the_viewer_goes_when_its_parent_dies_though_its_terminal_stays(tmux, emulator):
     """The shell that started it killed outright (SIGKILL: it cannot pass a SIGHUP on) while
     the pane, and so the terminal, stays: the outer shell leads the session, not the killed one."""

@@ -22,7 +22,15 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from awsview.model.state import LabModel
-from awsview.polling.recording import CHECKPOINTS, DECISION, PROFILE, ChannelPlayer, Recording
+from awsview.polling.recorded import unshowable
+from awsview.polling.recording import (
+    CHECKPOINTS,
+    DECISION,
+    PROFILE,
+    ChannelPlayer,
+    Recording,
+    RecordingError,
+)
 from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.cells import alive, plain
 
@@ -108,6 +116,7 @@ class ReplayApp(AWSViewApp):
         self.moment = player.marks[self.index].time if moment is None else moment
         self.playing = False
         self.speed = 1.0
+        self.broken: str | None = None  # why the replay stopped: a frame of the file is malformed
         self._played_at = time.monotonic()
         state = player.state(self.index)
         super().__init__(
@@ -142,7 +151,14 @@ class ReplayApp(AWSViewApp):
     def go(self, index: int, moment: float | None = None) -> None:
         """Show the recording right after frame ``index`` (at ``moment``, default its time)."""
         index = max(0, min(index, self.player.last))
-        state = self.player.state(index)
+        try:
+            state = self.player.state(index)
+        except RecordingError as exc:
+            # Said once the screen is gone (awsview.cli.replay), as every other bad file is.
+            self.broken = str(exc)
+            self.playing = False
+            self.exit(return_code=1)
+            return
         self.index = index
         self.moment = state.time if moment is None else moment
         if state.profile != self._recorded_profile:
@@ -154,6 +170,18 @@ class ReplayApp(AWSViewApp):
         self._show_status()
         self.refresh_panels()
         self._show_time()
+
+    def refresh_panels(self) -> None:
+        # The reader checks each value's type, not which kind of data a snapshot holds: a
+        # recorded snapshot no poller could make ends the replay with one line, like a
+        # malformed frame, instead of a traceback from its renderer.
+        try:
+            super().refresh_panels()
+        except Exception as exc:
+            if self.broken is None:
+                self.broken = str(unshowable(self.player, self.index, exc))
+            self.playing = False
+            self.exit(return_code=1)
 
     def _play(self) -> None:
         now = time.monotonic()
@@ -292,4 +320,6 @@ def bar(player: ChannelPlayer, index: int, width: int) -> str:
 def open_player(path: Path, learner: str | None = None) -> ChannelPlayer:
     """The channel to replay: the only one, or the named learner's (class recordings)."""
     recording = Recording(path)
-    return recording.player(recording.channel_named(learner))
+    player = recording.player(recording.channel_named(learner))
+    player.state(player.last)  # a malformed end is one line now, not a stop in mid-replay
+    return player
