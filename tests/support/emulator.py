@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,6 +36,7 @@ class RunningEmulator:
     port: int = 0
     process: subprocess.Popen | None = None
     endpoint_url: str = ""
+    preexec: Callable[[], None] | None = None  # run in the child before it starts (limits)
 
     def start(self) -> RunningEmulator:
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -53,6 +55,7 @@ class RunningEmulator:
             stderr=subprocess.PIPE,
             text=True,
             env=env,
+            preexec_fn=self.preexec,
         )
         line = self.process.stdout.readline()
         if "listening on" not in line:
