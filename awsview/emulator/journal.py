@@ -139,9 +139,6 @@ class Journal:
         with self._lock:
             self._db.close()
 
-    def record_decision(self, decision: WriteDecision) -> int:
-        return self.record_decisions([decision])[0]
-
     def record_decisions(self, decisions: list[WriteDecision]) -> list[int]:
         """All of one write's decisions, or none of them (JournalUnwritable)."""
         return self._insert("decisions", [d.to_json() for d in decisions])

@@ -23,6 +23,7 @@ from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator
 from tests.support.helpers import create_table, journal, wait_for
 
 WRITES = 700
+PAIRED = 10
 LIMIT_BYTES = 256 * 1024  # room for the journal's schema and a few dozen decisions
 LOG_ROOM = 30 * 1024  # the log is nearly full already: it fills up too
 
@@ -64,14 +65,24 @@ def test_full_state_dir_refuses_what_it_cannot_record_then_recovers(tmp_path):
         )
         sqs = emulator.client("sqs")
         create_table(ddb, "disk-orders")
-        # Each key written twice: the second write is refused by its condition.
-        keys = [f"k{n // 2}" for n in range(WRITES)]
+        # The first keys are written twice (the second write is refused by its condition), the
+        # rest once: the write that meets the full disk is then one that changed an item.
+        keys = [f"k{n // 2}" if n < PAIRED else f"k{n}" for n in range(WRITES)]
         with ThreadPoolExecutor(16) as pool:
             seen = list(pool.map(lambda key: _put(ddb, key), keys))
         outcomes = Counter(s.split("/")[0] for s in seen)
         assert outcomes["InternalServerError"] > 0, outcomes  # the disk did fill up
         assert outcomes["accepted"] > 0, outcomes
         assert all(s.endswith("/0") for s in seen), Counter(seen)  # no retry wrote twice
+
+        # A transaction is refused whole: neither of its items is stored.
+        with pytest.raises(ClientError, match="InternalServerError"):
+            ddb.transact_write_items(
+                TransactItems=[
+                    {"Put": {"TableName": "disk-orders", "Item": {"id": {"S": f"t{n}"}}}}
+                    for n in range(2)
+                ]
+            )
 
         decisions = journal(emulator.endpoint_url)["items"]
         accepted = Counter(d["key"]["id"]["S"] for d in decisions if d["outcome"] == "accepted")
@@ -103,6 +114,7 @@ def test_full_state_dir_refuses_what_it_cannot_record_then_recovers(tmp_path):
     lines = stderr.splitlines()
     assert 1 <= len(lines) <= 4, lines
     assert any("is full" in line and "DynamoDB writes are refused" in line for line in lines)
+    assert any("emulator.log is full" in line and "dropped" in line for line in lines)
     assert "can be written again" in lines[-1] or any("written again" in x for x in lines)
 
 
