@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 Say = Callable[[str], None]
+log = logging.getLogger(__name__)
 
 
 def _stderr(line: str) -> None:
@@ -61,8 +62,8 @@ class Notice:
             if self.failing is not None:
                 return
             self.failing = why
-        self._say(
-            f"awsview: emulator: the state directory {self.state_dir} is {why}: "
+        self._tell(
+            f"the state directory {self.state_dir} is {why}: "
             "DynamoDB writes are refused until it can be written again; reads go on"
         )
 
@@ -71,10 +72,14 @@ class Notice:
             if self.failing is None:
                 return
             self.failing = None
-        self._say(
-            f"awsview: emulator: the state directory {self.state_dir} can be written again: "
+        self._tell(
+            f"the state directory {self.state_dir} can be written again: "
             "DynamoDB writes are accepted"
         )
+
+    def _tell(self, line: str) -> None:
+        self._say(f"awsview: emulator: {line}")
+        log.warning("%s", line)  # the log too, if it has room
 
 
 class QuietFileHandler(logging.FileHandler):
