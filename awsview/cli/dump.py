@@ -47,8 +47,14 @@ def run(args: argparse.Namespace) -> int:
         return fail("--at and --learner go with --from FILE", EXIT_USAGE)
     if args.graph and args.width < 20:
         return fail(f"--width {args.width}: a graph needs at least 20 columns", EXIT_USAGE)
+    target = checked_target(args)
+    from awsview.polling.store import unusable
+
+    unkept = unusable()
+    if unkept is not None:
+        fail(unkept)  # said, and the round goes on: the store is a memory, not the view
     return poll_once(
-        checked_target(args),
+        target,
         args.lab,
         args.prefix,
         args.json,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from awsview.cli.common import (
+    EXIT_FAILURE,
     EXIT_USAGE,
     MAX_MESSAGE,
     checked_target,
@@ -40,6 +41,11 @@ def run(args: argparse.Namespace) -> int:
     except themes.ThemeError as exc:  # a theme saved once and since removed
         theme, notice = None, f"{preferences.path()}: {exc} (ignored)"
     target = checked_target(args)
+    from awsview.polling.store import unusable
+
+    unkept = unusable()
+    if unkept is not None:  # the viewer goes on, remembering for this session only
+        notice = f"{notice}; {unkept}" if notice else unkept
     presenter = getattr(args, "presenter", False)
     record = getattr(args, "record", None)
     # A presenter screen may be driven by `awsview serve` (textual-serve), through pipes.
@@ -54,16 +60,16 @@ def run(args: argparse.Namespace) -> int:
 
     writer = recorder = None
     if record is not None:
-        from awsview.polling.recorder import Recorder, open_recording, target_info
+        from awsview.polling.recorder import RecordingUnwritable, open_channel, open_recording
         from awsview.polling.recording import RecordingError
 
         try:
             writer = open_recording(record, "watch")
+            recorder = open_channel(writer, target)
+        except RecordingUnwritable as exc:  # a full disk: a failure now, not a usage error
+            return fail(str(exc), EXIT_FAILURE)
         except RecordingError as exc:
             return fail(str(exc), EXIT_USAGE)
-        import time
-
-        recorder = Recorder(writer.channel("", target_info(target), time.time()))
     try:
         app = AWSViewApp(
             target=target,
@@ -85,9 +91,14 @@ def run(args: argparse.Namespace) -> int:
         recorder.on_stop = lambda reason: app.notify(
             untrusted.line(reason, limit=MAX_MESSAGE), severity="error", timeout=10, markup=False
         )
+    stopped = None
     try:
         lifeline.run(app)  # ends with its terminal, its serve session or its parent
     finally:
-        if writer is not None:
-            writer.close()
+        if writer is not None and recorder is not None:
+            from awsview.polling.recorder import finish
+
+            stopped = finish(writer, recorder)
+    if stopped is not None:  # the viewer went on; the recording did not
+        return fail(stopped, EXIT_FAILURE)
     return app.return_code or 0

@@ -2,19 +2,22 @@
 
 Wraps moto's DynamoHandler write actions. One lock covers the read of the item before, the
 write itself, the read of the item after and the journal insert, so concurrent writers can never
-interleave between a decision and the state it saw.
+interleave between a decision and the state it saw. A write whose decision cannot be recorded
+(the state directory is full or read-only) is undone under the same lock and refused.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import threading
 from dataclasses import dataclass
 from typing import Any
 
-from awsview.emulator.journal import ACCEPTED, Journal, WriteDecision, now
+from awsview.emulator.journal import ACCEPTED, Journal, JournalUnwritable, WriteDecision, now
 from awsview.emulator.moto_patches import header_caller
 
+log = logging.getLogger(__name__)
 WRITE_LOCK = threading.RLock()
 WRITE_ACTIONS = (
     "put_item",
@@ -138,6 +141,8 @@ def _journaled(original: Any, action: str, journal: Journal) -> Any:
         body = self.body if isinstance(self.body, dict) else {}
         caller = header_caller(self.headers)
         with WRITE_LOCK:
+            if not journal.writable():
+                raise _unrecorded(journal.disk.failing or "", journal)  # nothing applied
             backend = self.dynamodb_backend
             targets = _targets(action, body, backend)
             for target in targets:
@@ -153,13 +158,25 @@ def _journaled(original: Any, action: str, journal: Journal) -> Any:
                     else None
                 ) or [code] * len(targets)
                 message = getattr(exc, "message", None) or str(exc)
-                for target, outcome in zip(targets, codes):
-                    _record(
-                        journal, target, outcome, message, _read(backend, target), caller, started
-                    )
+                _keep(
+                    journal,
+                    backend,
+                    targets,
+                    [
+                        _decision(target, outcome, message, _read(backend, target), caller, started)
+                        for target, outcome in zip(targets, codes)
+                    ],
+                )
                 raise
-            for target in targets:
-                _record(journal, target, ACCEPTED, None, _read(backend, target), caller, started)
+            _keep(
+                journal,
+                backend,
+                targets,
+                [
+                    _decision(target, ACCEPTED, None, _read(backend, target), caller, started)
+                    for target in targets
+                ],
+            )
             return result
 
     wrapper.__name__ = original.__name__
@@ -167,33 +184,71 @@ def _journaled(original: Any, action: str, journal: Journal) -> Any:
     return wrapper
 
 
-def _record(
-    journal: Journal,
+def _keep(
+    journal: Journal, backend: Any, targets: list[_Target], decisions: list[WriteDecision]
+) -> None:
+    """Record the write's decisions; a write the journal cannot record is undone and refused,
+    so every write a client saw acknowledged has its decision, and no decision lacks its write.
+    """
+    try:
+        journal.record_decisions(decisions)
+    except JournalUnwritable as exc:
+        for target, decision in reversed(list(zip(targets, decisions))):
+            if decision.after != target.before:
+                _restore(backend, target)
+        raise _unrecorded(str(exc), journal) from None
+
+
+def _restore(backend: Any, target: _Target) -> None:
+    """The item as it was before the write (through the backend, so the change feed hears it)."""
+    try:
+        if target.before is None:
+            backend.delete_item(target.table_name, target.key)
+        else:
+            backend.put_item(target.table_name, target.before)
+    except Exception:  # a table deleted meanwhile: nothing left to restore
+        log.warning("could not undo an unrecorded write to %s", target.table_name, exc_info=True)
+
+
+def _unrecorded(why: str, journal: Journal) -> Exception:
+    """DynamoDB's InternalServerError, as 507 Insufficient Storage: SDKs retry 500, 502, 503 and
+    504, and retrying cannot help until the state directory is writable again."""
+    from moto.dynamodb.exceptions import ERROR_TYPE_PREFIX, DynamodbException
+
+    if not why.startswith("the emulator"):
+        why = f"the emulator's state directory {journal.path.parent} is {why}"
+    error = DynamodbException(
+        ERROR_TYPE_PREFIX + "InternalServerError",
+        f"{why}: the write was not applied (the emulator records every write it accepts)",
+    )
+    error.code = 507
+    return error
+
+
+def _decision(
     target: _Target,
     outcome: str,
     message: str | None,
     after: dict[str, Any] | None,
     caller: dict[str, Any],
     at: float,
-) -> None:
+) -> WriteDecision:
     request = target.request
-    journal.record_decision(
-        WriteDecision(
-            time=at,
-            table_name=target.table_name,
-            key=target.key,
-            operation=target.operation,
-            condition=_condition(request),
-            expression={
-                "names": request.get("ExpressionAttributeNames") or {},
-                "values": request.get("ExpressionAttributeValues") or {},
-                "update": request.get("UpdateExpression"),
-            },
-            outcome=outcome,
-            message=message if outcome != ACCEPTED else None,
-            before=target.before,
-            after=after,
-            request={k: v for k, v in request.items() if k not in ("TableName",)},
-            caller=caller,
-        )
+    return WriteDecision(
+        time=at,
+        table_name=target.table_name,
+        key=target.key,
+        operation=target.operation,
+        condition=_condition(request),
+        expression={
+            "names": request.get("ExpressionAttributeNames") or {},
+            "values": request.get("ExpressionAttributeValues") or {},
+            "update": request.get("UpdateExpression"),
+        },
+        outcome=outcome,
+        message=message if outcome != ACCEPTED else None,
+        before=target.before,
+        after=after,
+        request={k: v for k, v in request.items() if k not in ("TableName",)},
+        caller=caller,
     )

@@ -4,6 +4,10 @@ A decision is recorded inside the same lock that makes the write, so the item be
 item after are exactly what the write saw and left — never re-read later. Invocations of Lambda
 functions are recorded beside them so a decision can name the execution, state and attempt or
 the SQS message that caused it.
+
+A journal that cannot be written (a full disk, a read-only mount) raises JournalUnwritable and
+says so once through ``disk``; while it cannot, ``writable`` tries a small write at most every
+RETRY_S, so a write is refused before it is applied, and accepted again once there is room.
 """
 
 from __future__ import annotations
@@ -17,6 +21,8 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from awsview.emulator.disk import Notice, what_failed
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS decisions (
@@ -53,6 +59,11 @@ CREATE TABLE IF NOT EXISTS invocations (
 """
 
 ACCEPTED = "accepted"
+RETRY_S = 0.5
+
+
+class JournalUnwritable(Exception):
+    """The journal could not store a record: nothing of it was kept. The text says why."""
 
 
 @dataclass(frozen=True)
@@ -102,10 +113,18 @@ _JSON_COLUMNS = {"key", "expression", "before", "after", "request", "caller"}
 class Journal:
     """A thread-safe, append-only SQLite journal of write decisions and invocations."""
 
-    def __init__(self, path: Path, on_record: Callable[[str], None] | None = None):
-        """``on_record`` hears "decisions" or "invocations" after each record is stored."""
+    def __init__(
+        self,
+        path: Path,
+        on_record: Callable[[str], None] | None = None,
+        disk: Notice | None = None,
+    ):
+        """``on_record`` hears "decisions" or "invocations" after each record is stored;
+        ``disk`` is told when the journal cannot be written, and when it can again."""
         self.path = Path(path)
         self.on_record = on_record
+        self.disk = disk or Notice(self.path.parent, say=lambda line: None)
+        self._failed_at = 0.0
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
@@ -120,30 +139,72 @@ class Journal:
         with self._lock:
             self._db.close()
 
-    def record_decision(self, decision: WriteDecision) -> int:
-        row = decision.to_json()
-        row.pop("cursor")
-        return self._insert("decisions", row)
+    def record_decisions(self, decisions: list[WriteDecision]) -> list[int]:
+        """All of one write's decisions, or none of them (JournalUnwritable)."""
+        return self._insert("decisions", [d.to_json() for d in decisions])
 
     def record_invocation(self, invocation: Invocation) -> int:
-        row = invocation.to_json()
-        row.pop("cursor")
-        return self._insert("invocations", row)
+        """The invocation's cursor; 0 when the journal cannot be written (the invocation ran
+        all the same, and the emulator has said why once)."""
+        try:
+            return self._insert("invocations", [invocation.to_json()])[0]
+        except JournalUnwritable:
+            return 0
 
-    def _insert(self, table: str, row: dict[str, Any]) -> int:
-        values = {
-            k: json.dumps(v, default=_bytes_as_base64) if k in _JSON_COLUMNS else v
-            for k, v in row.items()
-        }
-        columns = ", ".join(values)
-        marks = ", ".join("?" for _ in values)
+    def writable(self) -> bool:
+        """False while the journal cannot be written; tries again at most every RETRY_S."""
+        if self.disk.failing is None:
+            return True
         with self._lock:
-            cur = self._db.execute(
-                f"INSERT INTO {table} ({columns}) VALUES ({marks})", tuple(values.values())
-            )
+            if time.monotonic() - self._failed_at < RETRY_S:
+                return False
+            try:
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('written', ?)", (now(),))
+            except (sqlite3.Error, OSError) as exc:
+                self._failed(exc)
+                return False
+        return True  # said mended once a record is stored: a probe is smaller than a record
+
+    def _insert(self, table: str, rows: list[dict[str, Any]]) -> list[int]:
+        encoded = [
+            {
+                k: json.dumps(v, default=_bytes_as_base64) if k in _JSON_COLUMNS else v
+                for k, v in row.items()
+                if k != "cursor"
+            }
+            for row in rows
+        ]
+        cursors = []
+        with self._lock:
+            try:
+                self._db.execute("BEGIN")
+                for values in encoded:
+                    columns = ", ".join(values)
+                    marks = ", ".join("?" for _ in values)
+                    cur = self._db.execute(
+                        f"INSERT INTO {table} ({columns}) VALUES ({marks})",
+                        tuple(values.values()),
+                    )
+                    cursors.append(int(cur.lastrowid or 0))
+                self._db.execute("COMMIT")
+            except (sqlite3.Error, OSError) as exc:
+                if self._db.in_transaction:  # SQLite may have rolled back by itself
+                    try:
+                        self._db.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass
+                raise JournalUnwritable(self._failed(exc)) from None
+        if self.disk.failing is not None:
+            self.disk.mended()
         if self.on_record is not None:
             self.on_record(table)
-        return int(cur.lastrowid)
+        return cursors
+
+    def _failed(self, exc: BaseException) -> str:
+        self._failed_at = time.monotonic()
+        why = what_failed(exc, self.path.parent)
+        self.disk.failed(why)
+        return f"the emulator's state directory {self.path.parent} is {why}"
 
     def decisions(self, since: int = 0, limit: int = 500) -> list[WriteDecision]:
         return [WriteDecision(**row) for row in self._select("decisions", since, limit)]

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import socket
+import sqlite3
 import threading
 import time
 import uuid
@@ -41,8 +42,10 @@ def default_state_dir(port: int) -> Path:
 
 def _quiet_logging(state_dir: Path) -> Path:
     """moto and werkzeug talk a lot; all of it goes to a file, none to the terminal."""
+    from awsview.emulator.disk import QuietFileHandler
+
     path = state_dir / "emulator.log"
-    handler = logging.FileHandler(path, encoding="utf-8")
+    handler = QuietFileHandler(path)  # a full disk: said once, never a traceback per line
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     for old in list(root.handlers):
@@ -164,8 +167,13 @@ def start(
         raise EmulatorError(f"no such service in the emulator: {', '.join(sorted(unknown))}")
     bound_port = listener.getsockname()[1]
     state_dir = Path(state_dir) if state_dir else default_state_dir(bound_port)
-    state_dir.mkdir(parents=True, exist_ok=True)
-    _quiet_logging(state_dir)
+    try:
+        state_dir.mkdir(parents=True, exist_ok=True)
+        _quiet_logging(state_dir)
+    except OSError as exc:
+        server.server_close()
+        listener.close()
+        raise EmulatorError(_unusable(state_dir, exc)) from None
     # The ASL interpreter calls other services at http://localhost:$MOTO_PORT.
     os.environ["MOTO_PORT"] = str(bound_port)
 
@@ -181,15 +189,23 @@ def start(
 
     from awsview.emulator import change_hooks, dynamo_journal, moto_patches
     from awsview.emulator.changes import ChangeFeed
+    from awsview.emulator.disk import Notice
     from awsview.emulator.journal import Journal
     from awsview.emulator.lambda_runtime import LambdaRuntime
     from awsview.emulator.sqs_poller import MAX_BATCHES_IN_FLIGHT, SqsPoller
 
     emulator = Emulator(host=host, port=bound_port, state_dir=state_dir)
     emulator.feed = ChangeFeed()
-    emulator.journal = Journal(
-        state_dir / "journal.sqlite3", on_record=lambda table: emulator.feed.emit("journal", table)
-    )
+    try:
+        emulator.journal = Journal(
+            state_dir / "journal.sqlite3",
+            on_record=lambda table: emulator.feed.emit("journal", table),
+            disk=Notice(state_dir),
+        )
+    except (OSError, sqlite3.Error) as exc:
+        server.server_close()
+        listener.close()
+        raise EmulatorError(_unusable(state_dir, exc)) from None
     emulator._runtime = LambdaRuntime(
         state_dir, emulator.endpoint_url, emulator.journal, _write_logs
     )
@@ -255,6 +271,18 @@ class _ShortCollections:
 
     def stop(self) -> None:
         self._stop.set()
+
+
+def _unusable(state_dir: Path, exc: BaseException) -> str:
+    from awsview.emulator.disk import what_failed
+
+    if isinstance(exc, (FileExistsError, NotADirectoryError)):
+        why = "not a directory (a file is in the way)"
+    else:
+        why = what_failed(exc, state_dir if state_dir.is_dir() else state_dir.parent)
+    return (
+        f"cannot use the state directory {state_dir}: it is {why}; choose another with --state-dir"
+    )
 
 
 def _listen(host: str, port: int) -> socket.socket:

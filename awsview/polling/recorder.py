@@ -25,6 +25,7 @@ from awsview.polling.recording import (
     PROFILE,
     STATUS,
     ChannelWriter,
+    RecordingError,
     RecordingWriter,
 )
 
@@ -272,6 +273,41 @@ async def record_headless(
         writer.close()
 
 
+class RecordingUnwritable(RecordingError):
+    """The new file was made but its first bytes did not fit (a full disk): it is removed, so
+    the same name can be tried again once there is room."""
+
+
 def open_recording(path: Path, command: str) -> RecordingWriter:
     """A new recording file (RecordingError if it exists or cannot be written)."""
-    return RecordingWriter(path, command, time.time())
+    path = Path(path)
+    existed = path.exists() or path.is_symlink()
+    try:
+        return RecordingWriter(path, command, time.time())
+    except OSError as exc:
+        if not existed:
+            path.unlink(missing_ok=True)
+        raise RecordingUnwritable(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def open_channel(writer: RecordingWriter, target: Target) -> Recorder:
+    """The one channel of a viewer's recording (RecordingUnwritable, the file removed, if even
+    that does not fit)."""
+    try:
+        return Recorder(writer.channel("", target_info(target), time.time()))
+    except OSError as exc:
+        writer.close()
+        writer.path.unlink(missing_ok=True)
+        raise RecordingUnwritable(f"cannot write {writer.path}: {exc.strerror or exc}") from None
+
+
+def finish(writer: RecordingWriter, recorder: Recorder) -> str | None:
+    """Close the recording. When it stopped early (a full disk), the one line that says what is
+    left of it: a file with no frame is removed, so it does not block the next try."""
+    writer.close()
+    if recorder.stopped is None:
+        return None
+    if recorder.frames == 0:
+        writer.path.unlink(missing_ok=True)
+        return f"{recorder.stopped}; nothing was recorded ({writer.path} removed)"
+    return f"{recorder.stopped}; {writer.path} holds the {recorder.frames} frames before that"

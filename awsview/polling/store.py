@@ -58,6 +58,22 @@ def default_path() -> Path:
     return Path(base) / "awsview" / "viewer.sqlite3"
 
 
+def unusable(path: Path | None = None) -> str | None:
+    """Why the store cannot be kept at ``path`` (one line for the person running the viewer), or
+    None. The pollers then carry on with a memory for this session only, as they do for any
+    store that fails to open or to write."""
+    where = Path(path) if path else default_path()
+    try:
+        DecisionStore(where).close()
+    except (OSError, sqlite3.Error) as exc:
+        why = getattr(exc, "strerror", None) or str(exc)
+        return (
+            f"cannot keep the viewer's state in {where.parent} ({why}): write decisions and "
+            "runs are remembered for this session only"
+        )
+    return None
+
+
 class DecisionStore:
     """Decisions by scope (one endpoint or account+region); written once, read back at start."""
 

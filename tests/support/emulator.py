@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ class RunningEmulator:
     options: tuple[str, ...] = ()
     token: str | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
+    preexec: Callable[[], None] | None = None  # run in the child before it starts (limits)
 
     @property
     def access_key_id(self) -> str:
@@ -66,6 +68,7 @@ class RunningEmulator:
             stderr=subprocess.PIPE,
             text=True,
             env=env,
+            preexec_fn=self.preexec,
         )
         line = self.process.stdout.readline()
         if "listening on" not in line:
