@@ -66,7 +66,7 @@ def play(folder: LabFolder, args: argparse.Namespace) -> int:
             EXIT_USAGE,
         )
     try:
-        workspace = Workspace(folder, endpoint or "", region, isolated=False)
+        workspace = Workspace(folder, endpoint or "", region, isolated=False, local=local)
     except FileNotFoundError as exc:
         return fail(f"{folder.name}: {exc}", EXIT_USAGE)
     try:

@@ -113,13 +113,15 @@ class Workspace:
     """The VM of one play: a scratch home with the lab's assets, and the environment every
     command of the lab gets."""
 
-    def __init__(self, folder: LabFolder, endpoint_url: str, region: str, isolated: bool):
+    def __init__(
+        self, folder: LabFolder, endpoint_url: str, region: str, isolated: bool, local: bool = True
+    ):
         self.folder = folder
         self.endpoint_url = endpoint_url.rstrip("/")
         self.root = Path(tempfile.mkdtemp(prefix=f"awsview-lab-{folder.name}-"))
         self.home = self.root / "home"
         (self.home / "project").mkdir(parents=True)
-        self.env = self._environment(region, isolated)
+        self.env = self._environment(region, isolated, local)
         self._copy_assets()
 
     def close(self) -> None:
@@ -138,7 +140,7 @@ class Workspace:
             wrote.netloc, real.netloc
         )
 
-    def _environment(self, region: str, isolated: bool) -> dict[str, str]:
+    def _environment(self, region: str, isolated: bool, local: bool) -> dict[str, str]:
         keep = ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ")
         env = {k: v for k, v in os.environ.items() if k in keep or k.startswith("AWS_")}
         if isolated:  # an emulator this command owns: never a real account's configuration
@@ -149,6 +151,9 @@ class Workspace:
                 AWS_CONFIG_FILE=os.devnull,
                 AWS_SHARED_CREDENTIALS_FILE=os.devnull,
             )
+        elif local:  # an emulator answers any keys; the shell's are kept if it has some
+            env.setdefault("AWS_ACCESS_KEY_ID", "testing")
+            env.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
         else:  # the learner's own files, though HOME moves
             real_home = Path.home() / ".aws"
             env.setdefault("AWS_CONFIG_FILE", str(real_home / "config"))
@@ -156,14 +161,32 @@ class Workspace:
         bindir = str(Path(sys.executable).parent)  # the `awsview` that plays is the one found
         env.update(
             HOME=str(self.home),
-            AWS_ENDPOINT_URL=self.endpoint_url,
             AWS_DEFAULT_REGION=region,
             AWS_REGION=region,
             AWS_PAGER="",
             AWSVIEW_LAB=str(self.folder.path.resolve()),
             PATH=os.pathsep.join([bindir, env.get("PATH", os.defpath)]),
         )
+        if self.endpoint_url:  # none: AWS itself, as the SDK resolves it
+            env["AWS_ENDPOINT_URL"] = self.endpoint_url
+            self._pin_endpoint(env)
         return env
+
+    def _pin_endpoint(self, env: dict[str, str]) -> None:
+        """AWS CLI v1 sends a few services (SQS in us-east-1) to their legacy host whatever
+        AWS_ENDPOINT_URL says; an ``aws`` first on PATH gives each command the endpoint
+        explicitly."""
+        real = shutil.which("aws", path=env["PATH"])
+        if real is None:
+            return  # the commands say "aws: command not found", as on a VM without it
+        shim = self.root / "bin" / "aws"
+        shim.parent.mkdir(exist_ok=True)
+        shim.write_text(
+            f'#!/bin/sh\nexec {shlex.quote(real)} --endpoint-url "$AWS_ENDPOINT_URL" "$@"\n',
+            encoding="utf-8",
+        )
+        shim.chmod(0o755)
+        env["PATH"] = os.pathsep.join([str(shim.parent), env["PATH"]])
 
     def _copy_assets(self) -> None:
         source = self.folder.path / "assets"

@@ -181,7 +181,7 @@ def _close_to(key: str, known: dict[str, Field]) -> str | None:
 
 def _nearest(located: dict[Path_, int], where: Path_) -> int | None:
     """The line of ``where``, or of the nearest enclosing thing that has one."""
-    for end in range(len(where), 0, -1):
+    for end in range(len(where), -1, -1):
         if where[:end] in located:
             return located[where[:end]]
     return None
@@ -194,7 +194,7 @@ _KEY = re.compile(r"\s*([A-Za-z0-9_\-\"'. ]+?)\s*=")
 def _toml_lines(text: str) -> dict[Path_, int]:
     """Path → line of each table header and key (enough for files a person writes: headers,
     ``[[arrays]]`` of tables nested one in another, ``key = value`` lines)."""
-    located: dict[Path_, int] = {}
+    located: dict[Path_, int] = {(): 1}  # what the whole file lacks is said at its top
     counts: dict[Path_, int] = {}
     current: Path_ = ()
     opened = 0  # brackets still open: the lines of a multi-line array are not keys
@@ -210,6 +210,7 @@ def _toml_lines(text: str) -> dict[Path_, int]:
                         path.append(counts[tuple(path)] - 1)
                 if header.group(1) == "[[":
                     parent = tuple(path)
+                    located.setdefault(parent, number)
                     counts[parent] = counts.get(parent, 0) + 1
                     path.append(counts[parent] - 1)
                 current = tuple(path)
@@ -262,4 +263,5 @@ def _json_lines(text: str) -> dict[Path_, int]:
         return decoder.raw_decode(text, at)[1]
 
     value(0, ())
+    located[()] = 1  # what the whole file lacks is said at its top
     return located
