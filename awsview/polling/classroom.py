@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,6 +30,7 @@ from awsview.model import keys
 from awsview.model.state import LabModel
 from awsview.polling.scheduler import Scheduler
 from awsview.profiles import LabProfile
+from awsview.profiles.schema import Document, Field, SchemaError, Table, Tables, read_toml, validate
 
 
 class RosterError(ValueError):
@@ -65,35 +65,69 @@ class LearnerStatus:
         return sum(r.passed is True for r in self.checkpoints)
 
 
+def _http(value: str) -> str | None:
+    return None if value.startswith(("http://", "https://")) else "must be an http(s) URL"
+
+
+# The roster's keys, in the schema language of lab folders (awsview.profiles.schema).
+ROSTER = Table(
+    {
+        "learner": Field(
+            Tables(
+                Table(
+                    {
+                        "name": Field(str, required=True),
+                        "endpoint_url": Field(str, check=_http),
+                        "lab": Field(str),
+                        "region": Field(str),
+                        "profile": Field(str),
+                    }
+                )
+            )
+        )
+    }
+)
+
+
 def load_roster(path: Path) -> tuple[Learner, ...]:
+    """The learners of a roster file; raises RosterError (``file:line: what is wrong``)."""
     try:
-        data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise RosterError(f"{path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise RosterError(f"{path}: {exc}") from None
-    entries = data.get("learner")
-    if not isinstance(entries, list) or not entries:
+        document = read_toml(Path(path))
+        validate(document, ROSTER)
+    except SchemaError as exc:
+        raise RosterError(str(exc)) from None
+    entries = document.data.get("learner")
+    if not entries:
         raise RosterError(f"{path}: expected one or more [[learner]] tables")
     learners, seen = [], set()
-    for number, entry in enumerate(entries, start=1):
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise RosterError(f"{path}: learner {number} needs a name")
-        url = entry.get("endpoint_url")
-        if url is not None and not (
-            isinstance(url, str) and url.startswith(("http://", "https://"))
-        ):
-            raise RosterError(
-                f"{path}: learner {entry['name']!r}: endpoint_url must be an http(s) URL"
-            )
+    known = None
+    for number, entry in enumerate(entries):
         if entry["name"] in seen:
-            raise RosterError(f"{path}: learner {entry['name']!r} is listed twice")
+            raise document_error(
+                document, number, "name", f"learner {entry['name']!r} is listed twice"
+            )
         lab = entry.get("lab")
-        if lab is not None and lab not in profiles.available():
-            raise RosterError(f"{path}: learner {entry['name']!r}: unknown lab {lab!r}")
+        if lab is not None and not profiles.is_folder_reference(lab):
+            known = profiles.available() if known is None else known
+            if lab not in known:
+                raise document_error(
+                    document, number, "lab", f"learner {entry['name']!r}: unknown lab {lab!r}"
+                )
         seen.add(entry["name"])
-        learners.append(Learner(entry["name"], url, lab, entry.get("region"), entry.get("profile")))
+        learners.append(
+            Learner(
+                entry["name"],
+                entry.get("endpoint_url"),
+                lab,
+                entry.get("region"),
+                entry.get("profile"),
+            )
+        )
     return tuple(learners)
+
+
+def document_error(document: Document, number: int, key: str, problem: str) -> RosterError:
+    return RosterError(str(document.error(("learner", number, key), problem)))
 
 
 @dataclass

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from awsview import kinds
+from awsview.profiles.folder import is_folder_reference
 from awsview.profiles.schema import SchemaError
 
 if TYPE_CHECKING:
@@ -122,7 +123,7 @@ def available(directory: Path | None = None) -> list[str]:
 
 def load(name: str, directory: Path | None = None) -> LabProfile:
     """The lab ``name`` (a path to a lab folder, or a name: see the module's docstring)."""
-    from awsview.profiles.folder import discover, is_folder_reference
+    from awsview.profiles.folder import discover
 
     if directory is None:
         if is_folder_reference(name) or Path(name, "index.json").is_file():
