@@ -40,73 +40,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from awsview.core.progress import (  # noqa: F401  (the names this module always offered)
+    BROKEN,
+    CURRENT,
+    DONE,
+    MARKS,
+    TODO,
+    UNKNOWN,
+    CheckResult,
+    Progress,
+    progress,
+)
 from awsview.model import keys
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
 from awsview.profiles import Checkpoint, LabProfile
 
-DONE, CURRENT, BROKEN, TODO, UNKNOWN = "done", "current", "broken", "todo", "unknown"
-MARKS = {DONE: "✓", CURRENT: "✗", BROKEN: "✗", TODO: "·", UNKNOWN: "?"}
-
 
 class Unknown(Exception):
     """The data needed is missing or not fresh; the answer is neither pass nor fail."""
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    checkpoint: Checkpoint
-    passed: bool | None  # done (True), not done (False), not knowable (None)
-    detail: str
-    state: str = ""  # done | current | broken | todo | unknown; "" reads it from ``passed``
-
-    @property
-    def status(self) -> str:
-        return self.state or {True: DONE, False: CURRENT, None: UNKNOWN}[self.passed]
-
-    @property
-    def mark(self) -> str:
-        return MARKS[self.status]
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Where the learner is in the lab's steps."""
-
-    steps: tuple[str, ...]  # the lab's steps with checkpoints, in order
-    on: str | None  # the step the learner is on; None when every step is done
-    done: tuple[str, ...]  # the steps done, in order
-
-    @property
-    def number(self) -> int:
-        return self.steps.index(self.on) + 1 if self.on in self.steps else len(self.steps)
-
-    @property
-    def reached(self) -> str | None:
-        """The last step done (the class view's "step reached")."""
-        return self.done[-1] if self.done else None
-
-    @property
-    def text(self) -> str:
-        if not self.steps:
-            return ""
-        if self.on is None:
-            return f"all {len(self.steps)} steps done"
-        return f"on step {self.number}/{len(self.steps)} {self.on}"
-
-
-def progress(results: tuple[CheckResult, ...]) -> Progress:
-    steps = tuple(dict.fromkeys(r.checkpoint.step for r in results))
-    done = tuple(
-        s
-        for s in steps
-        if all(r.status in (DONE, BROKEN) for r in results if r.checkpoint.step == s)
-    )
-    done = tuple(
-        s for i, s in enumerate(steps) if set(steps[: i + 1]) <= set(done)
-    )  # in order only
-    on = next((s for s in steps if s not in done), None)
-    return Progress(steps, on, done)
 
 
 @dataclass

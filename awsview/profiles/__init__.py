@@ -9,7 +9,6 @@ A ``--lab`` value is a path to a lab folder, or a name looked for in ``$AWSVIEW_
 
 from __future__ import annotations
 
-import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
@@ -19,6 +18,7 @@ from typing import TYPE_CHECKING
 from awsview import kinds
 from awsview.profiles.folder import is_folder_reference
 from awsview.profiles.schema import SchemaError
+from awsview.profiles.statements import STATEMENTS, statement_problem  # noqa: F401
 
 if TYPE_CHECKING:
     from awsview.profiles.folder import LabFolder
@@ -167,37 +167,6 @@ def load_folder(path: Path) -> LabProfile:
         source=str(own.path),
         folder=folder,
     )
-
-
-_NAME = r"\S+"
-_OP = r"(==|!=|>=|<=|>|<)"
-STATEMENTS = tuple(
-    re.compile(form.replace("NAME", _NAME).replace("OP", _OP).replace(" ", r"\s+"))
-    for form in (
-        "machine NAME exists",
-        "machines none",
-        "executions none",
-        "execution NAME NAME",
-        "history NAME NAME OP NAME",
-        "table NAME count OP NAME",
-        "item NAME NAME NAME OP NAME",
-        "queue NAME empty",
-        "queues none",
-        "mapping NAME NAME",
-        "role NAME invokes NAME",
-        "function NAME updated",
-        "decisions NAME (accepted|rejected) OP NAME",
-        "reference unchanged",
-    )
-)
-
-
-def statement_problem(check: str) -> str | None:
-    """What is wrong with a ``check`` (statements joined by ``;``), or None."""
-    for statement in filter(None, (s.strip() for s in check.split(";"))):
-        if not any(form.fullmatch(statement) for form in STATEMENTS):
-            return f"cannot read the statement {statement!r}"
-    return None
 
 
 def load_file(path: Path) -> LabProfile:

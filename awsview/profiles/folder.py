@@ -84,7 +84,7 @@ def _jmespath(value: str) -> str | None:
 
 
 def _statements(value: str) -> str | None:
-    from awsview.profiles import statement_problem
+    from awsview.profiles.statements import statement_problem
 
     return statement_problem(value)
 
