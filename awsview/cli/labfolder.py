@@ -41,7 +41,8 @@ def endpoint_of(args: argparse.Namespace) -> tuple[str | None, str, bool]:
     resolved = resolve(Target(args.profile, args.region, args.endpoint_url))
     if resolved.is_local:
         return resolved.endpoint_url, resolved.region, True
-    check_credentials(resolved)
+    if args.real_account:  # asked only once a real account is meant
+        check_credentials(resolved)
     return resolved.endpoint_url, resolved.region, False
 
 

@@ -297,6 +297,29 @@ def test_transcript_blocks_run_only_their_prompted_lines(tmp_path: Path, emulato
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+def test_a_lab_folder_never_plays_on_a_real_account_unless_told(tmp_path: Path):
+    index = _index_with(lambda i: i["details"]["intro"].update(background="setup.sh"))
+    folder = make_lab(tmp_path, index=index)
+    (folder / "setup.sh").write_text(f"touch {tmp_path / 'touched'}\n")
+    keys = {
+        "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "not-a-real-secret",
+        "AWS_REGION": "us-east-1",
+    }
+    for action in ("play", "check"):
+        done = awsview(
+            "lab",
+            action,
+            str(folder),
+            "--endpoint-url",
+            "https://sqs.us-east-1.amazonaws.com",
+            env=keys,
+        )
+        assert done.returncode == 2
+        assert "not a local endpoint: pass --real-account" in one_line(done.stderr)
+    assert not (tmp_path / "touched").exists()
+
+
 # --- ev04, the built-in lab folder -----------------------------------------------------------
 
 
