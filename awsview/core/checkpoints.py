@@ -272,11 +272,27 @@ def _count(n: int, noun: str) -> str:
 QUERY_SAID = 200  # characters of a query's value said as NOW
 
 
-def dump_json(profile: LabProfile, model: LabModel) -> dict[str, Any]:
-    """What ``awsview dump --json`` prints of this model (what a query reads)."""
-    from awsview.core.printout import as_json
+def dump_json(profile: LabProfile, model: LabModel, panels: bool = True) -> dict[str, Any]:
+    """What ``awsview dump --json`` prints of this model (what a query reads); without
+    ``panels`` when no query reads them (rendering every panel each round costs the viewer)."""
+    from awsview.core.printout import as_json, to_jsonable
 
-    return as_json(profile, model, "", "", time.time())
+    if panels:
+        return as_json(profile, model, "", "", time.time())
+    now = time.time()
+    return {
+        "lab": profile.name,
+        "step": progress(tuple(model.data(keys.CHECKPOINTS, ()))).text or None,
+        "panels": [],
+        "snapshots": {
+            key: {**s.to_json(now), "data": to_jsonable(s.data)}
+            for key, s in sorted(model.snapshots.items())
+        },
+    }
+
+
+def _reads_panels(checkpoints: tuple[Checkpoint, ...]) -> bool:
+    return any("panels" in c.query or "panels" in c.now for c in checkpoints)
 
 
 def _said(value: Any) -> str:
@@ -317,7 +333,10 @@ def live(
     passed: bool | None = True
     details, broken = [], False
     if checkpoint.query:
-        ok, detail = _query(checkpoint, document or (lambda: dump_json(profile, model)))
+        ok, detail = _query(
+            checkpoint,
+            document or (lambda: dump_json(profile, model, _reads_panels((checkpoint,)))),
+        )
         details.append(detail)
         passed = ok
     for statement in filter(None, (s.strip() for s in checkpoint.check.split(";"))):
@@ -360,7 +379,7 @@ def evaluate(
 
     def document() -> dict[str, Any]:  # one dump per round, only if a checkpoint queries it
         if "json" not in cached:
-            cached["json"] = dump_json(profile, model)
+            cached["json"] = dump_json(profile, model, _reads_panels(checkpoints))
         return cached["json"]
 
     live_now = [live(c, model, profile, memory, document) for c in checkpoints]
