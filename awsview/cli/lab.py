@@ -22,6 +22,7 @@ def _folder(name: str) -> Path | None:
 
 def list_labs() -> int:
     from awsview.labs import LABS
+    from awsview.labs.script import clean
     from awsview.profiles import ProfileError, load_folder
     from awsview.profiles.folder import discover
 
@@ -31,7 +32,7 @@ def list_labs() -> int:
             title = load_folder(path).title
         except ProfileError as exc:
             title = f"(cannot be loaded: {exc})"
-        print(f"{name}  {title}  [{origin}: {path}]")
+        print(clean(f"{name}  {title}  [{origin}: {path}]", 400))
     for name, lab in LABS.items():
         if name not in folders:
             print(f"{name}  {lab.title}  [built-in player]")

@@ -72,7 +72,7 @@ def play(folder: LabFolder, args: argparse.Namespace) -> int:
         return fail(f"{folder.name}: {exc}", EXIT_USAGE)
     try:
         if folder.background:
-            print(f"{folder.name} setup: {folder.background}", flush=True)
+            print(clean(f"{folder.name} setup: {folder.background}"), flush=True)
             outcome = workspace.run(
                 workspace.script(folder.background), "setup.sh", STEP_TIMEOUT, stream=True
             )
@@ -90,7 +90,8 @@ def play(folder: LabFolder, args: argparse.Namespace) -> int:
 
 
 def _label(folder: LabFolder, step: LabStep) -> str:
-    return f"{folder.name} step {step.number}/{len(folder.steps)} {step.key}"
+    """How a step is named on the terminal (its names come from the lab's files: cleaned)."""
+    return clean(f"{folder.name} step {step.number}/{len(folder.steps)} {step.key}")
 
 
 def _run_step(folder: LabFolder, workspace: Workspace, step: LabStep, stream: bool) -> Outcome:
@@ -98,7 +99,7 @@ def _run_step(folder: LabFolder, workspace: Workspace, step: LabStep, stream: bo
 
     commands, source = step_commands(folder, step)
     if stream:
-        print(f"{_label(folder, step)}: {step.title} ({source})", flush=True)
+        print(clean(f"{_label(folder, step)}: {step.title} ({source})"), flush=True)
     return workspace.run(commands, f"step{step.number}.sh", STEP_TIMEOUT, stream=stream)
 
 
@@ -252,7 +253,7 @@ async def _one_run(
         return fail(f"{folder.name}: {exc}", EXIT_USAGE)
     suite = f"{folder.name}.run{run}"
     try:
-        print(f"{folder.name} run {run}", flush=True)
+        print(clean(f"{folder.name} run {run}"), flush=True)
         if folder.background:
             outcome = await asyncio.to_thread(
                 workspace.run, workspace.script(folder.background), "setup.sh", STEP_TIMEOUT
@@ -267,7 +268,7 @@ async def _one_run(
                 return fail(_say_outcome(f"{folder.name} run {run} setup", outcome))
         for step in folder.steps:
             label = f"{_label(folder, step)} (run {run})"
-            print(f"{label}: {step.title}", flush=True)
+            print(clean(f"{label}: {step.title}"), flush=True)
             outcome = await asyncio.to_thread(_run_step, folder, workspace, step, False)
             step_suite = f"{suite}.step{step.number}"
             report.add(

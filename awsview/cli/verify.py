@@ -28,6 +28,7 @@ def step_key(profile, which: str) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from awsview import profiles
     from awsview.aws.session import ConfigError
+    from awsview.labs.script import clean
     from awsview.polling.bootstrap import PreflightError, detect_profile
     from awsview.polling.stepcheck import StepChecker
 
@@ -61,5 +62,5 @@ def run(args: argparse.Namespace) -> int:
     failing = [r for r in results if r.passed is not True]
     for result in results:
         mark = "✓" if result.passed else ("?" if result.passed is None else "✗")
-        print(f"{mark} {result.checkpoint.text} — NOW {result.now}")
+        print(f"{mark} {clean(result.checkpoint.text)} — NOW {clean(result.now)}")
     return EXIT_OK if not failing else EXIT_FAILURE

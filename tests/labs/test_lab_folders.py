@@ -235,6 +235,15 @@ def test_labs_are_found_in_awsview_labs_then_xdg_then_built_in(tmp_path: Path):
     assert f"[built-in: {BUILTIN / 'ev04'}]" in alone.stdout
 
 
+def test_a_lab_folders_own_strings_reach_the_terminal_without_escapes(tmp_path: Path):
+    hostile = "Jobs \x1b]0;owned\x07\x1b[31m[red]red[/red]\x9b2J"
+    make_lab(tmp_path, "tlab", index=_index_with(lambda i: i.update(title=hostile)))
+    listed = awsview("lab", "list", env={"AWSVIEW_LABS": str(tmp_path)})
+    line = next(line for line in listed.stdout.splitlines() if line.startswith("tlab"))
+    assert not re.search(r"[\x00-\x1f\x7f-\x9f]", line)
+    assert "[red]red[/red]" in line  # as written: nothing interprets it
+
+
 # --- lab check on small labs --------------------------------------------------------------
 
 
