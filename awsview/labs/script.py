@@ -97,10 +97,11 @@ class Outcome:
     output: str  # stdout and stderr, as printed
     failed_command: str = ""
     seconds: float = 0.0
+    timeout: float = 0.0
 
     def said(self) -> str:
         if self.status is None:
-            return f"timed out after {self.seconds:.0f} s"
+            return f"timed out after {self.timeout:g} s"
         if self.failed_command:
             return f"`{clean(self.failed_command, 160)}` failed (exit {self.status})" + (
                 f": {clean(self.output.strip().splitlines()[-1])}" if self.output.strip() else ""
@@ -248,7 +249,7 @@ class Workspace:
             out.seek(0)
             output = out.read().decode("utf-8", "replace")
         command = failed.read_text(encoding="utf-8") if failed.is_file() else ""
-        return Outcome(status == 0, status, output, command, time.monotonic() - started)
+        return Outcome(status == 0, status, output, command, time.monotonic() - started, timeout)
 
     def script(self, relative: str) -> str:
         return (self.folder.path / relative).read_text(encoding="utf-8")
