@@ -152,6 +152,7 @@ def check(folder: LabFolder, profile: LabProfile, args: argparse.Namespace) -> i
     """``awsview lab check DIR``: exit 0 when every step's checks pass (both runs with
     ``--twice``), 1 at the first step that fails, 2 when it cannot start."""
     from awsview.aws.session import ConfigError
+    from awsview.emulator.server import EmulatorError
 
     report = Report(folder.name)
     started = time.monotonic()
@@ -171,6 +172,8 @@ def check(folder: LabFolder, profile: LabProfile, args: argparse.Namespace) -> i
             status = _check_on(folder, profile, endpoint or "", region, False, args, report)
     except ConfigError as exc:
         return fail(str(exc), EXIT_USAGE)
+    except EmulatorError as exc:
+        return fail(str(exc))
     finally:
         if args.junit is not None:
             try:
@@ -200,12 +203,14 @@ def _own_emulator() -> Iterator[str]:
     isolate_from_shell()
     os.environ["XDG_STATE_HOME"] = str(scratch / "state")
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
-    emulator = start("127.0.0.1", 0, scratch / "emulator")
-    emulator.start_in_thread()
+    emulator = None
     try:
+        emulator = start("127.0.0.1", 0, scratch / "emulator")
+        emulator.start_in_thread()
         yield emulator.endpoint_url
     finally:
-        emulator.stop()
+        if emulator is not None:
+            emulator.stop()
         os.environ.clear()
         os.environ.update(saved)
         shutil.rmtree(scratch, ignore_errors=True)

@@ -246,6 +246,9 @@ class Workspace:
             except subprocess.TimeoutExpired:
                 _stop(process)
                 status = None
+            except BaseException:  # Ctrl+C: its own session does not get the terminal's signal
+                _stop(process)
+                raise
             out.seek(0)
             output = out.read().decode("utf-8", "replace")
         command = failed.read_text(encoding="utf-8") if failed.is_file() else ""
