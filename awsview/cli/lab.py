@@ -32,7 +32,7 @@ def list_labs() -> int:
             title = load_folder(path).title
         except ProfileError as exc:
             title = f"(cannot be loaded: {exc})"
-        print(clean(f"{name}  {title}  [{origin}: {path}]", 400))
+        print(f"{clean(name)}  {clean(title)}  [{origin}: {clean(str(path))}]")
     for name, lab in LABS.items():
         if name not in folders:
             print(f"{name}  {lab.title}  [built-in player]")
