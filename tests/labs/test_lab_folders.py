@@ -266,6 +266,20 @@ def test_lab_check_runs_the_step_the_verify_script_and_a_jmespath_checkpoint(
     ]
 
 
+def test_a_checkpoint_that_does_not_hold_fails_the_step_with_what_is_there(
+    tmp_path: Path, emulator: RunningEmulator
+):
+    step = "```bash\naws sqs create-queue --queue-name labex-t-other\n```\n"
+    own = OWN.replace("?name=='labex-t-jobs'", "?name=='labex-t-missing'")
+    folder = make_lab(tmp_path, step=step, verify="true\n", own=own)
+    done = awsview("lab", "check", str(folder), "--endpoint-url", emulator.endpoint_url)
+    assert done.returncode == 1
+    (line,) = [line for line in done.stdout.splitlines() if "checkpoint:" in line]
+    assert line.startswith("  ✗ checkpoint: the jobs queue exists — NOW [")
+    assert '"labex-t-other"' in line  # what is there, not the name looked for
+    assert one_line(done.stderr) == "awsview: tlab step 1/1 queue (run 1) failed its checks"
+
+
 def test_a_hanging_verify_script_fails_at_its_timeout(tmp_path: Path, emulator: RunningEmulator):
     index = _index_with(lambda i: i["details"]["steps"][0]["verify"][0].update(timeout=1))
     folder = make_lab(tmp_path, index=index, verify="sleep 600\n")
