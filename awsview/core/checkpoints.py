@@ -47,7 +47,6 @@ from awsview.core.progress import (  # noqa: F401  (the names this module always
     MARKS,
     TODO,
     UNKNOWN,
-    CheckResult,
     Progress,
     progress,
 )
@@ -59,6 +58,22 @@ from awsview.profiles import Checkpoint, LabProfile
 
 class Unknown(Exception):
     """The data needed is missing or not fresh; the answer is neither pass nor fail."""
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    checkpoint: Checkpoint
+    passed: bool | None  # done (True), not done (False), not knowable (None)
+    detail: str
+    state: str = ""  # done | current | broken | todo | unknown; "" reads it from ``passed``
+
+    @property
+    def status(self) -> str:
+        return self.state or {True: DONE, False: CURRENT, None: UNKNOWN}[self.passed]
+
+    @property
+    def mark(self) -> str:
+        return MARKS[self.status]
 
 
 @dataclass

@@ -1,31 +1,15 @@
-"""A checkpoint's result and the learner's progress through the lab's steps (the rules are in
+"""The learner's progress through the lab's steps, from checkpoint results (the rules are in
 awsview.core.checkpoints' docstring); apart, so that what prints progress (printout) needs not
 import what evaluates checkpoints, which reads printout's JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-
-from awsview.profiles import Checkpoint
+from typing import Any
 
 DONE, CURRENT, BROKEN, TODO, UNKNOWN = "done", "current", "broken", "todo", "unknown"
 MARKS = {DONE: "✓", CURRENT: "✗", BROKEN: "✗", TODO: "·", UNKNOWN: "?"}
-
-
-@dataclass(frozen=True)
-class CheckResult:
-    checkpoint: Checkpoint
-    passed: bool | None  # done (True), not done (False), not knowable (None)
-    detail: str
-    state: str = ""  # done | current | broken | todo | unknown; "" reads it from ``passed``
-
-    @property
-    def status(self) -> str:
-        return self.state or {True: DONE, False: CURRENT, None: UNKNOWN}[self.passed]
-
-    @property
-    def mark(self) -> str:
-        return MARKS[self.status]
 
 
 @dataclass(frozen=True)
@@ -54,7 +38,8 @@ class Progress:
         return f"on step {self.number}/{len(self.steps)} {self.on}"
 
 
-def progress(results: tuple[CheckResult, ...]) -> Progress:
+def progress(results: Sequence[Any]) -> Progress:
+    """Where the learner is, from checkpoint results (awsview.core.checkpoints.CheckResult)."""
     steps = tuple(dict.fromkeys(r.checkpoint.step for r in results))
     done = tuple(
         s

@@ -62,7 +62,8 @@ class LabProfile:
     checkpoints: tuple[Checkpoint, ...] = ()
     source: str = "<builtin>"
     generic: bool = False
-    folder: LabFolder | None = None  # the lab folder it was read from
+    # The lab folder it was read from; not part of what a recording keeps of the profile.
+    folder: LabFolder | None = field(default=None, compare=False)
 
     def named(self, kind: str) -> tuple[Resource, ...]:
         return tuple(r for r in self.resources if r.kind == kind)
