@@ -1,25 +1,87 @@
-"""`awsview lab setup|play|clean|list`: a lab's provided resources and the learner's steps, played
-through boto3 on an endpoint (a real account only with --real-account)."""
+"""`awsview lab setup|play|check|clean|list`: a lab's provided resources and the learner's steps,
+played on an endpoint (a real account only with --real-account). A lab folder's steps are its own
+bash commands (awsview.cli.labfolder); the labs not yet written as folders keep a Python player."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from awsview.cli.common import EXIT_USAGE, fail
 from awsview.model import untrusted
 
 
+def _folder(name: str) -> Path | None:
+    """The lab folder ``name`` names (a path, or a lab found on the search path), if any."""
+    from awsview.profiles.folder import discover, is_folder_reference
+
+    if is_folder_reference(name) or Path(name, "index.json").is_file():
+        return Path(name)
+    found = discover().get(name)
+    return found[0] if found else None
+
+
+def list_labs() -> int:
+    from awsview.labs import LABS
+    from awsview.labs.script import clean
+    from awsview.profiles import ProfileError, load_folder
+    from awsview.profiles.folder import discover
+
+    folders = discover()
+    for name, (path, origin) in folders.items():
+        try:
+            title = load_folder(path).title
+        except ProfileError as exc:
+            title = f"(cannot be loaded: {exc})"
+        print(f"{clean(name)}  {clean(title)}  [{origin}: {clean(str(path))}]")
+    for name, lab in LABS.items():
+        if name not in folders:
+            print(f"{name}  {lab.title}  [built-in player]")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
-    from awsview.aws.session import ConfigError, Target, check_credentials, identified, resolve
-    from awsview.labs import LABS, UnknownLab, get_lab
-    from awsview.labs.player import LabError, LabPlayer
+    from awsview.labs import LABS
 
     if args.action == "list":
-        for name, lab in LABS.items():
-            print(f"{untrusted.line(name)}  {untrusted.line(lab.title)}")
-        return 0
+        return list_labs()
     if not args.name:
-        return fail(f"which lab? one of: {', '.join(LABS)}", EXIT_USAGE)
+        return fail(f"which lab? a lab folder, or one of: {', '.join(LABS)}", EXIT_USAGE)
+    folder = _folder(args.name)
+    if folder is not None or args.action == "check":
+        return run_folder(folder or Path(args.name), args)
+    if args.junit is not None or args.twice:
+        return fail("--junit and --twice go with lab check", EXIT_USAGE)
+    return run_player(args)
+
+
+def run_folder(path: Path, args: argparse.Namespace) -> int:
+    from awsview.cli import labfolder
+    from awsview.profiles import ProfileError, load_folder
+
+    try:
+        profile = load_folder(path)
+    except ProfileError as exc:
+        return fail(str(exc), EXIT_USAGE)
+    assert profile.folder is not None
+    if args.action == "clean":
+        return fail(
+            f"lab {profile.name} is a lab folder: its last step cleans up "
+            f"(awsview lab play {args.name} plays it to the end)",
+            EXIT_USAGE,
+        )
+    if args.action == "check":
+        return labfolder.check(profile.folder, profile, args)
+    if args.junit is not None or args.twice:
+        return fail("--junit and --twice go with lab check", EXIT_USAGE)
+    return labfolder.play(profile.folder, args)
+
+
+def run_player(args: argparse.Namespace) -> int:
+    from awsview.aws.session import ConfigError, Target, check_credentials, identified, resolve
+    from awsview.labs import UnknownLab, get_lab
+    from awsview.labs.player import LabError, LabPlayer
+
     try:
         lab = get_lab(args.name)
     except UnknownLab as exc:

@@ -53,7 +53,8 @@ SHARED: dict[str, tuple[str, dict[str, Any]]] = {
         {
             "action": "append",
             "metavar": "LAB",
-            "help": "lab profile (ev04, ev05, q05); default: detected",
+            "help": "a lab (a name from `awsview lab list`, or a path to a lab folder); "
+            "default: detected",
         },
     ),
     "prefix": (
@@ -98,6 +99,7 @@ TAKES: dict[str, set[str]] = {
     "class": {"theme", "log_file", "record"},
     "replay": {"theme"},
     "doctor": _VIEW | {"log_file"},
+    "verify": _VIEW,
     "emulator": set(),
     "iam-policy": {"profile", "region", "lab", "prefix"},
 }
@@ -218,15 +220,30 @@ def build_parser() -> argparse.ArgumentParser:
         "or repeated; 'all' for every one)",
     )
 
-    lab = command("lab", help="set up, play or clean a lab on an endpoint")
-    lab.add_argument("action", choices=["setup", "play", "clean", "list"])
-    lab.add_argument("name", nargs="?")
+    lab = command(
+        "lab",
+        help="set up, play, check or clean a lab on an endpoint",
+        description="A lab is a name (see `awsview lab list`) or a path to a lab folder. "
+        "check plays it on a fresh embedded emulator (or --endpoint-url) and checks each step.",
+    )
+    lab.add_argument("action", choices=["setup", "play", "check", "clean", "list"])
+    lab.add_argument("name", nargs="?", metavar="LAB", help="a lab name or a lab folder")
     lab.add_argument("--until", help="stop after this step (number or key)")
     lab.add_argument(
         "--real-account",
         action="store_true",
         help="allow setup, play and clean on an endpoint that is not local (a real AWS account)",
     )
+    lab.add_argument("--junit", type=Path, metavar="FILE", help="check: a JUnit XML report")
+    lab.add_argument(
+        "--twice", action="store_true", help="check: play the lab a second time and check it too"
+    )
+
+    verify = command(
+        "verify",
+        help="exit 0 when AWS View's checkpoints of a lab step hold (read-only), else 1",
+    )
+    verify.add_argument("step", metavar="STEP", help="the step's number or key")
 
     demo = command("demo", help="start the emulator, open the viewer and play the labs in it")
     demo.add_argument(
@@ -487,6 +504,7 @@ COMMANDS = {
     "iam-policy": "iam_policy",
     "replay": "replay",
     "doctor": "doctor",
+    "verify": "verify",
 }
 
 

@@ -10,6 +10,11 @@ A profile's checkpoint has a ``check``: statements joined by ``;``, all of which
     role ROLE invokes FUNCTION     function NAME updated
     decisions KEY accepted|rejected == N                    reference unchanged
 
+A checkpoint may instead (or as well) have a ``query``: a JMESPath expression over what
+``awsview dump --json`` prints (``panels``, ``snapshots``, ``step``), which holds when its value
+is truthy (not null, false, 0, nor an empty list, object or string); ``now`` is a second
+expression that says what is there (without it, the query's own value is said).
+
 A statement is True, False, or None when the data it needs is not available (an error is never
 taken for a pass or a fail). Its NOW text says what is there ("no state machine X yet"), never
 the name it looks for as if it existed.
@@ -35,13 +40,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from awsview.core.progress import (  # noqa: F401  (the names this module always offered)
+    BROKEN,
+    CURRENT,
+    DONE,
+    MARKS,
+    TODO,
+    UNKNOWN,
+    Progress,
+    progress,
+)
 from awsview.model import keys
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
 from awsview.profiles import Checkpoint, LabProfile
-
-DONE, CURRENT, BROKEN, TODO, UNKNOWN = "done", "current", "broken", "todo", "unknown"
-MARKS = {DONE: "✓", CURRENT: "✗", BROKEN: "✗", TODO: "·", UNKNOWN: "?"}
 
 
 class Unknown(Exception):
@@ -62,46 +74,6 @@ class CheckResult:
     @property
     def mark(self) -> str:
         return MARKS[self.status]
-
-
-@dataclass(frozen=True)
-class Progress:
-    """Where the learner is in the lab's steps."""
-
-    steps: tuple[str, ...]  # the lab's steps with checkpoints, in order
-    on: str | None  # the step the learner is on; None when every step is done
-    done: tuple[str, ...]  # the steps done, in order
-
-    @property
-    def number(self) -> int:
-        return self.steps.index(self.on) + 1 if self.on in self.steps else len(self.steps)
-
-    @property
-    def reached(self) -> str | None:
-        """The last step done (the class view's "step reached")."""
-        return self.done[-1] if self.done else None
-
-    @property
-    def text(self) -> str:
-        if not self.steps:
-            return ""
-        if self.on is None:
-            return f"all {len(self.steps)} steps done"
-        return f"on step {self.number}/{len(self.steps)} {self.on}"
-
-
-def progress(results: tuple[CheckResult, ...]) -> Progress:
-    steps = tuple(dict.fromkeys(r.checkpoint.step for r in results))
-    done = tuple(
-        s
-        for s in steps
-        if all(r.status in (DONE, BROKEN) for r in results if r.checkpoint.step == s)
-    )
-    done = tuple(
-        s for i, s in enumerate(steps) if set(steps[: i + 1]) <= set(done)
-    )  # in order only
-    on = next((s for s in steps if s not in done), None)
-    return Progress(steps, on, done)
 
 
 @dataclass
@@ -312,12 +284,76 @@ def _count(n: int, noun: str) -> str:
     return f"no {noun}s" if n == 0 else f"{n} {noun}{'' if n == 1 else 's'}"
 
 
-def _live(
-    checkpoint: Checkpoint, model: LabModel, profile: LabProfile, memory: Memory
+QUERY_SAID = 200  # characters of a query's value said as NOW
+
+
+def dump_json(profile: LabProfile, model: LabModel, panels: bool = True) -> dict[str, Any]:
+    """What ``awsview dump --json`` prints of this model (what a query reads); without
+    ``panels`` when no query reads them (rendering every panel each round costs the viewer)."""
+    from awsview.core.printout import as_json, to_jsonable
+
+    if panels:
+        return as_json(profile, model, "", "", time.time())
+    now = time.time()
+    return {
+        "lab": profile.name,
+        "step": progress(tuple(model.data(keys.CHECKPOINTS, ()))).text or None,
+        "panels": [],
+        "snapshots": {
+            key: {**s.to_json(now), "data": to_jsonable(s.data)}
+            for key, s in sorted(model.snapshots.items())
+        },
+    }
+
+
+def _reads_panels(checkpoints: tuple[Checkpoint, ...]) -> bool:
+    return any("panels" in c.query or "panels" in c.now for c in checkpoints)
+
+
+def _said(value: Any) -> str:
+    import json
+
+    if value in (None, [], {}, ""):
+        return "nothing"
+    text = value if isinstance(value, str) else json.dumps(value, default=str, ensure_ascii=False)
+    return text if len(text) <= QUERY_SAID else text[: QUERY_SAID - 1] + "…"
+
+
+def _query(
+    checkpoint: Checkpoint, document: Callable[[], dict[str, Any]]
+) -> tuple[bool | None, str]:
+    import jmespath
+    from jmespath.exceptions import JMESPathError
+
+    try:
+        data = document()
+        value = jmespath.search(checkpoint.query, data)
+        said = jmespath.search(checkpoint.now, data) if checkpoint.now else value
+    except JMESPathError as exc:
+        return None, f"query not understood: {' '.join(str(exc).split())}"
+    for snapshot in data.get("snapshots", {}).values():
+        if snapshot.get("health") not in ("ok", "absent", None) and not value:
+            return None, f"{_said(said)} (some reads failed)"
+    return value not in (None, False, 0, [], {}, ""), _said(said)
+
+
+def live(
+    checkpoint: Checkpoint,
+    model: LabModel,
+    profile: LabProfile,
+    memory: Memory,
+    document: Callable[[], dict[str, Any]] | None = None,
 ) -> tuple[bool | None, str, bool]:
     """The checkpoint now: holds / not / not knowable, what is there, and whether it is broken."""
     passed: bool | None = True
     details, broken = [], False
+    if checkpoint.query:
+        ok, detail = _query(
+            checkpoint,
+            document or (lambda: dump_json(profile, model, _reads_panels((checkpoint,)))),
+        )
+        details.append(detail)
+        passed = ok
     for statement in filter(None, (s.strip() for s in checkpoint.check.split(";"))):
         try:
             ok, detail, lasting = _statement(statement.split(), model, profile, memory)
@@ -354,8 +390,15 @@ def evaluate(
     checkpoints = profile.checkpoints
     steps = list(dict.fromkeys(c.step for c in checkpoints))
     cleanup = steps[-1] if len(steps) > 1 else None
-    live = [_live(c, model, profile, memory) for c in checkpoints]
-    for index, (passed, _, _) in enumerate(live):
+    cached: dict[str, Any] = {}
+
+    def document() -> dict[str, Any]:  # one dump per round, only if a checkpoint queries it
+        if "json" not in cached:
+            cached["json"] = dump_json(profile, model, _reads_panels(checkpoints))
+        return cached["json"]
+
+    live_now = [live(c, model, profile, memory, document) for c in checkpoints]
+    for index, (passed, _, _) in enumerate(live_now):
         if passed is True and checkpoints[index].step != cleanup:
             memory.hold(index, now)
     by_step = {s: [i for i, c in enumerate(checkpoints) if c.step == s] for s in steps}
@@ -364,7 +407,7 @@ def evaluate(
     for step in reversed([s for s in steps if s != cleanup]):
         later = later or all(i in memory.held for i in by_step[step])
         done[step] = later
-    cleaned = cleanup is not None and all(live[i][0] is True for i in by_step[cleanup])
+    cleaned = cleanup is not None and all(live_now[i][0] is True for i in by_step[cleanup])
     reached = all(done.values()) or (
         cleaned and _run_wrote(model)
     )  # the learner is on the cleanup step
@@ -376,7 +419,7 @@ def evaluate(
     on = next((s for s in steps if not done[s]), None)
     results = []
     for index, checkpoint in enumerate(checkpoints):
-        passed, detail, broken = live[index]
+        passed, detail, broken = live_now[index]
         held = memory.held.get(index)
         since = (
             f"held at {time.strftime('%H:%M:%S', time.localtime(held))}" if held is not None else ""

@@ -54,7 +54,7 @@ def as_json(
     """Every panel and every snapshot; the timeline's decisions each say their lab run (``run``),
     the earlier runs' under ``earlier``, the runs themselves under ``runs``. ``target`` is what
     was really used (a Target is described as configured)."""
-    from awsview.core.checkpoints import progress
+    from awsview.core.progress import progress
 
     return {
         "lab": profile.name,
@@ -82,7 +82,7 @@ def as_text(
     now: float,
     all_runs: bool = False,
 ) -> str:
-    from awsview.core.checkpoints import progress
+    from awsview.core.progress import progress
     from awsview.core.render import several_runs
 
     step = progress(tuple(model.data(keys.CHECKPOINTS, ()))).text

@@ -50,7 +50,12 @@ async def detect_profile(conn: Connection, prefix: str = "") -> profiles.LabProf
     """The lab whose resources exist here; otherwise a generic view of the names under
     ``prefix``. With no prefix that is the whole region: only on a local endpoint (an emulator),
     anywhere else NeedsPrefix says which prefixes exist."""
-    known = [profiles.load(name) for name in profiles.available()]
+    known = []
+    for name in profiles.available():
+        try:
+            known.append(profiles.load(name))
+        except profiles.ProfileError:
+            continue  # a broken lab folder is said when it is named (and by `awsview lab list`)
     names: list[str] = []
     for service, method, key, token_in, token_out in (
         ("lambda", "list_functions", "Functions", "Marker", "NextMarker"),

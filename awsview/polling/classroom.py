@@ -17,22 +17,22 @@ from __future__ import annotations
 
 import asyncio
 import time
-import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from awsview import profiles
-from awsview.aws.endpoints import check_endpoint_url
-from awsview.aws.errors import ConfigError, classify
+from awsview.aws.endpoints import endpoint_problem
+from awsview.aws.errors import classify
 from awsview.aws.session import Connection, Target
 from awsview.core.checkpoints import CheckResult, progress
 from awsview.model import keys
 from awsview.model.state import LabModel
-from awsview.model.textfile import BadFile, NotText, read_utf8
+from awsview.model.textfile import BadFile, shown
 from awsview.polling.scheduler import Scheduler
 from awsview.profiles import LabProfile
+from awsview.profiles.schema import Document, Field, SchemaError, Table, Tables, read_toml, validate
 
 
 class RosterError(BadFile):
@@ -67,55 +67,70 @@ class LearnerStatus:
         return sum(r.passed is True for r in self.checkpoints)
 
 
+def _endpoint(value: str) -> str | None:
+    problem = endpoint_problem(value)
+    return f"{shown(value)}: {problem}" if problem else None
+
+
+# The roster's keys, in the schema language of lab folders (awsview.profiles.schema).
+ROSTER = Table(
+    {
+        "learner": Field(
+            Tables(
+                Table(
+                    {
+                        "name": Field(str, required=True),
+                        "endpoint_url": Field(str, check=_endpoint),
+                        "lab": Field(str),
+                        "region": Field(str),
+                        "profile": Field(str),
+                    }
+                )
+            )
+        )
+    }
+)
+
+
 def load_roster(path: Path) -> tuple[Learner, ...]:
+    """The learners of a roster file; raises RosterError (``file:line: what is wrong``)."""
     try:
-        text = read_utf8(path)
-        data = tomllib.loads(text)
-    except NotText as exc:
+        document = read_toml(Path(path))
+        validate(document, ROSTER)
+    except SchemaError as exc:
         raise RosterError(str(exc)) from None
-    except OSError as exc:
-        raise RosterError(f"{path}: {exc.strerror or exc}") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise RosterError(f"{path}: {exc}") from None
-    entries = data.get("learner")
-    if not isinstance(entries, list) or not entries:
+    entries = document.data.get("learner")
+    if not entries:
         raise RosterError(f"{path}: expected one or more [[learner]] tables")
     learners, seen = [], set()
-    for number, entry in enumerate(entries, start=1):
-        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-            raise RosterError(f"{path}: learner {number} needs a name")
-        url = entry.get("endpoint_url")
-        if url is not None:
-            line = _line_of(text, "endpoint_url", number)
-            where = f"{path}, line {line}" if line else str(path)
-            where += f": learner {entry['name']!r}:"
-            if not isinstance(url, str):
-                raise RosterError(f"{where} endpoint_url must be an http(s) URL")
-            try:
-                check_endpoint_url(url, f"{where} endpoint_url")
-            except ConfigError as exc:
-                raise RosterError(str(exc)) from None
+    known = None
+    for number, entry in enumerate(entries):
         if entry["name"] in seen:
-            raise RosterError(f"{path}: learner {entry['name']!r} is listed twice")
+            raise document_error(
+                document, number, "name", f"learner {entry['name']!r} is listed twice"
+            )
         lab = entry.get("lab")
-        if lab is not None and lab not in profiles.available():
-            raise RosterError(f"{path}: learner {entry['name']!r}: unknown lab {lab!r}")
+        if lab is not None and not profiles.is_folder_reference(lab):
+            known = profiles.available() if known is None else known
+            if lab not in known:
+                raise document_error(
+                    document, number, "lab", f"learner {entry['name']!r}: unknown lab {lab!r}"
+                )
         seen.add(entry["name"])
-        learners.append(Learner(entry["name"], url, lab, entry.get("region"), entry.get("profile")))
+        learners.append(
+            Learner(
+                entry["name"],
+                entry.get("endpoint_url"),
+                lab,
+                entry.get("region"),
+                entry.get("profile"),
+            )
+        )
     return tuple(learners)
 
 
-def _line_of(text: str, key: str, occurrence: int) -> int | None:
-    """The line of the ``occurrence``-th learner's ``key = …`` (None when written otherwise)."""
-    starts = [n for n, line in enumerate(text.splitlines(), 1) if line.strip() == "[[learner]]"]
-    if occurrence > len(starts):
-        return None
-    end = starts[occurrence] if occurrence < len(starts) else None
-    for number, line in enumerate(text.splitlines(), 1):
-        if number > starts[occurrence - 1] and (end is None or number < end):
-            if line.strip().startswith(f"{key} ") or line.strip().startswith(f"{key}="):
-                return number
-    return None
+def document_error(document: Document, number: int, key: str, problem: str) -> RosterError:
+    return RosterError(str(document.error(("learner", number, key), problem)))
 
 
 @dataclass

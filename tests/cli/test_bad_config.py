@@ -205,7 +205,7 @@ def test_a_roster_endpoint_with_a_wrong_scheme_is_said_with_its_line(tmp_path, c
     )
     assert main(["class", str(roster)]) == 2
     assert said(capsys) == (
-        f"awsview: {roster}, line 7: learner 'Bo': endpoint_url htp://127.0.0.1:5001: "
+        f"awsview: {roster}:7: 'learner[2].endpoint_url': htp://127.0.0.1:5001: "
         'unsupported scheme "htp" (use http:// or https://) — did you mean http://127.0.0.1:5001?'
     )
 

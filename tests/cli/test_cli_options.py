@@ -25,6 +25,7 @@ REQUIRED = {
     "iam-policy": [],
     "replay": ["rec.awsview"],
     "doctor": [],
+    "verify": ["2"],
 }
 VALUES = {
     "profile": "lab",

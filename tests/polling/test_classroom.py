@@ -32,14 +32,16 @@ def test_current_step_is_the_last_step_passed_in_order():
     "text,problem",
     [
         ("", "expected one or more [[learner]] tables"),
-        ("[[learner]]\nendpoint_url = 'http://x:1'\n", "learner 1 needs a name"),
+        ("[[learner]]\nendpoint_url = 'http://x:1'\n", "'learner[1]' needs 'name'"),
         (
             "[[learner]]\nname = 'a'\nendpoint_url = 'ftp://x'\n",
-            'endpoint_url ftp://x: unsupported scheme "ftp" (use http:// or https://)',
+            "class.toml:3: 'learner[1].endpoint_url': ftp://x: "
+            'unsupported scheme "ftp" (use http:// or https://)',
         ),
         ("[[learner]]\nname = 'a'\n[[learner]]\nname = 'a'\n", "listed twice"),
         ("[[learner]]\nname = 'a'\nlab = 'ev99'\n", "unknown lab 'ev99'"),
-        ("[[learner\n", "line 1"),
+        ("[[learner\n", "class.toml:1: "),
+        ("[[learner]]\nname = 'a'\nedpoint_url = 'http://x:1'\n", "class.toml:3: unknown key"),
     ],
 )
 def test_malformed_roster(tmp_path: Path, text: str, problem: str):

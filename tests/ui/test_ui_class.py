@@ -296,7 +296,7 @@ def awsview(*args: str) -> subprocess.CompletedProcess:
         ("[[learner\n", "class.toml"),
         (
             "[[learner]]\nname = 'a'\nendpoint_url = 'ftp://x'\n",
-            'endpoint_url ftp://x: unsupported scheme "ftp" (use http:// or https://)',
+            "'learner[1].endpoint_url': ftp://x: unsupported scheme \"ftp\" (use http:// or https://)",
         ),
     ],
 )

@@ -1,5 +1,11 @@
-"""Lab profiles: one TOML file per lab in ``panels/`` naming its resources, which are provided
-and which the learner creates, its business key, panel order and checkpoints."""
+"""Lab profiles: what a lab's resources are, which are provided and which the learner creates,
+its business key, panel order and checkpoints. A lab is a folder (``awsview.profiles.folder``:
+the platform's layout plus ``awsview.toml``); the labs not yet written as folders keep a TOML
+file in ``panels/``.
+
+A ``--lab`` value is a path to a lab folder, or a name looked for in ``$AWSVIEW_LABS``,
+``$XDG_DATA_HOME/awsview/labs``, the built-in lab folders, then ``panels/``.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +13,22 @@ import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from awsview import kinds
-from awsview.model.textfile import BadFile, NotText, read_utf8
+from awsview.model.textfile import NotText, read_utf8
+from awsview.profiles.folder import is_folder_reference
+from awsview.profiles.schema import SchemaError
+from awsview.profiles.statements import STATEMENTS, statement_problem  # noqa: F401
+
+if TYPE_CHECKING:
+    from awsview.profiles.folder import LabFolder
 
 RESOURCE_KINDS = ("function", "table", "queue", "state_machine", "role", "log_group", "mapping")
 TABLE_ROLES = ("business", "diagnostic", "reference", "other")
 
 
-class ProfileError(BadFile):
-    """A malformed profile; the message names the file, the line and the problem."""
+ProfileError = SchemaError  # a malformed profile or lab folder: ``file:line: the problem``
 
 
 class UnknownProfile(ValueError):
@@ -35,7 +47,9 @@ class Resource:
 class Checkpoint:
     step: str
     text: str
-    check: str = ""
+    check: str = ""  # statements (see awsview.core.checkpoints)
+    query: str = ""  # JMESPath over `awsview dump --json`: holds when its value is truthy
+    now: str = ""  # JMESPath: what is there, said when the query does not hold
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,8 @@ class LabProfile:
     checkpoints: tuple[Checkpoint, ...] = ()
     source: str = "<builtin>"
     generic: bool = False
+    # The lab folder it was read from; not part of what a recording keeps of the profile.
+    folder: LabFolder | None = field(default=None, compare=False)
 
     def named(self, kind: str) -> tuple[Resource, ...]:
         return tuple(r for r in self.resources if r.kind == kind)
@@ -92,14 +108,19 @@ def common_prefixes(names: list[str], limit: int = 12) -> list[tuple[str, int]]:
 
 def profile_dir() -> Path:
     """``panels/`` beside the package in a checkout, or the copy shipped inside the wheel."""
-    checkout = Path(__file__).resolve().parent.parent / "panels"
+    checkout = Path(__file__).resolve().parent.parent.parent / "panels"
     if checkout.is_dir():
         return checkout
     return Path(str(resources.files("awsview") / "_data" / "panels"))
 
 
 def available(directory: Path | None = None) -> list[str]:
-    return sorted(p.stem for p in (directory or profile_dir()).glob("*.toml"))
+    """Every lab name: the lab folders found, then the profiles of ``panels/``."""
+    from awsview.profiles.folder import discover
+
+    names = [] if directory else list(discover())
+    names += [p.stem for p in (directory or profile_dir()).glob("*.toml")]
+    return sorted(set(names))
 
 
 def load_all(directory: Path | None = None) -> list[LabProfile]:
@@ -109,12 +130,51 @@ def load_all(directory: Path | None = None) -> list[LabProfile]:
 
 
 def load(name: str, directory: Path | None = None) -> LabProfile:
+    """The lab ``name`` (a path to a lab folder, or a name: see the module's docstring)."""
+    from awsview.profiles.folder import discover
+
+    if directory is None:
+        if is_folder_reference(name) or Path(name, "index.json").is_file():
+            return load_folder(Path(name))
+        found = discover().get(name)
+        if found is not None:
+            return load_folder(found[0])
     directory = directory or profile_dir()
     path = directory / f"{name}.toml"
     if not path.is_file():
-        known = ", ".join(available(directory)) or "none"
-        raise UnknownProfile(f"unknown lab {name!r}; known labs: {known}")
+        known = ", ".join(available(None if directory == profile_dir() else directory)) or "none"
+        raise UnknownProfile(
+            f"unknown lab {name!r}; known labs: {known} (or a path to a lab folder)"
+        )
     return load_file(path)
+
+
+def load_folder(path: Path) -> LabProfile:
+    """The profile of a lab folder: its ``awsview.toml`` keyed to ``index.json``'s steps."""
+    from awsview.profiles.folder import load_folder as read
+
+    folder, own = read(path)
+    data = own.data
+    return LabProfile(
+        name=folder.name,
+        title=folder.title,
+        prefix=data["prefix"],
+        business_key=data.get("business_key", "id"),
+        panels=tuple(data.get("panels", kinds.NAMES)),
+        resources=tuple(
+            Resource(r["kind"], r["name"], r.get("provided", False), r.get("role", "other"))
+            for r in data.get("resources", [])
+        ),
+        checkpoints=tuple(
+            Checkpoint(
+                step["key"], c["text"], c.get("check", ""), c.get("query", ""), c.get("now", "")
+            )
+            for step in data.get("steps", [])
+            for c in step.get("checkpoints", [])
+        ),
+        source=str(own.path),
+        folder=folder,
+    )
 
 
 def load_file(path: Path) -> LabProfile:
@@ -215,6 +275,9 @@ class _Parser:
         return Resource(kind=kind, name=name, provided=provided, role=role)
 
     def checkpoint(self, table: dict) -> Checkpoint:
+        problem = statement_problem(str(table.get("check", "")))
+        if problem:
+            raise self.fail(problem, "check =")
         return Checkpoint(
             step=self.string(table, "step"),
             text=self.string(table, "text"),

@@ -1,0 +1,80 @@
+"""The checkpoints of one lab step, read as the viewer reads them (read-only): what
+``awsview verify`` answers and what ``awsview lab check`` checks after each step.
+
+One ``StepChecker`` keeps one connection, one scheduler and one checkpoint memory for its whole
+life, so a check that spans a lab's steps remembers what a viewer watching them would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from awsview.aws.session import Connection, Target
+from awsview.core.checkpoints import Memory, live
+from awsview.polling.bootstrap import preflight
+from awsview.polling.scheduler import Scheduler
+from awsview.profiles import Checkpoint, LabProfile
+
+POLL_GAP = 0.5  # seconds between two reads while waiting for a step's resources to settle
+
+
+@dataclass(frozen=True)
+class StepResult:
+    checkpoint: Checkpoint
+    passed: bool | None  # None: not knowable (a read failed)
+    now: str
+
+
+class StepChecker:
+    """``async with StepChecker(target, profile) as checker:``
+    ``results = await checker.settle("cleanup", 20)``"""
+
+    def __init__(self, target: Target, profile: LabProfile):
+        self.target = target
+        self.profile = profile
+        self.memory = Memory()
+        self._conn: Connection | None = None
+        self._scheduler: Scheduler | None = None
+        self.account = ""
+
+    async def __aenter__(self) -> StepChecker:
+        self._conn = Connection(self.target)
+        await self._conn.__aenter__()
+        try:
+            self.account = await preflight(self._conn)
+        except BaseException:
+            await self._conn.__aexit__(None, None, None)
+            raise
+        self._scheduler = Scheduler(self._conn, self.profile)
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        if self._scheduler is not None:
+            await self._scheduler.stop()
+        if self._conn is not None:
+            await self._conn.__aexit__(*exc)
+
+    def checkpoints(self, step: str) -> tuple[Checkpoint, ...]:
+        return tuple(c for c in self.profile.checkpoints if c.step == step)
+
+    async def now(self, step: str) -> list[StepResult]:
+        """One read of everything, then the step's checkpoints on it."""
+        assert self._scheduler is not None, "use StepChecker as an async context manager"
+        model = await self._scheduler.run_once()
+        results = []
+        for checkpoint in self.checkpoints(step):
+            passed, said, _ = live(checkpoint, model, self.profile, self.memory)
+            results.append(StepResult(checkpoint, passed, said))
+        return results
+
+    async def settle(self, step: str, seconds: float) -> list[StepResult]:
+        """Read again until every checkpoint of the step holds, or ``seconds`` have passed."""
+        deadline = time.monotonic() + seconds
+        while True:
+            results = await self.now(step)
+            if all(r.passed for r in results) or time.monotonic() >= deadline:
+                return results
+            await asyncio.sleep(POLL_GAP)

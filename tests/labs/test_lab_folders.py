@@ -1,0 +1,379 @@
+"""Lab folders: the platform's layout plus awsview.toml, loaded through one schema, found on the
+search path, played and checked with `awsview lab play|check`, and `awsview verify`.
+
+Everything goes through the command line, as a lab author runs it; the commands run against the
+real embedded emulator (the module's `emulator`, or the one `lab check` starts itself)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from xml.etree import ElementTree
+
+import pytest
+
+from tests.support.emulator import RunningEmulator
+
+BUILTIN = Path(__file__).parents[2] / "labs"
+
+INDEX = {
+    "type": "lab",
+    "title": "A Queue For Jobs",
+    "description": "d",
+    "difficulty": "Beginner",
+    "time": 5,
+    "details": {
+        "steps": [
+            {
+                "title": "Create the Queue",
+                "text": "step1.md",
+                "verify": [
+                    {
+                        "name": "Queue Exists",
+                        "file": "verify1-1.sh",
+                        "hint": "create it",
+                        "timeout": 20,
+                    }
+                ],
+                "skills": [],
+            }
+        ],
+        "intro": {"text": "intro.md"},
+        "finish": {"text": "finish.md"},
+    },
+    "backend": {"imageid": "ttyd-ubuntu:2204"},
+}
+STEP = """# Create the queue
+
+```bash
+aws sqs create-queue --queue-name labex-t-jobs --query QueueUrl --output text
+```
+
+What it prints:
+
+```text
+http://127.0.0.1:5000/000000000000/labex-t-jobs
+```
+"""
+VERIFY = "aws sqs get-queue-url --queue-name labex-t-jobs >/dev/null\n"
+OWN = """prefix = "labex-t-"
+panels = ["checkpoints", "queues"]
+
+[[resources]]
+kind = "queue"
+name = "labex-t-jobs"
+provided = false
+
+[[steps]]
+key = "queue"
+
+[[steps.checkpoints]]
+text = "the jobs queue exists"
+query = "snapshots.queues.data[?name=='labex-t-jobs']"
+now = "snapshots.queues.data[].name"
+"""
+
+
+def make_lab(
+    where: Path,
+    name: str = "tlab",
+    step: str = STEP,
+    verify: str = VERIFY,
+    own: str = OWN,
+    index: dict | None = None,
+) -> Path:
+    folder = where / name
+    folder.mkdir(parents=True)
+    (folder / "index.json").write_text(json.dumps(index or INDEX, indent=2))
+    (folder / "step1.md").write_text(step)
+    (folder / "verify1-1.sh").write_text(verify)
+    (folder / "awsview.toml").write_text(own)
+    return folder
+
+
+def awsview(*args: str, env: dict[str, str] | None = None, timeout: float = 300):
+    return subprocess.run(
+        [sys.executable, "-m", "awsview", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
+
+
+def one_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert "Traceback" not in stderr
+    return lines[0]
+
+
+# --- the schema: each bad input is one line, file:line, exit 2 ----------------------------
+
+
+BAD_OWN = [
+    (
+        OWN.replace("provided = false", "provded = false"),
+        r"awsview.toml:7: unknown key 'resources\[1\]\.provded' \(did you mean 'provided'\?\)",
+    ),
+    (
+        OWN.replace('prefix = "labex-t-"', "prefix = 7"),
+        r"awsview.toml:1: 'prefix' must be a string",
+    ),
+    (
+        OWN.replace('panels = ["checkpoints", "queues"]', 'panels = ["queues", "charts"]'),
+        r"awsview.toml:2: 'panels': unknown panel 'charts'",
+    ),
+    (
+        OWN.replace(
+            "query = \"snapshots.queues.data[?name=='labex-t-jobs']\"",
+            'query = "snapshots.[queues"',
+        ),
+        r"awsview.toml:14: 'steps\[1\]\.checkpoints\[1\]\.query': not a JMESPath expression",
+    ),
+    (
+        OWN.replace(
+            "query = \"snapshots.queues.data[?name=='labex-t-jobs']\"",
+            'check = "queue labex-t-jobs emptyy"',
+        ),
+        r"awsview.toml:14: .*cannot read the statement 'queue labex-t-jobs emptyy'",
+    ),
+    (
+        OWN.replace('key = "queue"', "key = 1"),
+        r"awsview.toml:10: 'steps\[1\]\.key' must be a string, not an integer",
+    ),
+    (
+        OWN + '\n[[steps]]\nkey = "more"\n',
+        r"awsview.toml:9: 2 \[\[steps\]\] for the 1 steps of index.json",
+    ),
+    (OWN.replace("[[steps]]", "[[steps]"), r"awsview.toml:9: "),
+]
+
+
+@pytest.mark.parametrize(
+    "own,expected",
+    BAD_OWN,
+    ids=["typo", "type", "panel", "jmespath", "statement", "key-type", "steps-count", "toml"],
+)
+def test_bad_awsview_toml_is_one_line_with_file_and_line(tmp_path: Path, own: str, expected: str):
+    folder = make_lab(tmp_path, own=own)
+    done = awsview("lab", "check", str(folder))
+    assert done.returncode == 2
+    line = one_line(done.stderr)
+    assert line.startswith(f"awsview: {folder}/awsview.toml:")
+    assert re.search(expected, line), line
+
+
+def _index_with(change) -> dict:
+    index = json.loads(json.dumps(INDEX))
+    change(index)
+    return index
+
+
+BAD_INDEX = [
+    (
+        _index_with(lambda i: i["details"]["steps"][0]["verify"][0].update(timeout="20")),
+        r"index.json:17: 'details.steps\[1\].verify\[1\].timeout' must be an integer, not a string",
+    ),
+    (
+        _index_with(lambda i: i["details"]["steps"][0].update(verfy=[])),
+        r"index.json:\d+: unknown key 'details.steps\[1\].verfy' \(did you mean 'verify'\?\)",
+    ),
+    (
+        _index_with(lambda i: i["details"]["steps"][0].update(text="step9.md")),
+        r"index.json:\d+: step9.md is not in the lab folder",
+    ),
+    (_index_with(lambda i: i.pop("title")), r"index.json:1: the file needs 'title'"),
+]
+
+
+@pytest.mark.parametrize(
+    "index,expected", BAD_INDEX, ids=["timeout-type", "typo", "missing-text", "no-title"]
+)
+def test_bad_index_json_is_one_line_with_file_and_line(tmp_path: Path, index: dict, expected: str):
+    folder = make_lab(tmp_path, index=index)
+    done = awsview("dump", "--lab", str(folder), "--endpoint-url", "http://127.0.0.1:9")
+    assert done.returncode == 2
+    assert re.search(expected, one_line(done.stderr))
+
+
+def test_a_folder_with_no_index_json_is_refused(tmp_path: Path):
+    (tmp_path / "empty").mkdir()
+    done = awsview("lab", "check", str(tmp_path / "empty"))
+    assert done.returncode == 2
+    assert (
+        one_line(done.stderr)
+        == f"awsview: {tmp_path / 'empty'}: not a lab folder: it has no index.json"
+    )
+
+
+# --- where labs are found ---------------------------------------------------------------
+
+
+def test_labs_are_found_in_awsview_labs_then_xdg_then_built_in(tmp_path: Path):
+    first, second, data = tmp_path / "first", tmp_path / "second", tmp_path / "data"
+    make_lab(first, "tlab")
+    make_lab(second, "tlab", index=_index_with(lambda i: i.update(title="Shadowed")))
+    make_lab(second, "other")
+    make_lab(data / "awsview" / "labs", "ev04", index=_index_with(lambda i: i.update(title="Mine")))
+    env = {"AWSVIEW_LABS": f"{first}{os.pathsep}{second}", "XDG_DATA_HOME": str(data)}
+    listed = awsview("lab", "list", env=env)
+    assert listed.returncode == 0, listed.stderr
+    lines = {line.split()[0]: line for line in listed.stdout.splitlines()}
+    assert lines["tlab"].endswith(f"[AWSVIEW_LABS: {first / 'tlab'}]")
+    assert "Queue For Jobs" in lines["tlab"]
+    assert lines["other"].endswith(f"[AWSVIEW_LABS: {second / 'other'}]")
+    assert lines["ev04"].endswith(f"[XDG_DATA_HOME: {data / 'awsview' / 'labs' / 'ev04'}]")
+    assert "Mine" in lines["ev04"]
+    assert lines["q05"].endswith("[built-in player]")
+    alone = awsview("lab", "list", env={"XDG_DATA_HOME": str(tmp_path / "none")})
+    assert f"[built-in: {BUILTIN / 'ev04'}]" in alone.stdout
+
+
+def test_a_lab_folders_own_strings_reach_the_terminal_without_escapes(tmp_path: Path):
+    hostile = "Jobs \x1b]0;owned\x07\x1b[31m[red]red[/red]\x9b2J"
+    make_lab(tmp_path, "tlab", index=_index_with(lambda i: i.update(title=hostile)))
+    listed = awsview("lab", "list", env={"AWSVIEW_LABS": str(tmp_path)})
+    line = next(line for line in listed.stdout.splitlines() if line.startswith("tlab"))
+    assert not re.search(r"[\x00-\x1f\x7f-\x9f]", line)
+    assert "[red]red[/red]" in line  # as written: nothing interprets it
+
+
+# --- lab check on small labs --------------------------------------------------------------
+
+
+def test_lab_check_runs_the_step_the_verify_script_and_a_jmespath_checkpoint(
+    tmp_path: Path, emulator: RunningEmulator
+):
+    folder = make_lab(tmp_path)
+    junit = tmp_path / "report.xml"
+    done = awsview(
+        "lab", "check", str(folder), "--endpoint-url", emulator.endpoint_url, "--junit", str(junit)
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "✓ verify1-1.sh Queue Exists" in done.stdout
+    assert '✓ checkpoint: the jobs queue exists — NOW ["labex-t-jobs"]' in done.stdout
+    cases = ElementTree.parse(junit).getroot().iter("testcase")
+    assert [c.get("name") for c in cases] == [
+        "commands",
+        "verify1-1.sh Queue Exists",
+        "checkpoint: the jobs queue exists",
+    ]
+
+
+def test_a_checkpoint_that_does_not_hold_fails_the_step_with_what_is_there(
+    tmp_path: Path, emulator: RunningEmulator
+):
+    step = "```bash\naws sqs create-queue --queue-name labex-t-other\n```\n"
+    own = OWN.replace("?name=='labex-t-jobs'", "?name=='labex-t-missing'")
+    folder = make_lab(tmp_path, step=step, verify="true\n", own=own)
+    done = awsview("lab", "check", str(folder), "--endpoint-url", emulator.endpoint_url)
+    assert done.returncode == 1
+    (line,) = [line for line in done.stdout.splitlines() if "checkpoint:" in line]
+    assert line.startswith("  ✗ checkpoint: the jobs queue exists — NOW [")
+    assert '"labex-t-other"' in line  # what is there, not the name looked for
+    assert one_line(done.stderr) == "awsview: tlab step 1/1 queue (run 1) failed its checks"
+
+
+def test_a_hanging_verify_script_fails_at_its_timeout(tmp_path: Path, emulator: RunningEmulator):
+    index = _index_with(lambda i: i["details"]["steps"][0]["verify"][0].update(timeout=1))
+    folder = make_lab(tmp_path, index=index, verify="sleep 600\n")
+    done = awsview("lab", "check", str(folder), "--endpoint-url", emulator.endpoint_url)
+    assert done.returncode == 1
+    assert "✗ verify1-1.sh Queue Exists — create it (timed out after 1 s)" in done.stdout
+    assert one_line(done.stderr) == "awsview: tlab step 1/1 queue (run 1) failed its checks"
+
+
+def test_a_failing_step_command_stops_the_check_and_says_which(
+    tmp_path: Path, emulator: RunningEmulator
+):
+    step = (
+        "```bash\necho starting\n"
+        "aws dynamodb describe-table --table-name labex-t-none\necho never\n```\n"
+    )
+    folder = make_lab(tmp_path, step=step)
+    done = awsview("lab", "check", str(folder), "--endpoint-url", emulator.endpoint_url)
+    assert done.returncode == 1
+    line = one_line(done.stderr)
+    assert re.match(  # the AWS CLI's status for a service error: 254 (v2) or 255 (v1)
+        r"awsview: tlab step 1/1 queue \(run 1\): "
+        r"`aws dynamodb describe-table --table-name labex-t-none` failed \(exit 25[45]\)",
+        line,
+    ), line
+    assert "ResourceNotFoundException" in line
+    assert "never" not in done.stdout
+
+
+def test_transcript_blocks_run_only_their_prompted_lines(tmp_path: Path, emulator: RunningEmulator):
+    step = (
+        "```console\n$ aws sqs create-queue \\\n    --queue-name labex-t-jobs\n"
+        '{\n    "QueueUrl": "http://127.0.0.1:5000/000000000000/labex-t-jobs"\n}\n```\n'
+        "```bash norun\nexit 1\n```\n"
+    )
+    folder = make_lab(tmp_path, step=step)
+    done = awsview("lab", "check", str(folder), "--endpoint-url", emulator.endpoint_url)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_lab_folder_never_plays_on_a_real_account_unless_told(tmp_path: Path):
+    index = _index_with(lambda i: i["details"]["intro"].update(background="setup.sh"))
+    folder = make_lab(tmp_path, index=index)
+    (folder / "setup.sh").write_text(f"touch {tmp_path / 'touched'}\n")
+    keys = {
+        "AWS_ACCESS_KEY_ID": "AKIAEXAMPLE",
+        "AWS_SECRET_ACCESS_KEY": "not-a-real-secret",
+        "AWS_REGION": "us-east-1",
+    }
+    for action in ("play", "check"):
+        done = awsview(
+            "lab",
+            action,
+            str(folder),
+            "--endpoint-url",
+            "https://sqs.us-east-1.amazonaws.com",
+            env=keys,
+        )
+        assert done.returncode == 2
+        assert "not a local endpoint: pass --real-account" in one_line(done.stderr)
+    assert not (tmp_path / "touched").exists()
+
+
+# --- ev04, the built-in lab folder -----------------------------------------------------------
+
+
+def test_verify_answers_with_the_checkpoints_of_a_step(tmp_path: Path, emulator: RunningEmulator):
+    copy = tmp_path / "anywhere" / "ev04"
+    shutil.copytree(BUILTIN / "ev04", copy)  # a lab folder copied anywhere is played by path
+    played = awsview(
+        "lab", "play", str(copy), "--until", "workflow", "--endpoint-url", emulator.endpoint_url
+    )
+    assert played.returncode == 0, played.stdout + played.stderr
+    where = ("--endpoint-url", emulator.endpoint_url, "--lab", str(copy))
+    done = awsview("verify", "2", *where)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "✓ state machine labex-ev04-orders with Retry and Catch" in done.stdout
+    later = awsview("verify", "executions", *where)
+    assert later.returncode == 1
+    assert (
+        "✗ retry-order SUCCEEDED after 1 TaskFailed, order 2/600 — NOW no execution retry-order yet"
+        in later.stdout
+    )
+    wrong = awsview("verify", "9", *where)
+    assert wrong.returncode == 2
+    assert one_line(wrong.stderr) == "awsview: lab ev04 has no step '9'"
+
+
+def test_lab_check_of_ev04_passes_twice(tmp_path: Path):
+    junit = tmp_path / "ev04.xml"
+    done = awsview("lab", "check", "ev04", "--twice", "--junit", str(junit), timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "ev04 run 2" in done.stdout
+    assert done.stdout.count("✓ checkpoint: reference unchanged") == 2
+    root = ElementTree.parse(junit).getroot()
+    assert not list(root.iter("failure"))
+    assert {s.get("name") for s in root.iter("testsuite")} >= {"ev04.run2.step4"}
