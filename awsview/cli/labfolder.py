@@ -46,6 +46,15 @@ def endpoint_of(args: argparse.Namespace) -> tuple[str | None, str, bool]:
     return resolved.endpoint_url, resolved.region, False
 
 
+def not_local(action: str, lab: str, endpoint: str | None) -> str:
+    """Why ``lab ACTION`` refuses an endpoint that may be a real account."""
+    return (
+        f"lab {action} {lab} would create and delete resources on {endpoint or 'AWS'}, which is "
+        "not a local endpoint (loopback or an AWS View emulator): pass --real-account if that is "
+        "what you mean"
+    )
+
+
 def _say_outcome(label: str, outcome: Outcome) -> str:
     return f"{label}: {outcome.said()}"
 
@@ -60,12 +69,7 @@ def play(folder: LabFolder, args: argparse.Namespace) -> int:
     except (ValueError, ConfigError) as exc:
         return fail(str(exc), EXIT_USAGE)
     if not local and not args.real_account:
-        return fail(
-            f"lab {args.action} {folder.name} would create and delete resources on "
-            f"{endpoint or 'AWS'}, which is not a local endpoint: pass --real-account if that "
-            "is what you mean",
-            EXIT_USAGE,
-        )
+        return fail(not_local(args.action, folder.name, endpoint), EXIT_USAGE)
     try:
         workspace = Workspace(folder, endpoint or "", region, isolated=False, local=local)
     except FileNotFoundError as exc:
@@ -163,12 +167,7 @@ def check(folder: LabFolder, profile: LabProfile, args: argparse.Namespace) -> i
         else:
             endpoint, region, local = endpoint_of(args)
             if not local and not args.real_account:
-                return fail(
-                    f"lab check {folder.name} would create and delete resources on "
-                    f"{endpoint or 'AWS'}, which is not a local endpoint: pass --real-account "
-                    "if that is what you mean",
-                    EXIT_USAGE,
-                )
+                return fail(not_local("check", folder.name, endpoint), EXIT_USAGE)
             status = _check_on(folder, profile, endpoint or "", region, False, args, report)
     except ConfigError as exc:
         return fail(str(exc), EXIT_USAGE)

@@ -339,7 +339,10 @@ def test_a_lab_folder_never_plays_on_a_real_account_unless_told(tmp_path: Path):
             env=keys,
         )
         assert done.returncode == 2
-        assert "not a local endpoint: pass --real-account" in one_line(done.stderr)
+        assert (
+            "not a local endpoint (loopback or an AWS View emulator): pass --real-account"
+            in one_line(done.stderr)
+        )
     assert not (tmp_path / "touched").exists()
 
 
