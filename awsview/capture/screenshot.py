@@ -1,10 +1,13 @@
 """Screenshots of a running Textual app: the SVG Textual exports, or a PNG drawn cell by cell
-with a real monospace font (DejaVu Sans Mono), deterministic for the same screen."""
+with a real monospace font (DejaVu Sans Mono where it is installed, else the monospace font
+fontconfig names), deterministic for the same screen and font."""
 
 from __future__ import annotations
 
 import io
 import re
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -33,8 +36,50 @@ class ScreenshotError(Exception):
     """Why a screenshot could not be made (e.g. no monospace font)."""
 
 
+NO_FONT = (
+    "no monospace font found for the PNG: install DejaVu Sans Mono (Debian/Ubuntu:"
+    " fonts-dejavu-core, Fedora: dejavu-sans-mono-fonts, macOS: brew install --cask"
+    " font-dejavu) or any monospace font fontconfig knows (fc-match monospace)"
+)
+
+
 def _font_path(candidates: tuple[str, ...]) -> str | None:
     return next((p for p in candidates if Path(p).is_file()), None)
+
+
+def _fontconfig(pattern: str) -> str | None:
+    """The font file fontconfig picks for ``pattern``, if fc-match is installed and answers."""
+    fc_match = shutil.which("fc-match")
+    if fc_match is None:
+        return None
+    try:
+        done = subprocess.run(
+            [fc_match, "-f", "%{file}", pattern],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    found = done.stdout.strip()
+    # fc-match always answers with some font; only a TrueType/OpenType file PIL can draw will do.
+    if done.returncode == 0 and found.lower().endswith((".ttf", ".otf", ".ttc")):
+        return found if Path(found).is_file() else None
+    return None
+
+
+def fonts() -> tuple[str, str | None]:
+    """(regular, bold or None): DejaVu Sans Mono at its usual paths, else fontconfig's
+    monospace; ScreenshotError saying what to install when there is none."""
+    regular = _font_path(FONT_CANDIDATES)
+    if regular is not None:
+        return regular, _font_path(BOLD_CANDIDATES)
+    regular = _fontconfig("monospace")
+    if regular is None:
+        raise ScreenshotError(NO_FONT)
+    bold = _fontconfig("monospace:bold")
+    return regular, bold if bold != regular else None
 
 
 def record(app: Any) -> Any:
@@ -75,11 +120,8 @@ def png(app: Any, font_size: int = 16) -> bytes:
     from PIL import Image, ImageDraw, ImageFont
     from rich.segment import Segment
 
-    regular = _font_path(FONT_CANDIDATES)
-    if regular is None:
-        raise ScreenshotError("no DejaVu Sans Mono font found (Debian: fonts-dejavu-core)")
+    regular, bold_path = fonts()
     font = ImageFont.truetype(regular, font_size)
-    bold_path = _font_path(BOLD_CANDIDATES)
     bold = ImageFont.truetype(bold_path, font_size) if bold_path else font
     console = record(app)
     width, height = app.size

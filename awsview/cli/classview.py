@@ -39,8 +39,18 @@ def open_class(
             recording = ClassRecorder(open_recording(record, "class"))
         except RecordingError as exc:
             return fail(str(exc), EXIT_USAGE)
+    from awsview.ui import keymap
+
+    keys, left_out = keymap.load()
     try:
-        app = ClassApp(learners, theme=theme, presenter=presenter, recording=recording)
+        app = ClassApp(
+            learners,
+            theme=theme,
+            presenter=presenter,
+            recording=recording,
+            keymap=keys,
+            notice=left_out,
+        )
     except themes.ThemeError as exc:
         return fail(str(exc), EXIT_USAGE)
     try:

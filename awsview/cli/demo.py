@@ -48,9 +48,15 @@ def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8
     try:
         driver = DemoDriver(labs, emulator.endpoint_url, step_seconds=step_seconds)
         target = Target(endpoint_url=emulator.endpoint_url, region="us-east-1")
+        from awsview.ui import keymap
+
+        keys, left_out = keymap.load()
         try:
             app = AWSViewApp(
-                target=target, lab=labs[0].name, demo=driver, options=ViewerOptions(theme=theme)
+                target=target,
+                lab=labs[0].name,
+                demo=driver,
+                options=ViewerOptions(theme=theme, keymap=keys, notice=left_out),
             )
         except ThemeError as exc:
             return fail(str(exc), EXIT_USAGE)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from datetime import datetime
@@ -14,11 +15,13 @@ from awsview import profiles
 from awsview.aws.session import ConfigError, Connection, Target
 from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, checked_target, fail
 from awsview.core.printout import as_json, as_text, graphs_json, graphs_text
+from awsview.core.textgrid import cut
 from awsview.model import untrusted
 from awsview.model.state import LabModel
 from awsview.polling.bootstrap import PreflightError, detect_profile, preflight
 from awsview.polling.scheduler import Scheduler
 
+GRAPH_WIDTH = 60
 MAX_STATUS = 300  # a recorded status line is the viewer's one status line
 
 
@@ -42,10 +45,12 @@ def run(args: argparse.Namespace) -> int:
             return fail(
                 "--graph draws live state machines; it does not go with --from FILE", EXIT_USAGE
             )
-        return from_recording(args.source, args.at, args.learner, args.json)
+        return from_recording(args.source, args.at, args.learner, args.json, text_width(args.width))
     if args.at or args.learner:
         return fail("--at and --learner go with --from FILE", EXIT_USAGE)
-    if args.graph and args.width < 20:
+    if args.width is not None and args.width < 0:
+        return fail(f"--width {args.width}: give columns, or 0 for lines of any length", EXIT_USAGE)
+    if args.graph and args.width is not None and args.width < 20:
         return fail(f"--width {args.width}: a graph needs at least 20 columns", EXIT_USAGE)
     target = checked_target(args)
     from awsview.polling.store import unusable
@@ -58,9 +63,37 @@ def run(args: argparse.Namespace) -> int:
         args.lab,
         args.prefix,
         args.json,
-        graph_width=args.width if args.graph else None,
+        graph_width=(args.width or GRAPH_WIDTH) if args.graph else None,
         all_runs=args.all_runs,
+        width=text_width(args.width),
     )
+
+
+def text_width(asked: int | None) -> int:
+    """The width the panels are fitted to: ``--width``, else COLUMNS, else the terminal's when
+    the output is one; 0 (lines as long as their cells) when written to a pipe or a file, so
+    that what scripts read does not depend on a window."""
+    if asked is not None:
+        return asked
+    columns = os.environ.get("COLUMNS", "")
+    if columns.strip().isdigit() and int(columns) > 0:
+        return int(columns)
+    try:
+        if sys.stdout.isatty():
+            return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 0
+
+
+def planner(
+    labels: tuple[str, ...], rows: list[tuple[str, ...]], available: int
+) -> tuple[tuple[int, ...], tuple[int | None, ...], str]:
+    """The viewer's column plan for a table of ``available`` cells."""
+    from awsview.ui.viewer.cells import plan_columns
+
+    planned = plan_columns(labels, rows, available)
+    return planned.shown, planned.limits, planned.caption.replace(" (enter shows a row whole)", "")
 
 
 def poll_once(
@@ -71,6 +104,7 @@ def poll_once(
     out: TextIO | None = None,
     graph_width: int | None = None,
     all_runs: bool = False,
+    width: int = 0,
 ) -> int:
     """Prints the panels once; with `graph_width`, the state machine graphs at that width
     instead."""
@@ -111,16 +145,23 @@ def poll_once(
         )
         out.write("\n")
     else:
-        out.write(as_text(profile, model, where, account, now, all_runs))
+        out.write(as_text(profile, model, where, account, now, all_runs, width, planner))
     return 0
 
 
 def from_recording(
-    path: Path, at: str | None, learner: str | None, as_json_output: bool, out: TextIO = sys.stdout
+    path: Path,
+    at: str | None,
+    learner: str | None,
+    as_json_output: bool,
+    width: int = 0,
+    out: TextIO | None = None,
 ) -> int:
     """`awsview dump --from FILE`: what the viewer showed then, as `dump` prints it live."""
     from awsview.polling.recorded import MomentError, describe, state_at, target_of
     from awsview.polling.recording import LearnerError, Recording, RecordingError
+
+    out = out or sys.stdout
 
     try:
         recording = Recording(path)
@@ -152,10 +193,14 @@ def from_recording(
         json.dump(document, out, indent=2, sort_keys=True, default=str)
         out.write("\n")
     else:
-        out.write(f"{untrusted.line(describe(recording, player))}\n")
         level, status = state.status
         status = untrusted.line(status, limit=MAX_STATUS) if status else status
         said = f" · {'error: ' if level == 'error' else ''}{status}" if status else ""
-        out.write(f"at {datetime.fromtimestamp(moment):%H:%M:%S} (frame {index + 1}){said}\n")
-        out.write(as_text(state.profile, model, target, account, moment))
+        heading = [
+            untrusted.line(describe(recording, player)),
+            f"at {datetime.fromtimestamp(moment):%H:%M:%S} (frame {index + 1}){said}",
+        ]
+        for line in heading:
+            out.write(f"{cut(line, width) if width > 0 else line}\n")
+        out.write(as_text(state.profile, model, target, account, moment, False, width, planner))
     return 0

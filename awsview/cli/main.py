@@ -65,7 +65,10 @@ SHARED: dict[str, tuple[str, dict[str, Any]]] = {
         "--theme",
         {
             "metavar": "THEME",
-            "help": "dark (default), light, high-contrast, docs, or any Textual theme",
+            "help": (
+                "dark (default), light, high-contrast, docs, one of yours in"
+                " ~/.config/awsview/themes, or any Textual theme"
+            ),
         },
     ),
     "record": (
@@ -260,7 +263,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="draw each state machine and each execution on it instead of the panels",
     )
-    dump.add_argument("--width", type=int, default=60, help="graph width in columns (default 60)")
+    dump.add_argument(
+        "--width",
+        type=int,
+        metavar="N",
+        help=(
+            "fit the panels to N columns (default: COLUMNS or the terminal; on a pipe, or with"
+            " 0, lines are as long as their cells); with --graph, the graph width (default 60)"
+        ),
+    )
     dump.add_argument(
         "--from",
         dest="source",

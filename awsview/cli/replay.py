@@ -38,11 +38,14 @@ def run(args: argparse.Namespace) -> int:
             EXIT_USAGE,
         )
     index = player.index_at(moment)
+    from awsview.ui import keymap
+
+    keys, left_out = keymap.load()
     app = ReplayApp(
         player,
         start=index,
         moment=max(moment, player.marks[index].time),
-        options=ViewerOptions(theme=args.theme),
+        options=ViewerOptions(theme=args.theme, keymap=keys, notice=left_out),
     )
     lifeline.run(app)  # ends with its terminal or its parent
     if app.broken:

@@ -35,6 +35,11 @@ def run(args: argparse.Namespace) -> int:
     except themes.ThemeError as exc:
         return fail(str(exc), EXIT_USAGE)
     saved, notice = preferences.load()
+    from awsview.ui import keymap
+
+    keys, left_out = keymap.load()
+    if left_out:
+        notice = f"{notice}; {left_out}" if notice else left_out
     theme = args.theme or saved.get("theme")
     try:
         themes.check(theme)
@@ -82,6 +87,7 @@ def run(args: argparse.Namespace) -> int:
                 remember=not presenter,
                 show_usage=bool(saved.get("usage")) and not presenter,
                 notice=notice,
+                keymap=keys,
             ),
         )
     except ThemeError as exc:

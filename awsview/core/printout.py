@@ -6,7 +6,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from decimal import Decimal
 from enum import Enum
@@ -14,6 +14,7 @@ from typing import Any
 
 from awsview import profiles
 from awsview.aws.session import Target
+from awsview.core import textgrid
 from awsview.core.render import Panel, panels
 from awsview.model import keys, untrusted
 from awsview.model.state import LabModel
@@ -74,6 +75,16 @@ def _where(target: Target | str) -> str:
     return target if isinstance(target, str) else target.describe()
 
 
+# (labels, rows, available cells) -> (shown column indexes, a limit per shown column or None,
+# what to say instead of the columns left out): the viewer's own column planning, handed down
+# by the command so that `dump` leaves out the columns the viewer would.
+Planner = Callable[
+    [tuple[str, ...], list[tuple[str, ...]], int],
+    tuple[tuple[int, ...], tuple[int | None, ...], str],
+]
+INDENT = "   "
+
+
 def as_text(
     profile: profiles.LabProfile,
     model: LabModel,
@@ -81,7 +92,11 @@ def as_text(
     account: str,
     now: float,
     all_runs: bool = False,
+    width: int = 0,
+    plan: Planner | None = None,
 ) -> str:
+    """The panels as text; with ``width`` > 0 and a ``plan``, each table planned to fit that
+    many cells and every line cut to it (0: lines as long as their cells)."""
     from awsview.core.progress import progress
     from awsview.core.render import several_runs
 
@@ -98,8 +113,33 @@ def as_text(
         out.append(f"== {panel.title}  [{panel.freshness}]")
         if panel.note:
             out.append(f"   {panel.note}")
-        out.extend(_table(panel))
-    return "\n".join(untrusted.clean(line) for line in out) + "\n"
+        if width > 0 and plan is not None:
+            out.extend(_fitted_table(panel, width - len(INDENT), plan))
+        else:
+            out.extend(_table(panel))
+    lines = (untrusted.clean(line) for line in out)
+    if width > 0:
+        lines = (textgrid.cut(line, width) for line in lines)
+    return "\n".join(lines) + "\n"
+
+
+def _fitted_table(panel: Panel, available: int, plan: Planner) -> list[str]:
+    if not panel.rows:
+        return [f"{INDENT}({panel.body_text})"]
+    rows = [tuple(textgrid.clean(c) for c in row.cells) for row in panel.rows]
+    labels = tuple(textgrid.clean(c) for c in panel.columns)
+    shown, limits, caption = plan(labels, rows, available)
+    texts = [
+        [textgrid.cut(cells[i], limit) if limit else cells[i] for i, limit in zip(shown, limits)]
+        for cells in [labels, *rows]
+    ]
+    widths = [max(textgrid.cells(t[k]) for t in texts) for k in range(len(shown))]
+
+    def line(cells: list[str]) -> str:
+        padded = (c + " " * (w - textgrid.cells(c)) for c, w in zip(cells, widths))
+        return INDENT + "  ".join(padded).rstrip()
+
+    return ([f"{INDENT}{caption}"] if caption else []) + [line(t) for t in texts]
 
 
 def _table(panel: Panel) -> list[str]:

@@ -4,6 +4,9 @@
     theme = "awsview-light"  # the theme last picked with t or the palette (--theme wins)
     usage = true             # the status line shows the API calls and read units used (u)
 
+    [keymap]                 # keys of one's own, by binding id (awsview.ui.keymap)
+    copy = "c"
+
 Only the viewer started from the command line reads and writes it. A file that cannot be read
 or has an unknown key or a value of the wrong type is ignored with a one-line notice, never an
 error: it must not stop anyone from watching a lab.
@@ -17,7 +20,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
-KEYS: dict[str, type] = {"theme": str, "usage": bool}
+KEYS: dict[str, type] = {"theme": str, "usage": bool, "keymap": dict}
 
 
 def path() -> Path:
@@ -37,7 +40,7 @@ def load() -> tuple[dict[str, Any], str | None]:
     kept = {k: v for k, v in data.items() if k in KEYS and isinstance(v, KEYS[k])}
     wrong = sorted(set(data) - set(kept))
     return kept, (
-        f'{file}: ignored {", ".join(wrong)} (known: theme = "…", usage = true|false)'
+        f'{file}: ignored {", ".join(wrong)} (known: theme = "…", usage = true|false, [keymap])'
         if wrong
         else None
     )
@@ -49,9 +52,17 @@ def save(**changes: Any) -> str | None:
     current.update({k: v for k, v in changes.items() if k in KEYS and isinstance(v, KEYS[k])})
     file = path()
     lines = ["# AWS View preferences, written by the viewer (see the docs: Files)"]
+    # JSON strings are TOML strings; a table (the keymap) goes last, as TOML wants.
     lines += [
-        f"{k} = {json.dumps(v)}" for k, v in sorted(current.items())
-    ]  # JSON strings are TOML strings
+        f"{k} = {json.dumps(v)}" for k, v in sorted(current.items()) if not isinstance(v, dict)
+    ]
+    for table, entries in sorted((k, v) for k, v in current.items() if isinstance(v, dict)):
+        lines += ["", f"[{table}]"]
+        lines += [
+            f"{json.dumps(str(k))} = {json.dumps(v)}"
+            for k, v in entries.items()
+            if isinstance(v, str)
+        ]
     try:
         file.parent.mkdir(parents=True, exist_ok=True)
         scratch = file.with_suffix(".toml.tmp")

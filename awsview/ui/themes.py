@@ -1,7 +1,12 @@
-"""Themes are data: one TOML file per theme in ``themes/``, registered as Textual themes."""
+"""Themes are data: one TOML file per theme in ``themes/``, registered as Textual themes.
+
+The user's own themes, in ``$XDG_CONFIG_HOME/awsview/themes/*.toml`` (``~/.config/...`` when
+XDG_CONFIG_HOME is not set), come after the built-in ones; one with a built-in theme's name
+replaces it."""
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from importlib import resources
@@ -62,6 +67,12 @@ def theme_dir() -> Path:
     return Path(str(resources.files("awsview") / "_data" / "themes"))
 
 
+def user_theme_dir() -> Path:
+    """Where the user's own themes are looked for (the folder need not exist)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "awsview" / "themes"
+
+
 def load_file(path: Path) -> Theme:
     """One theme file; ThemeError names the file, the line and what is wrong. Colours are
     checked here: Textual would only fail on one when the theme is first drawn."""
@@ -117,8 +128,16 @@ def _check_values(path: Path, text: str, data: dict[str, Any]) -> None:
 
 
 def load_all(directory: Path | None = None) -> list[Theme]:
-    """Every theme in the directory, sorted by file name."""
-    return [load_file(p) for p in sorted((directory or theme_dir()).glob("*.toml"))]
+    """Every theme in the directory, sorted by file name; without one, the built-in themes and
+    then the user's, a user theme taking the place of the built-in one of the same name."""
+    if directory is not None:
+        return [load_file(p) for p in sorted(directory.glob("*.toml"))]
+    by_name = {t.name: t for t in load_all(theme_dir())}
+    user = user_theme_dir()
+    if user.is_dir():
+        for loaded in load_all(user):
+            by_name[loaded.name] = loaded  # a dict keeps the first place, takes the last value
+    return list(by_name.values())
 
 
 def known_names() -> list[str]:
@@ -131,9 +150,12 @@ def known_names() -> list[str]:
 def check(name: str | None) -> None:
     """Before building an app: ThemeError (one line) for a theme file that cannot be used, or a
     theme neither AWS View's nor Textual's."""
-    known = known_names()  # every theme file is read: a broken one is said before any screen
-    if name and resolve(name, known) is None:
-        raise ThemeError(f"unknown theme {name!r}; try dark, light, high-contrast or docs")
+    ours = [t.name for t in load_all()]  # every theme file is read: a broken one is said first
+    from textual.theme import BUILTIN_THEMES
+
+    if name and resolve(name, ours + list(BUILTIN_THEMES)) is None:
+        listed = ", ".join(shown(n.removeprefix("awsview-")) for n in ours)
+        raise ThemeError(f"unknown theme {name!r}; AWS View themes: {listed}")
 
 
 def resolve(name: str, known: list[str]) -> str | None:
@@ -156,7 +178,7 @@ def install(app: App, theme: str | None) -> list[str]:
         names.append(loaded.name)
     chosen = resolve(theme or DEFAULT_THEME, list(app.available_themes))
     if chosen is None:
-        known = ", ".join(n.removeprefix("awsview-") for n in names)
+        known = ", ".join(shown(n.removeprefix("awsview-")) for n in names)
         raise ThemeError(f"unknown theme {theme!r}; AWS View themes: {known}")
     app.theme = chosen
     return names

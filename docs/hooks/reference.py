@@ -114,32 +114,16 @@ def cli_reference() -> str:
     return "\n".join(lines) + "\n"
 
 
-def _key(name: str) -> str:
-    from textual.keys import key_to_character
-
-    name = name.strip()
-    character = key_to_character(name) or {"slash": "/", "plus": "+", "minus": "-"}.get(name)
-    shown = character if character and character.isprintable() and character != " " else name
-    return f"`{shown}`"
-
-
 def _keys(title: str, bindings: Iterable[Binding], presented: bool = True) -> list[str]:
-    from awsview.ui.viewer.presenter import NAVIGATION
+    from awsview.ui.keytable import table
 
-    head = "| key | does | on a presenter screen |" if presented else "| key | does |"
-    rows = [f"## {title}", "", head, "|" + " --- |" * (head.count("|") - 1)]
-    for binding in bindings:
-        keys = " / ".join(_key(k) for k in binding.key.split(","))
-        row = f"| {keys} | {_cell(binding.description)} |"
-        if presented:
-            row += " yes |" if binding.action.split("(", 1)[0] in NAVIGATION else " off |"
-        rows.append(row)
-    return [*rows, ""]
+    return [f"## {title}", "", *table(bindings, presented=presented), ""]
 
 
 def keys_reference() -> str:
-    from awsview.ui.classview.view import GridScreen
-    from awsview.ui.viewer.app import AWSViewApp
+    from awsview.ui.classview.learner import LearnerScreen
+    from awsview.ui.classview.view import ClassApp, GridScreen
+    from awsview.ui.viewer.app import viewer_bindings
     from awsview.ui.viewer.replay import ReplayApp
 
     lines = [
@@ -149,14 +133,19 @@ def keys_reference() -> str:
         "(`tab` / `shift+tab`, arrows, page keys, `ctrl+p` for the command palette) work too;",
         "the [viewer's guide](../guide/viewer.md#keys) says what each key shows. A presenter",
         "screen (`awsview serve`, `watch --presenter`) lets only the keys that look around",
-        "through: no quit, filter, theme or command palette.",
+        "through: no quit, filter, theme or command palette. The `?` screen lists the same",
+        "tables, with the keys `[keymap]` in config.toml gave",
+        "([Keys of your own](../guide/viewer.md#keys-of-your-own)).",
         "",
     ]
-    lines += _keys("The viewer (`awsview watch`, `demo`)", AWSViewApp.BINDINGS)
+    lines += _keys("The viewer (`awsview watch`, `demo`)", viewer_bindings())
     lines += _keys(
         "Replay (`awsview replay`), besides the viewer's", ReplayApp.BINDINGS, presented=False
     )
-    lines += _keys("The class view (`awsview class`)", GridScreen.BINDINGS)
+    lines += _keys(
+        "The class view (`awsview class`)",
+        [*GridScreen.BINDINGS, *LearnerScreen.BINDINGS, *ClassApp.BINDINGS],
+    )
     return "\n".join(lines)
 
 

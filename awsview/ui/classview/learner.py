@@ -19,10 +19,12 @@ from textual.widgets import Footer, Static
 from awsview.core.changes import ItemChanges
 from awsview.core.details import describe
 from awsview.core.feed import PanelFeed
+from awsview.core.rowref import Where
+from awsview.model.state import LabModel
 from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus
 from awsview.profiles import LabProfile
 from awsview.ui.classview.cards import ago, reason, state
-from awsview.ui.viewer import presenter
+from awsview.ui.viewer import presenter, rowkeys
 from awsview.ui.viewer.board import PanelBoard
 from awsview.ui.viewer.cells import alive, plain
 from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelView
@@ -34,9 +36,12 @@ class LearnerScreen(Screen[None]):
 
     AUTO_FOCUS = ""  # the first panel's rows, once shown (`_visit_first`), not its placeholder
     BINDINGS = [
-        Binding("escape", "back", "Back to the class"),
-        Binding("right_square_bracket", "cycle(1)", "Next panel", show=False),
-        Binding("left_square_bracket", "cycle(-1)", "Previous panel", show=False),
+        Binding("escape", "back", "Back to the class", id="back"),
+        Binding("right_square_bracket", "cycle(1)", "Next panel", show=False, id="next-panel"),
+        Binding(
+            "left_square_bracket", "cycle(-1)", "Previous panel", show=False, id="previous-panel"
+        ),
+        *rowkeys.BINDINGS,
     ]
 
     def __init__(self, learner: Learner, monitor: ClassMonitor, clock: Callable[[], float]) -> None:
@@ -67,6 +72,25 @@ class LearnerScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return presenter.allows(self.app, action)
+
+    def _row_keys(self) -> tuple[LabModel | None, Where]:
+        lab = self.monitor.lab(self.learner.name)
+        learner = self.learner
+        return (lab[1] if lab else None), Where(
+            learner.region, learner.endpoint_url, learner.profile
+        )
+
+    def action_copy_row(self) -> None:
+        model, where = self._row_keys()
+        rowkeys.copy(self.app, self.board, model, where, command=False)
+
+    def action_copy_command(self) -> None:
+        model, where = self._row_keys()
+        rowkeys.copy(self.app, self.board, model, where, command=True)
+
+    def action_open_row(self) -> None:
+        model, where = self._row_keys()
+        rowkeys.open_row(self.app, self.board, model, where)
 
     def refresh_panels(self, status: LearnerStatus | None = None) -> None:
         if status is not None:

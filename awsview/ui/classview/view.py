@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from typing import Any
 
@@ -21,11 +21,11 @@ from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Markdown, Static
+from textual.widgets import Footer, Static
 
 from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus
 from awsview.profiles import LabProfile
-from awsview.ui import themes
+from awsview.ui import keytable, themes
 from awsview.ui.classview.cards import card_content, columns_for, lab_steps, state, summary
 from awsview.ui.classview.learner import LearnerScreen
 from awsview.ui.viewer import presenter
@@ -94,15 +94,15 @@ class GridScreen(Screen[None]):
     """The summary line and a grid of cards, in roster order; reflows with the terminal width."""
 
     BINDINGS = [
-        Binding("left", "move(-1)", "Previous", show=False),
-        Binding("right", "move(1)", "Next", show=False),
-        Binding("up", "move('up')", "Up", show=False),
-        Binding("down", "move('down')", "Down", show=False),
-        Binding("pageup", "page(-1)", "Page up", show=False),
-        Binding("pagedown", "page(1)", "Page down", show=False),
-        Binding("home", "edge(0)", "First", show=False),
-        Binding("end", "edge(-1)", "Last", show=False),
-        Binding("enter", "open", "Open learner"),
+        Binding("left", "move(-1)", "Previous", show=False, id="class-left"),
+        Binding("right", "move(1)", "Next", show=False, id="class-right"),
+        Binding("up", "move('up')", "Up", show=False, id="class-up"),
+        Binding("down", "move('down')", "Down", show=False, id="class-down"),
+        Binding("pageup", "page(-1)", "Page up", show=False, id="class-page-up"),
+        Binding("pagedown", "page(1)", "Page down", show=False, id="class-page-down"),
+        Binding("home", "edge(0)", "First", show=False, id="class-first"),
+        Binding("end", "edge(-1)", "Last", show=False, id="class-last"),
+        Binding("enter", "open", "Open learner", id="open-learner"),
     ]
 
     def __init__(self, learners: tuple[Learner, ...], clock: Callable[[], float]) -> None:
@@ -188,22 +188,18 @@ The line on top counts the learners per step, those done and those with errors.
 
 ## Keys
 
-| key | what it does |
-| --- | --- |
-| arrows, `tab` / `shift+tab` | move between cards |
-| `page up` / `page down`, `home` / `end` | a screen of cards, the first or the last |
-| `enter` (or a click) | the learner's lab panels; `escape` comes back |
-| `]` / `[` | next / previous panel of a learner |
-| `t` | next AWS View theme |
-| `?` | this help · `q` quits |
+"""
+
+
+CLASS_KEYS = """
+Arrows, `tab` / `shift+tab` move between cards too. A learner's lab panels have the viewer's
+keys for looking around: `]` / `[`, `z`, `enter`, `y`, `Y`, `o`; `escape` comes back.
 """
 
 
 class ClassHelpScreen(HelpScreen):
-    def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="help-body"):
-            yield Markdown(HELP)
-        yield Footer()
+    def text(self) -> str:
+        return HELP + "\n".join(self.keys) + "\n" + CLASS_KEYS
 
 
 class ClassApp(App[int]):
@@ -211,9 +207,9 @@ class ClassApp(App[int]):
     TITLE = "AWS View · class"
     COMMANDS = App.COMMANDS | {ThemeCommands}
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("t", "next_theme", "Theme", show=False),
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("t", "next_theme", "Theme", show=False, id="theme"),
     ]
 
     def __init__(
@@ -226,11 +222,16 @@ class ClassApp(App[int]):
         concurrency: int = 16,
         clock: Callable[[], float] = time.time,
         recording: Any = None,
+        keymap: Mapping[str, str] | None = None,
+        notice: str | None = None,
     ) -> None:
         # Before App.__init__, which adds the palette's key when this is true.
         self.ENABLE_COMMAND_PALETTE = not presenter
         super().__init__()
         self.awsview_themes = themes.install(self, theme)
+        if keymap:
+            self.set_keymap(dict(keymap))
+        self.notice = notice  # one line to show once started (a keymap entry left out)
         self.learners = learners
         self.presenter = presenter
         self.clock = clock
@@ -259,6 +260,8 @@ class ClassApp(App[int]):
         return self.grid
 
     def on_mount(self) -> None:
+        if self.notice:
+            self.notify(self.notice, severity="warning", timeout=8, markup=False)
         self._follow_worker = self._follow()
         self.set_interval(1.0, self._tick)
 
@@ -312,7 +315,8 @@ class ClassApp(App[int]):
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(ClassHelpScreen())
+            bindings = [*GridScreen.BINDINGS, *LearnerScreen.BINDINGS, *ClassApp.BINDINGS]
+            self.push_screen(ClassHelpScreen(keys=keytable.table(bindings, self._keymap)))
 
     def action_next_theme(self) -> None:
         self.theme = themes.following(self.awsview_themes, self.theme)

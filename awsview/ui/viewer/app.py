@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
@@ -23,15 +23,17 @@ from textual.widgets import Footer, Input, Static
 from awsview import profiles
 from awsview.core.changes import ItemChanges
 from awsview.core.feed import DEFAULT_CAP, PanelFeed
+from awsview.core.rowref import Where
 from awsview.model import keys
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
-from awsview.ui import themes
+from awsview.ui import keytable, themes
 from awsview.ui.compat import action_name
+from awsview.ui.viewer import rowkeys
 from awsview.ui.viewer.board import PanelBoard
 from awsview.ui.viewer.cells import alive, plain
 from awsview.ui.viewer.commands import LabCommands, PanelCommands, ThemeCommands
-from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelView
+from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelTable, PanelView
 from awsview.ui.viewer.presenter import Presenter, allows
 
 if TYPE_CHECKING:  # the session (and botocore's exceptions) only once a target is polled
@@ -102,6 +104,12 @@ class ViewerOptions:
     remember: bool = False  # the theme and usage line picked are saved in config.toml
     show_usage: bool = False  # the status line counts the API calls and read units made
     notice: str | None = None  # one line to show once started (e.g. preferences ignored)
+    keymap: Mapping[str, str] = field(default_factory=dict)  # binding id → keys (config.toml)
+
+
+def viewer_bindings() -> list[Binding]:
+    """The viewer's keys, as `?` and the key reference list them: the app's and a panel's."""
+    return [*AWSViewApp.BINDINGS, *PanelTable.BINDINGS]
 
 
 class AWSViewApp(App[int]):
@@ -115,18 +123,21 @@ class AWSViewApp(App[int]):
     AUTO_FOCUS = None  # keys go to the app until the learner picks a panel (tab, ], click)
     COMMANDS = App.COMMANDS | {LabCommands, ThemeCommands, PanelCommands}
     BINDINGS = [
-        Binding("q", "quit", "Quit"),
-        Binding("question_mark", "help", "Help"),
-        Binding("slash", "filter", "Filter"),
-        Binding("z", "zoom", "Zoom"),
-        Binding("right_square_bracket", "cycle(1)", "Next panel", show=False),
-        Binding("left_square_bracket", "cycle(-1)", "Previous panel", show=False),
-        Binding("t", "next_theme", "Theme", show=False),
-        Binding("r", "earlier_runs", "Earlier runs"),
-        Binding("u", "usage", "Usage", show=False),
-        Binding("escape", "back", "Back", show=False),
-        Binding("space", "demo_pause", "Pause/resume"),
-        Binding("n", "demo_next", "Next step"),
+        Binding("q", "quit", "Quit", id="quit"),
+        Binding("question_mark", "help", "Help", id="help"),
+        Binding("slash", "filter", "Filter", id="filter"),
+        Binding("z", "zoom", "Zoom", id="zoom"),
+        Binding("right_square_bracket", "cycle(1)", "Next panel", show=False, id="next-panel"),
+        Binding(
+            "left_square_bracket", "cycle(-1)", "Previous panel", show=False, id="previous-panel"
+        ),
+        Binding("t", "next_theme", "Theme", show=False, id="theme"),
+        Binding("r", "earlier_runs", "Earlier runs", id="earlier-runs"),
+        Binding("u", "usage", "Usage", show=False, id="usage"),
+        *rowkeys.BINDINGS,
+        Binding("escape", "back", "Back", show=False, id="back"),
+        Binding("space", "demo_pause", "Pause/resume", id="demo-pause"),
+        Binding("n", "demo_next", "Next step", id="demo-next"),
     ]
 
     def __init__(
@@ -148,6 +159,8 @@ class AWSViewApp(App[int]):
         self.remember = options.remember
         self.notice = options.notice
         self.awsview_themes = themes.install(self, options.theme)
+        if options.keymap:
+            self.set_keymap(dict(options.keymap))
         self.target = target
         self.lab = lab
         self.prefix = prefix
@@ -522,7 +535,11 @@ class AWSViewApp(App[int]):
         )  # not before the first paint: Markdown, pygments
 
         self.push_screen(
-            HelpScreen(bool(self.presenter), self.diagnosis.markdown() if self.diagnosis else None)
+            HelpScreen(
+                bool(self.presenter),
+                self.diagnosis.markdown() if self.diagnosis else None,
+                keys=keytable.table(viewer_bindings(), self._keymap, bool(self.presenter)),
+            )
         )
 
     def _show_filter(self, shown: bool) -> None:
@@ -610,6 +627,28 @@ class AWSViewApp(App[int]):
             problem = preferences.save(**changes)
             if problem:
                 self.notify(problem, severity="warning", timeout=5, markup=False)
+
+    def where(self) -> Where:
+        """Where the rows were read, for `Y` and `o`: as the connection resolved it once open."""
+        target = self.target
+        profile = target.profile if target else None
+        endpoint = target.endpoint_url if target else None
+        conn = self.live.conn if self.live is not None else None
+        resolved = conn.resolved if conn is not None else None
+        if resolved is None:
+            return Where(target.region if target else None, endpoint, profile)
+        if endpoint is None and not resolved.reaches_aws and resolved.endpoints:
+            endpoint = resolved.endpoints[0][1]  # set in the AWS configuration, not on the line
+        return Where(resolved.region, endpoint, profile)
+
+    def action_copy_row(self) -> None:
+        rowkeys.copy(self, self.board, self.model, self.where(), command=False)
+
+    def action_copy_command(self) -> None:
+        rowkeys.copy(self, self.board, self.model, self.where(), command=True)
+
+    def action_open_row(self) -> None:
+        rowkeys.open_row(self, self.board, self.model, self.where())
 
     def action_demo_pause(self) -> None:
         if self.demo is not None:

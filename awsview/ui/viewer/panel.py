@@ -78,7 +78,7 @@ class PanelTable(CellDrawingTable):
     `awsview.ui.compat` (``table_*``, `CellDrawingTable`, `scroll_area_resized`).
     """
 
-    BINDINGS = [Binding("enter", "select_cursor", "Details")]
+    BINDINGS = [Binding("enter", "select_cursor", "Details", id="details")]
     DRAWN_CELLS = 4096  # a few screens of cells; a full cache is dropped whole
     DRAWN_LINES = 512
 

@@ -21,6 +21,7 @@ from rich.cells import cell_len
 from textual.binding import Binding
 from textual.widgets import Static
 
+from awsview.core.rowref import Where
 from awsview.model.state import LabModel
 from awsview.polling.recorded import unshowable
 from awsview.polling.recording import (
@@ -59,14 +60,6 @@ REPLAY_HELP = """
 This screen replays a recording: what the viewer showed, frame by frame, on the recording's own
 clock (ages and durations read as they did then). Nothing is polled.
 
-| key | what it does |
-| --- | --- |
-| `space` | play / pause |
-| `.` / `,` | one frame forward / back |
-| `+` / `-` | faster / slower |
-| `n` / `N` | next / previous checkpoint change or write decision |
-| `g` / `G` | start / end |
-
 On the time line, ◆ marks a checkpoint change and • a write decision.
 """
 
@@ -91,15 +84,15 @@ class ReplayApp(AWSViewApp):
     """The viewer over one channel of a recording."""
 
     BINDINGS = [
-        Binding("space", "replay_toggle", "Play/pause"),
-        Binding("full_stop", "replay_step(1)", "Step"),
-        Binding("comma", "replay_step(-1)", "Back", show=False),
-        Binding("plus,equals_sign", "replay_speed(1)", "Faster"),
-        Binding("minus", "replay_speed(-1)", "Slower", show=False),
-        Binding("n", "replay_jump(1)", "Next mark"),
-        Binding("N", "replay_jump(-1)", "Previous mark", show=False),
-        Binding("g", "replay_edge(0)", "Start", show=False),
-        Binding("G", "replay_edge(1)", "End", show=False),
+        Binding("space", "replay_toggle", "Play/pause", id="replay-play"),
+        Binding("full_stop", "replay_step(1)", "Step", id="replay-step"),
+        Binding("comma", "replay_step(-1)", "Back", show=False, id="replay-step-back"),
+        Binding("plus,equals_sign", "replay_speed(1)", "Faster", id="replay-faster"),
+        Binding("minus", "replay_speed(-1)", "Slower", show=False, id="replay-slower"),
+        Binding("n", "replay_jump(1)", "Next mark", id="replay-next-mark"),
+        Binding("N", "replay_jump(-1)", "Previous mark", show=False, id="replay-previous-mark"),
+        Binding("g", "replay_edge(0)", "Start", show=False, id="replay-start"),
+        Binding("G", "replay_edge(1)", "End", show=False, id="replay-end"),
     ]
 
     def __init__(
@@ -244,10 +237,27 @@ class ReplayApp(AWSViewApp):
         self.playing = False
         self.go(self.player.last if end else 0)
 
+    def where(self) -> Where:
+        """Where the recording was made: `Y` and `o` point there."""
+        info = self.player.info
+        return Where(
+            info.get("region") or info.get("target_region"),
+            info.get("endpoint_url"),
+            info.get("profile"),
+        )
+
     def action_help(self) -> None:
+        from awsview.ui import keytable
+        from awsview.ui.viewer.app import viewer_bindings
         from awsview.ui.viewer.screens import HelpScreen
 
-        self.push_screen(HelpScreen(backend=REPLAY_HELP))
+        replay_keys = "\n".join(keytable.table(ReplayApp.BINDINGS, self._keymap))
+        self.push_screen(
+            HelpScreen(
+                backend=REPLAY_HELP + "\n" + replay_keys + "\n",
+                keys=keytable.table(viewer_bindings(), self._keymap),
+            )
+        )
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action.startswith("replay_") and self.screen is not self.screen_stack[0]:

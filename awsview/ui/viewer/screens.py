@@ -98,23 +98,14 @@ reached yet, ? not knowable from here. The status line says which step the learn
 
 ## Keys
 
-| key | what it does |
-| --- | --- |
-| `tab` / `shift+tab` | next / previous panel |
-| `]` / `[` | next / previous panel, also while zoomed |
-| `z` | zoom the current panel to the whole screen, again to go back |
-| `enter` (or click a row twice) | open the row's full content; `escape` goes back |
-| `/` | filter every panel's rows; `enter` keeps the filter, `escape` clears it |
-| `r` | once the lab was run more than once here: the write decisions and verdicts of every run (again: this run only) |
-| `t` | next AWS View theme |
-| `u` | show what watching has cost so far (API calls, DynamoDB read units) in the status line |
-| `ctrl+p` | command palette: switch lab, theme or panel |
-| `space` / `n` | demo only: pause or resume / play the next step now |
-| `?` | this help |
-| `q` | quit |
+"""
 
-The mouse works too: click a panel or row, scroll with the wheel.
-"""  # noqa: E501  a Markdown table row is one line
+TEXTUAL_KEYS = """
+`tab` / `shift+tab` move between panels, the arrows and page keys within one; `ctrl+p` opens
+the command palette (switch lab, theme or panel). The mouse works too: click a panel or a row
+(twice: its full content), scroll with the wheel. The ids name the bindings in config.toml's
+`[keymap]`, where each can be given other keys.
+"""
 
 
 PRESENTER_NOTE = """
@@ -129,16 +120,24 @@ page up/down, `r`, `?`). Filtering, themes, the command palette and quitting are
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,q,question_mark", "close", "Close")]
 
-    def __init__(self, presenter: bool = False, backend: str | None = None) -> None:
+    def __init__(
+        self, presenter: bool = False, backend: str | None = None, keys: list[str] | None = None
+    ) -> None:
         super().__init__()
         self.presenter = presenter
         self.backend = backend  # what `awsview doctor` said of this endpoint, as Markdown
+        self.keys = keys or []  # the key table, from the bindings in force (ui.keytable)
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(classes="help-body"):
-            text = PRESENTER_NOTE + HELP if self.presenter else HELP
-            yield Markdown(text + ("\n" + self.backend if self.backend else ""))
+            yield Markdown(self.text())
         yield Footer()
+
+    def text(self) -> str:
+        """The screen's Markdown."""
+        text = PRESENTER_NOTE + HELP if self.presenter else HELP
+        text += "\n".join(self.keys) + "\n" + TEXTUAL_KEYS
+        return text + ("\n" + self.backend if self.backend else "")
 
     def action_close(self) -> None:
         self.dismiss(None)
