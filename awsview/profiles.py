@@ -9,6 +9,7 @@ from importlib import resources
 from pathlib import Path
 
 from awsview import kinds
+from awsview.model.errors import UserError
 from awsview.model.textfile import BadFile, NotText, read_utf8
 
 RESOURCE_KINDS = ("function", "table", "queue", "state_machine", "role", "log_group", "mapping")
@@ -19,7 +20,7 @@ class ProfileError(BadFile):
     """A malformed profile; the message names the file, the line and the problem."""
 
 
-class UnknownProfile(ValueError):
+class UnknownProfile(UserError, ValueError):
     """No profile of this name."""
 
 

@@ -24,16 +24,9 @@ def run(args: argparse.Namespace) -> int:
     from awsview import profiles
 
     if args.lab:
-        try:
-            profiles.load(args.lab)
-        except (profiles.UnknownProfile, profiles.ProfileError) as exc:
-            return fail(str(exc), EXIT_USAGE)
+        profiles.load(args.lab)
     from awsview.ui import preferences, themes
 
-    try:
-        themes.check(args.theme)
-    except themes.ThemeError as exc:
-        return fail(str(exc), EXIT_USAGE)
     saved, notice = preferences.load()
     theme = args.theme or saved.get("theme")
     try:
