@@ -48,9 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         for extra, what in needs(args):
             require(extra, what)
-        if "log_file" in TAKES[args.command]:
+        takes = TAKES.get(args.command, set())
+        if "log_file" in takes:
             configure(args.log_file)
-        if args.command in ("class", "serve") or ("lab" in TAKES[args.command] and not args.lab):
+        if args.command in ("class", "serve") or ("lab" in takes and not args.lab):
             from awsview import profiles
 
             # Lab detection reads every profile, once a screen is up: a broken one is said here.

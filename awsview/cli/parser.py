@@ -85,8 +85,10 @@ SHARED: dict[str, tuple[str, dict[str, Any]]] = {
         },
     ),
 }
-# Which shared options each command takes.
-TAKES: dict[str, set[str]] = {name: set(command.takes) for name, command in COMMANDS.items()}
+# Which shared options each command takes; split hands its whole line to the viewer's parser.
+TAKES: dict[str, set[str]] = {
+    name: set(command.takes) for name, command in COMMANDS.items() if name != "split"
+}
 DEFAULT = {"prefix": ""}
 MANY_LABS = {"demo"}
 # Options that take the next argument as their value even when it starts with '-'.

@@ -25,6 +25,7 @@ REQUIRED = {
     "iam-policy": [],
     "replay": ["rec.awsview"],
     "doctor": [],
+    "completion": ["bash"],
 }
 VALUES = {
     "profile": "lab",
