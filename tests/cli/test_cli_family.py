@@ -28,7 +28,7 @@ def _awsview(*args: str, **options: object) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_every_user_facing_error_derives_from_one_base_with_its_exit_status():
+def test_every_user_facing_error_derives_from_one_base_with_its_exit_status(tmp_path):
     from awsview.access import AccessError
     from awsview.aws.errors import ConfigError
     from awsview.aws.log import LogFileError
@@ -59,9 +59,7 @@ def test_every_user_facing_error_derives_from_one_base_with_its_exit_status():
     assert PreflightError("down", kind="network").exit_status == 1
     assert PreflightError("refused", kind="auth").exit_status == 2
     assert SplitError("no tmux", 1).exit_status == 1
-
-
-def test_a_user_error_from_a_command_is_one_line_with_its_status(tmp_path):
+    # Said once, by the command line: one line, the error's own status.
     missing = tmp_path / "nothing.rec"
     done = _awsview("dump", "--from", str(missing))
     assert done.returncode == 1 and "Traceback" not in done.stderr
@@ -144,7 +142,7 @@ def test_a_closed_pipe_ends_quietly_with_141():
     os.close(read)  # the reader is gone before anything is written: `| head -0`
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "awsview", "completion", "bash"],
+            [sys.executable, "-m", "awsview", "iam-policy", "--lab", "ev04"],
             stdout=write,
             stderr=subprocess.PIPE,
             text=True,
