@@ -17,11 +17,10 @@ def open_class(
 ) -> int:
     """The class view until q (or, as a presenter screen, until the browser goes)."""
     from awsview.polling.classroom import load_roster
-    from awsview.ui import lifeline, themes
+    from awsview.ui import lifeline
     from awsview.ui.classview.view import ClassApp
 
-    learners = load_roster(roster)
-    themes.check(theme)
+    learners = load_roster(roster)  # the theme: checked by the command line's parser
     if not presenter and not has_terminal():
         return fail("the class view needs a terminal", EXIT_USAGE)
     recording = None

@@ -190,7 +190,8 @@ def _unknown(argv: Sequence[str], command: str, extra: list[str]) -> UsageError:
         return UsageError(
             f"awsview {command}: {flag} belongs after the command: awsview {command} {flag}"
         )
-    hint = did_you_mean(flag, [o for o in own if o.startswith("--")]) if flag[:2] == "--" else ""
+    known = [o for o in own if o.startswith("--")] + ["--version"]
+    hint = did_you_mean(flag, known) if flag[:2] == "--" else ""
     return UsageError(
         f"awsview {command}: unrecognized arguments: {' '.join(extra)}{hint} "
         f"(see awsview {command} --help)"
