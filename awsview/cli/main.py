@@ -37,15 +37,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         from awsview.cli import split
 
         return split.pane_main(argv[at + 1 :], viewer=main)  # the viewer, inside the new pane
-    try:
-        args = parse(argv)
-    except UsageError as exc:  # already says `awsview <command>: …`
-        print(untrusted.line(exc, limit=MAX_MESSAGE), file=sys.stderr)
-        return EXIT_USAGE
     from awsview.aws.log import configure
     from awsview.cli.extras import require
+    from awsview.cli.options import check_themes
 
     try:
+        args = parse(argv)
+        if "theme" in TAKES.get(args.command, set()) and args.theme is None:
+            check_themes(None)  # a broken theme file is said even when none is asked for
         for extra, what in needs(args):
             require(extra, what)
         takes = TAKES.get(args.command, set())
