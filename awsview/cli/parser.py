@@ -93,7 +93,9 @@ DEFAULT = {"prefix": ""}
 MANY_LABS = {"demo"}
 # Options that take the next argument as their value even when it starts with '-'.
 ANY_VALUE = {"--token"}
-_CHOICE = re.compile(r"argument command: invalid choice: '(?P<word>[^']*)'")
+_CHOICE = re.compile(
+    r"argument (?P<what>[^:]+): invalid choice: '(?P<word>[^']*)' \(choose from (?P<known>.*)\)$"
+)
 
 
 class UsageError(UserError):
@@ -112,12 +114,15 @@ class _Parser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         unknown = _CHOICE.match(message)
-        if unknown:  # the list of every command is in --help; one suggestion says more
+        if unknown and unknown["what"] == "command":  # every command is in --help: one is enough
             word = unknown["word"]
             raise UsageError(
                 f"{self.prog}: unknown command {word!r}{did_you_mean(word, list(COMMANDS))} "
                 f"(see {self.prog} --help)"
             )
+        if unknown:
+            known = re.findall(r"'([^']*)'", unknown["known"])
+            message += did_you_mean(unknown["word"], known)
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
 
 

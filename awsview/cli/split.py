@@ -253,7 +253,11 @@ def build_parser() -> argparse.ArgumentParser:
     """split's own options; everything else on its line is `awsview watch`'s."""
     split = COMMANDS["split"]
     parser = argparse.ArgumentParser(
-        prog="awsview split", allow_abbrev=False, description=split.description
+        prog="awsview split",
+        allow_abbrev=False,
+        description=split.description,
+        epilog=f"example:\n  {split.example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     split.options(parser)
     return parser

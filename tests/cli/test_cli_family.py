@@ -104,7 +104,11 @@ def test_json_before_the_command_says_where_it_belongs(capsys):
 
 @pytest.mark.parametrize(
     "argv,suggestion",
-    [(["dmp"], "did you mean dump?"), (["dump", "--jsn"], "did you mean --json?")],
+    [
+        (["dmp"], "did you mean dump?"),
+        (["dump", "--jsn"], "did you mean --json?"),
+        (["lab", "stup", "ev04"], "did you mean setup?"),
+    ],
 )
 def test_a_near_miss_gets_a_suggestion(capsys, argv, suggestion):
     assert main(argv) == 2
@@ -135,6 +139,9 @@ def test_each_command_has_a_description_and_an_example_in_its_help():
             made.epilog and made.epilog.startswith("example") and f"awsview {name}" in (made.epilog)
         ), name
         assert "example" in made.format_help()
+    from awsview.cli import split
+
+    assert "example:\n  awsview split" in split.build_parser().format_help()
 
 
 def test_a_closed_pipe_ends_quietly_with_141():
