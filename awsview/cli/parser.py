@@ -151,6 +151,15 @@ def versions() -> str:
     )
 
 
+class _Version(argparse.Action):
+    """``--version``, its packages looked up only when it is asked for: every other command
+    line pays nothing for it."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: Any) -> NoReturn:
+        print(versions())
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The whole command line, every command from ``COMMANDS``."""
     parser = _Parser(
@@ -158,7 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="A live, read-only view of an AWS lab's real resources.",
         epilog="With no command: awsview watch.",
     )
-    parser.add_argument("--version", action="version", version=versions())
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the versions and exit")
     # Given before the command: kept apart (before_*) and merged in parse(), so a command's
     # own unset option never overwrites one given before it.
     _add_shared(parser, set(SHARED), prefix="before_")
