@@ -12,13 +12,15 @@ import ipaddress
 import os
 import secrets
 
+from awsview.model.errors import UserError
+
 TOKEN_ENV = "AWSVIEW_TOKEN"
 # How a client that signs no AWS call (the viewer reading the emulator's ``/_awsview/``) shows it.
 TOKEN_HEADER = "X-AWSView-Token"
 MIN_TOKEN_CHARS = 12
 
 
-class AccessError(Exception):
+class AccessError(UserError):
     """A one-line reason a server cannot start as asked."""
 
 

@@ -28,6 +28,8 @@ from botocore.exceptions import (
     TokenRetrievalError,
 )
 
+from awsview.model.errors import UserError
+
 NOT_FOUND_CODES = frozenset(
     {
         "ResourceNotFoundException",
@@ -162,7 +164,7 @@ def said_as_botocore(url: str) -> Iterator[None]:
 DEMO_HINT = "to try AWS View without an account: awsview demo"
 
 
-class ConfigError(Exception):
+class ConfigError(UserError):
     """The AWS configuration cannot work as given; the message is one line saying what to do."""
 
 

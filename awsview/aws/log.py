@@ -16,6 +16,7 @@ import logging
 import os
 
 from awsview.model import untrusted
+from awsview.model.errors import UserError
 
 FORMAT = "%(asctime)s %(levelname)s %(message)s"
 OFF = logging.CRITICAL + 1
@@ -35,7 +36,7 @@ class _Cleaned(logging.Formatter):
         return untrusted.line(super().format(record))
 
 
-class LogFileError(Exception):
+class LogFileError(UserError):
     """The log file cannot be opened (one line)."""
 
 

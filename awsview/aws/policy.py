@@ -15,6 +15,7 @@ import json
 from typing import Any
 
 from awsview.aws.readonly import READ_OPERATIONS
+from awsview.model.errors import UserError
 from awsview.profiles import LabProfile
 
 # The resources the viewer reads, as AWS names them in IAM. {p}: partition, {r}: region,
@@ -62,7 +63,7 @@ CALLS: dict[tuple[str, str], tuple[str, str | None]] = {
 IAM_PREFIX = {"stepfunctions": "states", "dynamodbstreams": "dynamodb"}
 
 
-class PolicyError(ValueError):
+class PolicyError(UserError, ValueError):
     """A policy that cannot be made as asked (one line)."""
 
 

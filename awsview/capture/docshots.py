@@ -32,6 +32,7 @@ from awsview.capture.shot import answered, derived_after
 from awsview.core.freeze import Freezer
 from awsview.labs.model import Lab, LabError
 from awsview.labs.player import LabPlayer
+from awsview.model.errors import FailedError
 from awsview.model.state import LabModel
 from awsview.polling.live import LivePolling
 
@@ -42,7 +43,7 @@ POLL_SPEED = 0.5  # poll twice as often as the viewer: the emulator is local and
 CHECK_S = 0.05
 
 
-class DocsError(Exception):
+class DocsError(FailedError):
     """Why the lab's pages could not be made, in one line for the person running it."""
 
 

@@ -11,6 +11,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from awsview.model.errors import FailedError
+
 FONT_CANDIDATES = (
     "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf",
     "/usr/share/fonts/dejavu/DejaVuSansMono.ttf",
@@ -32,7 +34,7 @@ def screen_size(size: str) -> tuple[int, int]:
     raise ValueError(f"--size must look like 120x40, not {size!r}")
 
 
-class ScreenshotError(Exception):
+class ScreenshotError(FailedError):
     """Why a screenshot could not be made (e.g. no monospace font)."""
 
 

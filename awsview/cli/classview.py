@@ -16,18 +16,11 @@ def open_class(
     roster: Path, theme: str | None = None, presenter: bool = False, record: Path | None = None
 ) -> int:
     """The class view until q (or, as a presenter screen, until the browser goes)."""
-    from awsview.polling.classroom import RosterError, load_roster
-    from awsview.ui import lifeline, themes
+    from awsview.polling.classroom import load_roster
+    from awsview.ui import lifeline
     from awsview.ui.classview.view import ClassApp
 
-    try:
-        learners = load_roster(roster)
-    except RosterError as exc:
-        return fail(str(exc), EXIT_USAGE)
-    try:
-        themes.check(theme)
-    except themes.ThemeError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    learners = load_roster(roster)  # the theme: checked by the command line's parser
     if not presenter and not has_terminal():
         return fail("the class view needs a terminal", EXIT_USAGE)
     recording = None
@@ -37,22 +30,19 @@ def open_class(
 
         try:
             recording = ClassRecorder(open_recording(record, "class"))
-        except RecordingError as exc:
+        except RecordingError as exc:  # a file that cannot be made: the command line's mistake
             return fail(str(exc), EXIT_USAGE)
     from awsview.ui import keymap
 
     keys, left_out = keymap.load()
-    try:
-        app = ClassApp(
-            learners,
-            theme=theme,
-            presenter=presenter,
-            recording=recording,
-            keymap=keys,
-            notice=left_out,
-        )
-    except themes.ThemeError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    app = ClassApp(
+        learners,
+        theme=theme,
+        presenter=presenter,
+        recording=recording,
+        keymap=keys,
+        notice=left_out,
+    )
     try:
         lifeline.run(app)  # ends with its terminal, its serve session or its parent
     finally:

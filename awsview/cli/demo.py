@@ -19,13 +19,10 @@ def run(args: argparse.Namespace) -> int:
 def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.0) -> int:
     """Open the viewer on a fresh in-process emulator and play these labs in it."""
     from awsview.aws.session import Target, isolate_from_shell
-    from awsview.emulator.server import EmulatorError, start
-    from awsview.labs import UnknownLab, get_lab
+    from awsview.emulator.server import start
+    from awsview.labs import get_lab
 
-    try:
-        labs = [get_lab(name) for name in lab_names]
-    except UnknownLab as exc:
-        return fail(str(exc), EXIT_USAGE)
+    labs = [get_lab(name) for name in lab_names]
     if not has_terminal():
         return fail(
             "the demo opens the viewer and needs a terminal "
@@ -34,16 +31,12 @@ def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8
         )
     from awsview.labs.demo import DemoDriver
     from awsview.ui import lifeline
-    from awsview.ui.themes import ThemeError
     from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 
     # The demo talks only to its own emulator: never hand it a real account's configuration.
     isolate_from_shell()
     state_dir = Path(tempfile.mkdtemp(prefix="awsview-demo-"))
-    try:
-        emulator = start("127.0.0.1", 0, state_dir)
-    except EmulatorError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    emulator = start("127.0.0.1", 0, state_dir)
     emulator.start_in_thread()
     try:
         driver = DemoDriver(labs, emulator.endpoint_url, step_seconds=step_seconds)
@@ -51,15 +44,12 @@ def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8
         from awsview.ui import keymap
 
         keys, left_out = keymap.load()
-        try:
-            app = AWSViewApp(
-                target=target,
-                lab=labs[0].name,
-                demo=driver,
-                options=ViewerOptions(theme=theme, keymap=keys, notice=left_out),
-            )
-        except ThemeError as exc:
-            return fail(str(exc), EXIT_USAGE)
+        app = AWSViewApp(
+            target=target,
+            lab=labs[0].name,
+            demo=driver,
+            options=ViewerOptions(theme=theme, keymap=keys, notice=left_out),
+        )
         lifeline.run(app)  # ends with its terminal or its parent (`make demo`)
     finally:
         emulator.stop()

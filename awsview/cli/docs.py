@@ -10,6 +10,7 @@ from pathlib import Path
 
 from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, fail
 from awsview.model import untrusted
+from awsview.model.errors import UserError
 
 
 def run(args: argparse.Namespace) -> int:
@@ -24,24 +25,15 @@ def run(args: argparse.Namespace) -> int:
     return from_lab(args.lab, args.output, args.size, args.theme, args.format)
 
 
-def from_lab(lab: str, output: Path, size: str, theme: str, fmt: str) -> int:
+def from_lab(lab: str, output: Path, size: tuple[int, int], theme: str, fmt: str) -> int:
     """The command line: print each file and the time taken; 2 for bad input, 1 for failure."""
     from awsview.capture.docs import generate
-    from awsview.capture.docshots import DocsError
-    from awsview.capture.screenshot import ScreenshotError, screen_size
-    from awsview.labs import UnknownLab
 
-    try:
-        width, height = screen_size(size)
-    except ValueError as exc:
-        return fail(str(exc), EXIT_USAGE)
     started = time.monotonic()
     try:
-        paths = generate(lab, output, (width, height), theme, fmt)
-    except (UnknownLab, ValueError) as exc:
+        paths = generate(lab, output, size, theme, fmt)
+    except ValueError as exc:
         return fail(str(exc), EXIT_USAGE)
-    except (DocsError, ScreenshotError) as exc:
-        return fail(str(exc), EXIT_FAILURE)
     except OSError as exc:
         return fail(f"cannot write the pages: {exc}", EXIT_FAILURE)
     for path in paths:
@@ -53,27 +45,23 @@ def from_lab(lab: str, output: Path, size: str, theme: str, fmt: str) -> int:
 
 
 def from_recording(
-    source: Path, output: Path | None, size: str, theme: str, fmt: str, learner: str | None
+    source: Path,
+    output: Path | None,
+    size: tuple[int, int],
+    theme: str,
+    fmt: str,
+    learner: str | None,
 ) -> int:
     from awsview.capture.docsfrom import generate
-    from awsview.capture.docshots import DocsError
-    from awsview.capture.screenshot import ScreenshotError, screen_size
-    from awsview.polling.recording import LearnerError, RecordingError
 
-    try:
-        width, height = screen_size(size)
-    except ValueError as exc:
-        return fail(str(exc), EXIT_USAGE)
     started = time.monotonic()
     try:
-        paths = generate(source, output, (width, height), theme, fmt, learner)
-    except LearnerError as exc:
-        return fail(str(exc), EXIT_USAGE)
-    except RecordingError as exc:
-        return fail(str(exc), EXIT_FAILURE)
+        paths = generate(source, output, size, theme, fmt, learner)
+    except UserError:  # said by the command line, with its own exit status
+        raise
     except ValueError as exc:
         return fail(str(exc), EXIT_USAGE)
-    except (DocsError, ScreenshotError, OSError) as exc:
+    except OSError as exc:
         return fail(str(exc), EXIT_FAILURE)
     for path in paths:
         print(untrusted.line(path))

@@ -9,8 +9,7 @@ import sys
 from dataclasses import asdict
 from typing import Any, TextIO
 
-from awsview import profiles
-from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, checked_target, fail
+from awsview.cli.common import EXIT_FAILURE, checked_target, fail
 from awsview.polling.doctor import as_text, diagnose
 
 
@@ -28,8 +27,6 @@ def probe(
         diagnosis = asyncio.run(diagnose(target, lab, prefix))
     except PreflightError as exc:
         return fail(str(exc), EXIT_FAILURE)
-    except (profiles.ProfileError, profiles.UnknownProfile) as exc:
-        return fail(str(exc), EXIT_USAGE)
     if as_json_output:
         json.dump({**asdict(diagnosis), "summary": diagnosis.summary}, out, indent=2)
         out.write("\n")

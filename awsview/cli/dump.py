@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import TextIO
 
 from awsview import profiles
-from awsview.aws.session import ConfigError, Connection, Target
+from awsview.aws.session import Connection, Target
 from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, checked_target, fail
 from awsview.core.printout import as_json, as_text, graphs_json, graphs_text
 from awsview.core.textgrid import cut
 from awsview.model import untrusted
 from awsview.model.state import LabModel
-from awsview.polling.bootstrap import PreflightError, detect_profile, preflight
+from awsview.polling.bootstrap import detect_profile, preflight
 from awsview.polling.scheduler import Scheduler
 
 GRAPH_WIDTH = 60
@@ -112,12 +112,7 @@ def poll_once(
 
     out = out or sys.stdout  # looked up now: sys.stdout may have been replaced since import
 
-    try:
-        profile, model, account, where = asyncio.run(collect(target, lab, prefix))
-    except PreflightError as exc:
-        return fail(str(exc), EXIT_USAGE if exc.kind in ("auth", "usage") else EXIT_FAILURE)
-    except (profiles.ProfileError, profiles.UnknownProfile, ConfigError) as exc:
-        return fail(str(exc), EXIT_USAGE)
+    profile, model, account, where = asyncio.run(collect(target, lab, prefix))
     now = time.time()
     if graph_width is not None and as_json_output:
         json.dump(
@@ -158,21 +153,13 @@ def from_recording(
     out: TextIO | None = None,
 ) -> int:
     """`awsview dump --from FILE`: what the viewer showed then, as `dump` prints it live."""
-    from awsview.polling.recorded import MomentError, describe, state_at, target_of
-    from awsview.polling.recording import LearnerError, Recording, RecordingError
+    from awsview.polling.recorded import describe, state_at, target_of
+    from awsview.polling.recording import Recording
 
     out = out or sys.stdout
-
-    try:
-        recording = Recording(path)
-        player = recording.player(recording.channel_named(learner))
-        state, moment, index = state_at(player, at)
-    except LearnerError as exc:
-        return fail(str(exc), EXIT_USAGE)
-    except RecordingError as exc:
-        return fail(str(exc), EXIT_FAILURE)
-    except MomentError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    recording = Recording(path)
+    player = recording.player(recording.channel_named(learner))
+    state, moment, index = state_at(player, at)
     if state.profile is None:
         return fail(f"{path}: no lab was shown yet at that moment", EXIT_FAILURE)
     model = LabModel(snapshots=state.snapshots)

@@ -8,7 +8,6 @@ import signal
 from urllib.parse import urlsplit
 
 from awsview.access import AccessError, check_token, given_token, is_loopback
-from awsview.cli.common import EXIT_USAGE, fail
 from awsview.emulator.trust import Trust
 
 # The token travels as an access key id, inside SigV4's `Credential=<id>/<date>/...`.
@@ -16,13 +15,10 @@ _TOKEN_CHARS = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def run(args: argparse.Namespace) -> int:
-    from awsview.emulator.server import EmulatorError, start
+    from awsview.emulator.server import start
 
-    try:
-        trust = _trust(args)
-        emulator = start(args.host, args.port, args.state_dir, trust=trust)
-    except (AccessError, EmulatorError) as exc:
-        return fail(str(exc), EXIT_USAGE)
+    trust = _trust(args)
+    emulator = start(args.host, args.port, args.state_dir, trust=trust)
 
     def stop(*_: object) -> None:
         raise KeyboardInterrupt

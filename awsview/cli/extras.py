@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import importlib.util
 
+from awsview.model.errors import UserError
+
 # extra -> the modules it provides (checked without importing them)
 EXTRAS: dict[str, tuple[str, ...]] = {
     "emulator": ("moto", "werkzeug", "flask"),
@@ -17,7 +19,7 @@ EXTRAS: dict[str, tuple[str, ...]] = {
 }
 
 
-class MissingExtra(Exception):
+class MissingExtra(UserError):
     """A command needs an extra that is not installed (one line)."""
 
 

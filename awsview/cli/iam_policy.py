@@ -11,13 +11,10 @@ from awsview.cli.common import EXIT_USAGE, fail
 def run(args: argparse.Namespace) -> int:
     """The policy for a lab or a prefix, in the region configured (any region if none is)."""
     from awsview import profiles
-    from awsview.aws.policy import PolicyError, as_json, policy
+    from awsview.aws.policy import as_json, policy
     from awsview.aws.session import ConfigError, Target, botocore_session, resolve
 
-    try:
-        profile = profiles.load(args.lab) if args.lab else profiles.generic_profile(args.prefix)
-    except (profiles.UnknownProfile, profiles.ProfileError) as exc:
-        return fail(str(exc), EXIT_USAGE)
+    profile = profiles.load(args.lab) if args.lab else profiles.generic_profile(args.prefix)
     if args.account != "*" and not (args.account.isdigit() and len(args.account) == 12):
         return fail(f"--account must be a 12-digit account id, not {args.account!r}", EXIT_USAGE)
     session = botocore_session(args.profile)
@@ -30,9 +27,6 @@ def run(args: argparse.Namespace) -> int:
     if region != "*":
         resolve(Target(profile=args.profile, region=region))  # the region check every command makes
     partition = session.get_partition_for_region(region) if region != "*" else "aws"
-    try:
-        document = policy(profile, region=region, account=args.account, partition=partition)
-    except PolicyError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    document = policy(profile, region=region, account=args.account, partition=partition)
     sys.stdout.write(as_json(document))
     return 0

@@ -78,36 +78,30 @@ def run_folder(path: Path, args: argparse.Namespace) -> int:
 
 
 def run_player(args: argparse.Namespace) -> int:
-    from awsview.aws.session import ConfigError, Target, check_credentials, identified, resolve
-    from awsview.labs import UnknownLab, get_lab
+    from awsview.aws.session import Target, check_credentials, identified, resolve
+    from awsview.labs import get_lab
     from awsview.labs.player import LabError, LabPlayer
 
-    try:
-        lab = get_lab(args.name)
-    except UnknownLab as exc:
-        return fail(str(exc), EXIT_USAGE)
-    try:
-        # Decided before the player exists: making its clients runs the credential chain, which
-        # may already reach out (instance metadata), and nothing is sent to a refused endpoint.
-        target = Target(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
-        resolved = identified(resolve(target))
-        if not resolved.is_local and not args.real_account:
-            return fail(
-                f"lab {args.action} {lab.name} would create and delete resources on "
-                f"{resolved.describe()}, which is not a local endpoint (loopback or an AWS View "
-                "emulator): pass --real-account if that is what you mean",
-                EXIT_USAGE,
-            )
-        player = LabPlayer(
-            lab,
-            endpoint_url=args.endpoint_url,
-            region=args.region,
-            profile=args.profile,
-            log=lambda line: print(untrusted.line(line), flush=True),  # quotes AWS's answers
+    lab = get_lab(args.name)
+    # Decided before the player exists: making its clients runs the credential chain, which
+    # may already reach out (instance metadata), and nothing is sent to a refused endpoint.
+    target = Target(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
+    resolved = identified(resolve(target))
+    if not resolved.is_local and not args.real_account:
+        return fail(
+            f"lab {args.action} {lab.name} would create and delete resources on "
+            f"{resolved.describe()}, which is not a local endpoint (loopback or an AWS View "
+            "emulator): pass --real-account if that is what you mean",
+            EXIT_USAGE,
         )
-        check_credentials(player.context.resolved)  # its session: the chain runs once
-    except ConfigError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    player = LabPlayer(
+        lab,
+        endpoint_url=args.endpoint_url,
+        region=args.region,
+        profile=args.profile,
+        log=lambda line: print(untrusted.line(line), flush=True),  # quotes AWS's answers
+    )
+    check_credentials(player.context.resolved)  # its session: the chain runs once
     if not resolved.is_local:
         try:
             account = player.context.account  # sts:GetCallerIdentity, before anything is written

@@ -9,29 +9,16 @@ from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, has_terminal
 
 def run(args: argparse.Namespace) -> int:
     """The viewer on a recording. Needs a terminal, like the live one."""
-    from awsview.polling.recorded import MomentError, parse_moment, shown
-    from awsview.polling.recording import LearnerError, RecordingError
-    from awsview.ui import lifeline, themes
-
-    try:
-        themes.check(args.theme)
-    except themes.ThemeError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    from awsview.polling.recorded import parse_moment, shown
+    from awsview.ui import lifeline
     from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp, open_player
 
-    try:
-        player = open_player(args.source, args.learner)
-        first, last = player.marks[0].time, player.marks[player.last].time
-        moment = parse_moment(args.at or "start", first, last)
-        shown(player, player.index_at(moment))
-        shown(player, player.last)
-    except LearnerError as exc:
-        return fail(str(exc), EXIT_USAGE)
-    except RecordingError as exc:
-        return fail(str(exc), EXIT_FAILURE)
-    except MomentError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    player = open_player(args.source, args.learner)
+    first, last = player.marks[0].time, player.marks[player.last].time
+    moment = parse_moment(args.at or "start", first, last)
+    shown(player, player.index_at(moment))
+    shown(player, player.last)
     if not has_terminal():
         return fail(
             "replay needs a terminal; `awsview dump --from FILE --at TIME` prints a moment",

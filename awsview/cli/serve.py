@@ -301,26 +301,22 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
     """Check everything that can be checked before binding, then serve.
     ``check_target`` raises ConfigError when the AWS configuration cannot work."""
     from awsview import profiles
-    from awsview.aws.session import ConfigError
 
-    try:
-        token = check_token(args.host, given_token(args.token))
-        if not 1 <= args.port <= 65535:
-            raise ServeError(f"--port must be between 1 and 65535, not {args.port}")
-        if not 8 <= args.font_size <= 64:
-            raise ServeError(f"--font-size must be between 8 and 64, not {args.font_size}")
-        if not 1 <= args.max_sessions <= 64:
-            raise ServeError(f"--max-sessions must be between 1 and 64, not {args.max_sessions}")
-        if args.roster is not None:
-            command = _class_command(args.roster, args.theme)
-        else:
-            if args.lab:
-                profiles.load(args.lab)
-            if check_target is not None:
-                check_target()
-            command = app_command(watch_args(args))
-    except (ServeError, profiles.UnknownProfile, profiles.ProfileError, ConfigError) as exc:
-        return fail(str(exc), EXIT_USAGE)
+    token = check_token(args.host, given_token(args.token))
+    if not 1 <= args.port <= 65535:
+        raise ServeError(f"--port must be between 1 and 65535, not {args.port}")
+    if not 8 <= args.font_size <= 64:
+        raise ServeError(f"--font-size must be between 8 and 64, not {args.font_size}")
+    if not 1 <= args.max_sessions <= 64:
+        raise ServeError(f"--max-sessions must be between 1 and 64, not {args.max_sessions}")
+    if args.roster is not None:
+        command = _class_command(args.roster, args.theme)
+    else:
+        if args.lab:
+            profiles.load(args.lab)
+        if check_target is not None:
+            check_target()
+        command = app_command(watch_args(args))
     # One rate budget for every session and the recorder: this directory of shared buckets,
     # named to each of them by the environment (this process's own too, for the recorder).
     rates = tempfile.TemporaryDirectory(prefix="awsview-serve-rates-")

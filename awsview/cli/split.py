@@ -21,11 +21,13 @@ import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from awsview.cli.commands import COMMANDS
 from awsview.model import untrusted
+from awsview.model.errors import UserError
 
 EXIT_USAGE = 2
 DEFAULT_WIDTH = "50%"
@@ -33,12 +35,13 @@ TITLE = "AWS View"
 CARRIED = ("XDG_STATE_HOME", "XDG_CONFIG_HOME", "NO_COLOR")  # besides every AWS_* variable
 
 
-class SplitError(Exception):
+class SplitError(UserError):
     """One line for the user; `code` is the exit status."""
 
     def __init__(self, message: str, code: int = EXIT_USAGE):
         super().__init__(message)
         self.message, self.code = message, code
+        self.exit_status = code
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,7 @@ def detect(environ: Mapping[str, str]) -> str | None:
 def pane_command(viewer_args: Sequence[str], env_file: str | None) -> list[str]:
     """What runs in the new pane: this Python, this AWS View, the viewer with those arguments."""
     handover = ["--environment", env_file] if env_file else []
-    return [sys.executable, "-m", "awsview.cli.split", "--pane", *handover, "--", *viewer_args]
+    return [sys.executable, "-m", "awsview", "split", "--pane", *handover, "--", *viewer_args]
 
 
 def commands(
@@ -248,17 +251,21 @@ def _call(terminal: str, command: list[str], viewer_args: Sequence[str]) -> None
 
 def build_parser() -> argparse.ArgumentParser:
     """split's own options; everything else on its line is `awsview watch`'s."""
+    split = COMMANDS["split"]
     parser = argparse.ArgumentParser(
         prog="awsview split",
         allow_abbrev=False,
-        description="open the viewer in a pane beside this shell "
-        "(tmux, zellij, WezTerm or kitty); any other "
-        "argument goes to the viewer, as for `awsview watch`",
+        description=split.description,
+        epilog=f"example:\n  {split.example}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "--width", default=DEFAULT_WIDTH, help="columns (80) or a share (40%%); default 50%%"
-    )
+    split.options(parser)
     return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """`awsview split …` as the dispatch hands it over: the rest of its line, untouched."""
+    return main(args.argv)
 
 
 def main(argv: Sequence[str]) -> int:
@@ -266,8 +273,8 @@ def main(argv: Sequence[str]) -> int:
     args, viewer_args = build_parser().parse_known_args(list(argv))
     if viewer_args[:1] == ["--"]:
         viewer_args = viewer_args[1:]
-    from awsview.cli.common import MAX_MESSAGE, fail
-    from awsview.cli.main import UsageError, parse
+    from awsview.cli.common import MAX_MESSAGE
+    from awsview.cli.parser import UsageError, parse
 
     try:
         viewer = parse(["watch", *viewer_args])  # a mistake is said here, not in a pane that closes
@@ -277,21 +284,14 @@ def main(argv: Sequence[str]) -> int:
     except SystemExit as stop:  # --help, --version
         return int(stop.code or 0)
     from awsview.aws.endpoints import check_endpoint_url
-    from awsview.aws.errors import ConfigError
 
-    try:
-        if viewer.endpoint_url is not None:
-            check_endpoint_url(viewer.endpoint_url)
-    except ConfigError as exc:
-        return fail(str(exc), 2)
-    try:
-        print(split(args.width, viewer_args), flush=True)
-    except SplitError as error:
-        return fail(error.message, error.code)
+    if viewer.endpoint_url is not None:
+        check_endpoint_url(viewer.endpoint_url)  # ConfigError, said by the command line
+    print(split(args.width, viewer_args), flush=True)
     return 0
 
 
-def pane_main(argv: Sequence[str]) -> int:
+def pane_main(argv: Sequence[str], viewer: Callable[[list[str]], int]) -> int:
     """Inside the new pane: take the shell's settings over, then run the viewer. If it stops with
     an error, the pane stays until Enter so the error can be read."""
     parser = argparse.ArgumentParser(prog="awsview split --pane")
@@ -307,16 +307,10 @@ def pane_main(argv: Sequence[str]) -> int:
             handed = {}
         remove_handover(args.environment)
         os.environ.update({str(k): str(v) for k, v in handed.items()})
-    from awsview.cli.main import main as awsview
-
-    code = awsview(["watch", *viewer_args])
+    code = viewer(["watch", *viewer_args])
     if code not in (0, 130) and sys.stdin.isatty():
         try:
             input(f"\nawsview watch stopped (exit {code}); press Enter to close this pane ")
         except (EOFError, KeyboardInterrupt):
             pass
     return code
-
-
-if __name__ == "__main__":
-    sys.exit(pane_main(sys.argv[1:]))

@@ -24,16 +24,9 @@ def run(args: argparse.Namespace) -> int:
     from awsview import profiles
 
     if args.lab:
-        try:
-            profiles.load(args.lab)
-        except (profiles.UnknownProfile, profiles.ProfileError) as exc:
-            return fail(str(exc), EXIT_USAGE)
+        profiles.load(args.lab)
     from awsview.ui import preferences, themes
 
-    try:
-        themes.check(args.theme)
-    except themes.ThemeError as exc:
-        return fail(str(exc), EXIT_USAGE)
     saved, notice = preferences.load()
     from awsview.ui import keymap
 
@@ -59,7 +52,6 @@ def run(args: argparse.Namespace) -> int:
             "the viewer needs a terminal; `awsview dump` prints the same panels once", EXIT_USAGE
         )
     from awsview.ui import lifeline
-    from awsview.ui.themes import ThemeError
     from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
     from awsview.ui.viewer.presenter import Presenter
 
@@ -75,23 +67,20 @@ def run(args: argparse.Namespace) -> int:
             return fail(str(exc), EXIT_FAILURE)
         except RecordingError as exc:
             return fail(str(exc), EXIT_USAGE)
-    try:
-        app = AWSViewApp(
-            target=target,
-            lab=args.lab,
-            prefix=args.prefix,
-            presenter=Presenter() if presenter else None,
-            recorder=recorder,
-            options=ViewerOptions(
-                theme=theme,
-                remember=not presenter,
-                show_usage=bool(saved.get("usage")) and not presenter,
-                notice=notice,
-                keymap=keys,
-            ),
-        )
-    except ThemeError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    app = AWSViewApp(
+        target=target,
+        lab=args.lab,
+        prefix=args.prefix,
+        presenter=Presenter() if presenter else None,
+        recorder=recorder,
+        options=ViewerOptions(
+            theme=theme,
+            remember=not presenter,
+            show_usage=bool(saved.get("usage")) and not presenter,
+            notice=notice,
+            keymap=keys,
+        ),
+    )
     if recorder is not None:
         # The reason quotes an exception (a path, a value the codec refused): text, never markup.
         recorder.on_stop = lambda reason: app.notify(

@@ -24,12 +24,13 @@ from urllib.parse import parse_qs
 
 from awsview.access import is_loopback
 from awsview.emulator.trust import Trust, gate, service_apps, unknown_services
+from awsview.model.errors import UserError
 
 API_PREFIX = "/_awsview/"
 DEFAULT_PORT = 5000
 
 
-class EmulatorError(Exception):
+class EmulatorError(UserError):
     """A problem starting the emulator, with a message meant for the person running it."""
 
 

@@ -6,15 +6,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from awsview.model.errors import FailedError, UserError
+
 if TYPE_CHECKING:
     from awsview.labs.context import LabContext
 
 
-class LabError(Exception):
+class LabError(FailedError):
     """A lab step could not do what the lab text does; the message is one human line."""
 
 
-class UnknownLab(ValueError):
+class UnknownLab(UserError, ValueError):
     """No lab has this name."""
 
     def __init__(self, name: str, known: list[str]):

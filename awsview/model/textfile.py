@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from awsview.model.errors import UserError
+
 SHOWN = 120  # how much of a bad value an error line repeats
 
 
@@ -15,7 +17,7 @@ def shown(text: str) -> str:
     return cleaned if len(cleaned) <= SHOWN else cleaned[:SHOWN] + "…"
 
 
-class BadFile(ValueError):
+class BadFile(UserError, ValueError):
     """A file the user wrote or installed (theme, lab profile, class roster) that cannot be used;
     the message is one line naming the file, the line where known, and what is wrong."""
 

@@ -7,15 +7,19 @@ from __future__ import annotations
 from awsview import profiles
 from awsview.aws.errors import classify
 from awsview.aws.session import Connection
+from awsview.model.errors import UserError
 
 
-class PreflightError(Exception):
+class PreflightError(UserError):
     """A one-line reason the endpoint cannot be used; ``kind`` is the failure's ("network",
     "auth", …): credentials that AWS refuses are a configuration error, not an outage."""
 
     def __init__(self, text: str, kind: str = "other", reason: str | None = None):
         super().__init__(text)
         self.kind = kind
+        # Credentials AWS refuses and a command line that cannot work are the user's to fix (2);
+        # an endpoint that does not answer is a failure (1).
+        self.exit_status = 2 if kind in ("auth", "usage") else 1
         self.reason = reason or text  # without saying where: for a place that already names it
 
 

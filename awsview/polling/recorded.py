@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from awsview.aws.session import Target
+from awsview.model.errors import UserError
 from awsview.polling.recording import ChannelPlayer, ChannelState, Recording
 
 _OFFSET = re.compile(r"^([+-])(\d+(?::\d{1,2}){0,2}(?:\.\d+)?)$")
@@ -21,7 +22,7 @@ MARGIN_S = 86400.0  # how far before the start or after the end --at may name a 
 _CLOCK = re.compile(r"^(\d{1,2}):(\d{2})(?::(\d{2}(?:\.\d+)?))?$")
 
 
-class MomentError(ValueError):
+class MomentError(UserError, ValueError):
     """A --at value that is not a moment; the message says what is."""
 
 

@@ -73,6 +73,8 @@ STATUS = 8  # the status line changed
 class LearnerError(RecordingError):
     """A --learner the recording does not have: the command line's mistake, not the file's."""
 
+    exit_status = 2
+
 
 def _read_plain(data: bytes) -> Any:
     return msgpack.unpackb(data, raw=False, strict_map_key=False)

@@ -22,6 +22,7 @@ from typing import Any
 
 import zstandard
 
+from awsview.model.errors import FailedError
 from awsview.model.snapshot import Snapshot
 
 # Per moment decoded (from its keyframe): a floor, plus so much per byte of the file. zstd at
@@ -53,7 +54,7 @@ MAX_INFO = 64  # keys of a channel's description or of a meta update
 MAX_TEXT = 4096  # characters of one of their values
 
 
-class RecordingError(Exception):
+class RecordingError(FailedError):
     """A recording cannot be read or written; one line for the person who asked."""
 
 

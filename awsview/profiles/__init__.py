@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from awsview import kinds
+from awsview.model.errors import UserError
 from awsview.model.textfile import NotText, read_utf8
 from awsview.profiles.folder import is_folder_reference
 from awsview.profiles.schema import SchemaError
@@ -31,7 +32,7 @@ TABLE_ROLES = ("business", "diagnostic", "reference", "other")
 ProfileError = SchemaError  # a malformed profile or lab folder: ``file:line: the problem``
 
 
-class UnknownProfile(ValueError):
+class UnknownProfile(UserError, ValueError):
     """No profile of this name."""
 
 

@@ -1,7 +1,7 @@
 """MkDocs hook: the command-line and key reference pages, written at build time from the code.
 
-The commands and options come from the argparse parsers (`awsview.cli.main.build_parser`, and
-`awsview.cli.split.build_parser` for split, which parses its own line); the keys from the
+The commands, their options and examples come from the argparse parser
+(`awsview.cli.main.build_parser`, built from `awsview.cli.commands.COMMANDS`); the keys from the
 apps' bindings. A new option or key is on the site without anyone editing a page, and a
 renamed one cannot linger there.
 """
@@ -66,7 +66,6 @@ def _usage(parser: argparse.ArgumentParser) -> str:
 
 
 def cli_reference() -> str:
-    from awsview.cli import split
     from awsview.cli.main import SHARED, TAKES, build_parser
 
     parser = build_parser()
@@ -81,7 +80,8 @@ def cli_reference() -> str:
         "(`--profile`, `--region`, `--endpoint-url`), what to show (`--lab`, `--prefix`), how",
         "(`--theme`), what to keep (`--record`) and where to log (`--log-file`) mean the same",
         "before or after the command; one given to a command that does not take it is refused",
-        "with one line and exit status 2 ([Exit status](exit-status.md)).",
+        "with one line and exit status 2 ([Exit status](exit-status.md)). Shell completion:",
+        "[Completion](../guide/completion.md).",
         "",
         "| command | does |",
         "| --- | --- |",
@@ -98,7 +98,7 @@ def cli_reference() -> str:
         metavar = options.get("metavar", "")
         lines.append(f"| `{flag} {metavar}`".rstrip() + f" | {_cell(options['help'])} | {takers} |")
     for name in names:
-        command = split.build_parser() if name == "split" else sub.choices[name]
+        command = sub.choices[name]
         said = _cell(helps.get(name, ""))
         lines += ["", f"## awsview {name}", "", said[:1].upper() + said[1:] + ".", ""]
         lines += [f"```text\n{_usage(command)}\n```", ""]
@@ -111,6 +111,8 @@ def cli_reference() -> str:
         elif not TAKES.get(name):
             lines += ["Takes none of the shared options.", ""]
         lines += _table(command._actions)
+        if command.epilog:
+            lines += ["", f"```text\n{command.epilog}\n```"]
     return "\n".join(lines) + "\n"
 
 

@@ -26,6 +26,7 @@ REQUIRED = {
     "replay": ["rec.awsview"],
     "doctor": [],
     "verify": ["2"],
+    "completion": ["bash"],
 }
 VALUES = {
     "profile": "lab",
@@ -137,7 +138,7 @@ def test_version():
     result = subprocess.run(
         [sys.executable, "-m", "awsview", "--version"], capture_output=True, text=True
     )
-    assert result.returncode == 0 and result.stdout.strip() == f"awsview {__version__}"
+    assert result.returncode == 0 and result.stdout.startswith(f"awsview {__version__} (Textual ")
 
 
 def test_endpoint_before_lab_setup_reaches_that_endpoint(emulator):

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 from types import ModuleType
 
-from awsview.cli import split
 from awsview.cli.main import build_parser
 from awsview.ui.classview.view import GridScreen
 from awsview.ui.viewer.app import AWSViewApp
@@ -30,7 +29,7 @@ def _hook() -> ModuleType:
 def _commands() -> dict[str, argparse.ArgumentParser]:
     parser = build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return {**sub.choices, "split": split.build_parser()}
+    return dict(sub.choices)
 
 
 def test_the_command_reference_names_every_command_and_option() -> None:

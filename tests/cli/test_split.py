@@ -229,7 +229,8 @@ def pane(files: list[Path], *viewer: str) -> list[str]:
     return [
         sys.executable,
         "-m",
-        "awsview.cli.split",
+        "awsview",
+        "split",
         "--pane",
         "--environment",
         str(handed),
@@ -425,7 +426,8 @@ def test_the_pane_takes_the_settings_over_removes_the_file_and_runs_the_viewer(
         [
             sys.executable,
             "-m",
-            "awsview.cli.split",
+            "awsview",
+            "split",
             "--pane",
             "--environment",
             handed,

@@ -211,7 +211,11 @@ async def test_a_class_recording_keeps_each_learner(emulator: RunningEmulator, t
     with out.open("w") as stream:
         assert dump_from(path, None, "Bob", False, stream) == 0
     assert "connection refused" in out.read_text() or "error" in out.read_text()
-    assert dump_from(path, None, "Eve", False, out.open("w")) == 2
+    from awsview.polling.recording import LearnerError
+
+    with pytest.raises(LearnerError) as refused:  # said by the command line, exit status 2
+        dump_from(path, None, "Eve", False, out.open("w"))
+    assert refused.value.exit_status == 2
 
 
 def test_serve_records_once_whatever_the_tabs(emulator: RunningEmulator, tmp_path):
