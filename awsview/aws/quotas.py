@@ -21,6 +21,7 @@ class Quota:
     bucket: float  # requests that may come at once (the bucket's size)
     refill: float  # requests per second, sustained
     documented: bool = True  # False: AWS publishes no figure; a conservative guess
+    pool: str = ""  # operations of one service with the same pool share this one quota
 
 
 def _each(names: str, quota: Quota) -> dict[str, Quota]:
@@ -90,7 +91,7 @@ _LAMBDA = {
     "GetFunction": Quota(100, 100),
     "GetPolicy": Quota(15, 15),
 }
-_LAMBDA_OTHER = Quota(15, 15)
+_LAMBDA_OTHER = Quota(15, 15, pool="control-plane")
 
 # https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html
 # IAM is global and throttles reads per account without publishing a rate: a conservative guess.

@@ -143,14 +143,17 @@ class RateLimiter:
         self._buckets.clear()
 
     def bucket(self, service: str, operation: str) -> TokenBucket | SharedTokenBucket:
-        key = (service, operation)
+        """The bucket ``service:operation`` draws from: its own, or its quota pool's."""
+        limit = quota(service, operation)
+        key = (service, limit.pool if limit is not None and limit.pool else operation)
         if key not in self._buckets:
-            rate, capacity = budget(service, operation, self._rates.get(key, DEFAULT_RATE))
+            wanted = self._rates.get((service, operation), DEFAULT_RATE)
+            rate, capacity = budget(service, operation, wanted)
             rate, capacity = rate * self.scale, max(1.0, capacity * self.scale)
             self._buckets[key] = (
                 TokenBucket(rate, capacity)
                 if self._shared is None
-                else SharedTokenBucket(self._shared / f"{service}.{operation}", rate, capacity)
+                else SharedTokenBucket(self._shared / f"{service}.{key[1]}", rate, capacity)
             )
         return self._buckets[key]
 

@@ -36,3 +36,16 @@ def test_at_the_defaults_every_budget_is_at_most_half_of_the_quota(shared, tmp_p
         assert isinstance(bucket, SharedTokenBucket) is shared
         assert bucket.rate <= SHARE * limit.refill, (service, operation)
         assert bucket.capacity <= max(1.0, SHARE * limit.bucket), (service, operation)
+
+
+@pytest.mark.parametrize("shared", [False, True])
+def test_operations_under_one_quota_draw_from_one_budget(shared, tmp_path):
+    """Lambda's control-plane reads share one 15/s quota: together, never more than half."""
+    limiter = RateLimiter()
+    if shared:
+        limiter.share(shared_dir(tmp_path, "account"))
+    functions = limiter.bucket("lambda", "ListFunctions")
+    assert functions is limiter.bucket("lambda", "ListEventSourceMappings")
+    assert functions is not limiter.bucket("lambda", "GetFunction")  # a quota of its own
+    limit = quota("lambda", "ListFunctions")
+    assert limit is not None and functions.rate <= SHARE * limit.refill
