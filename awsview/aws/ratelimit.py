@@ -19,16 +19,19 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-# Sustained requests per second AWS View allows itself per API, at most half of the account's
-# refill rate so the learner's own CLI calls keep their share. (service, operation) -> rate.
+from awsview.aws.quotas import SHARE, quota
+
+# Sustained requests per second AWS View would like per API; each is cut to `quotas.SHARE` of
+# AWS's refill rate for it (`budget`), so the learner's own CLI calls keep their share.
+# (service, operation) -> rate.
 RATES: dict[tuple[str, str], float] = {
-    ("logs", "FilterLogEvents"): 1.0,  # quota: 5 TPS per account and region
+    ("logs", "FilterLogEvents"): 1.0,
     ("logs", "DescribeLogGroups"): 2.0,
     ("stepfunctions", "ListStateMachines"): 1.0,
     ("stepfunctions", "DescribeStateMachine"): 1.0,
-    ("stepfunctions", "ListExecutions"): 1.0,  # refill 2/s
-    ("stepfunctions", "DescribeExecution"): 7.0,  # refill 15/s
-    ("stepfunctions", "GetExecutionHistory"): 2.5,  # refill 5/s
+    ("stepfunctions", "ListExecutions"): 1.0,
+    ("stepfunctions", "DescribeExecution"): 7.0,
+    ("stepfunctions", "GetExecutionHistory"): 2.5,
     ("iam", "ListRoles"): 1.0,
     ("iam", "GetRole"): 2.0,
     ("iam", "GetRolePolicy"): 2.0,
@@ -39,6 +42,17 @@ DEFAULT_RATE = 5.0
 BURST_SECONDS = 2.0  # a bucket holds this many seconds' worth of tokens
 # A directory of shared buckets, set by `awsview serve` for its sessions (and its recorder).
 RATE_DIR_ENV = "AWSVIEW_RATE_DIR"
+
+
+def budget(service: str, operation: str, wanted: float) -> tuple[float, float]:
+    """The rate (per second) and bucket size AWS View allows itself for one API: ``wanted``,
+    at most `SHARE` of AWS's refill rate and bucket for it (`quotas.quota`)."""
+    rate, capacity = wanted, wanted * BURST_SECONDS
+    limit = quota(service, operation)
+    if limit is not None:
+        rate = min(rate, SHARE * limit.refill)
+        capacity = min(rate * BURST_SECONDS, SHARE * limit.bucket)
+    return rate, max(1.0, capacity)
 
 
 @dataclass
@@ -129,14 +143,17 @@ class RateLimiter:
         self._buckets.clear()
 
     def bucket(self, service: str, operation: str) -> TokenBucket | SharedTokenBucket:
-        key = (service, operation)
+        """The bucket ``service:operation`` draws from: its own, or its quota pool's."""
+        limit = quota(service, operation)
+        key = (service, limit.pool if limit is not None and limit.pool else operation)
         if key not in self._buckets:
-            rate = self._rates.get(key, DEFAULT_RATE) * self.scale
-            capacity = max(1.0, rate * BURST_SECONDS)
+            wanted = self._rates.get((service, operation), DEFAULT_RATE)
+            rate, capacity = budget(service, operation, wanted)
+            rate, capacity = rate * self.scale, max(1.0, capacity * self.scale)
             self._buckets[key] = (
                 TokenBucket(rate, capacity)
                 if self._shared is None
-                else SharedTokenBucket(self._shared / f"{service}.{operation}", rate, capacity)
+                else SharedTokenBucket(self._shared / f"{service}.{key[1]}", rate, capacity)
             )
         return self._buckets[key]
 

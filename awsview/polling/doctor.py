@@ -18,6 +18,7 @@ from typing import Any
 
 from awsview import profiles
 from awsview.aws.errors import classify, said_as_botocore
+from awsview.aws.quotas import quota
 from awsview.aws.ratelimit import DEFAULT_RATE, RATES
 from awsview.aws.session import Connection, Target
 from awsview.model import untrusted
@@ -447,8 +448,10 @@ def _headroom(conn: Connection, prober: _Prober) -> Probe:
     """How much of AWS's quotas the viewer's budgets leave to the learner's own calls."""
     scale = conn.limiter.scale
     tight = min(RATES.items(), key=lambda kv: kv[1])
+    limit = quota(*tight[0])
+    allows = f" (AWS allows {limit.refill:g}/s)" if limit is not None else ""
     text = (
-        f"viewer at most {tight[1] * scale:g}/s for {tight[0][1]} (AWS allows 5/s), "
+        f"viewer at most {tight[1] * scale:g}/s for {tight[0][1]}{allows}, "
         f"{DEFAULT_RATE * scale:g}/s for other APIs; {prober.throttled} of {len(prober.times)} "
         "probe calls throttled"
     )

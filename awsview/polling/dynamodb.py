@@ -20,6 +20,13 @@ Scans are billed, so they have a budget:
   a table once per change, and a full read skips a table not due too: without that, nothing
   would read it before the safety read, minutes later.
 
+Polled (no change feed, as on AWS), a table without a cheap way to know it changed waits longer
+after each read that found it unchanged: ``QUIET_BASE_S`` doubled per unchanged read up to
+``QUIET_MAX_S`` (never slower than a naive viewer's 2 s; divided by the connection's scale like
+the read units' wait), with jitter so that many tables and
+viewers do not read in step; the first read that sees a change brings it back to the poller's
+pace.
+
 An item equal to the one shown last time is kept as that very object, so the panels recognise
 its row as unchanged without comparing it again.
 """
@@ -27,6 +34,7 @@ its row as unchanged without comparing it again.
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -45,6 +53,9 @@ TABLES = keys.TABLES  # the list of table names, for generic profiles
 POLL_ITEMS = 2_000  # items read per table per poll at most (a smaller table: all of it)
 READ_UNITS_PER_S = 5.0  # per table on AWS: 18,000 read units an hour at most, ≈ $0.0023 on demand
 MAX_ITEMS = 20_000  # items per pass (the panels show 200; the filter searches all read)
+QUIET_BASE_S = 0.3  # polled: the wait after the first unchanged read, doubled per unchanged read
+QUIET_MAX_S = 2.0  # ... up to this
+JITTER = 0.2  # each wait is drawn within ± this fraction
 REDESCRIBE_S = 30.0  # one DescribeTable per table per half minute, beside scans every 0.3-8 s
 
 
@@ -74,6 +85,8 @@ class _Pass:
     truncated: bool = False  # the last pass stopped at MAX_ITEMS
     polls: int = 0  # polls into the pass under way
     pass_polls: int = 0  # polls the last complete pass took
+    quiet: int = 0  # reads in a row that found the table as it was
+    jitter: float = 1.0  # this wait's share of the quiet wait
 
 
 class TablePoller(Poller):
@@ -114,7 +127,12 @@ class TablePoller(Poller):
         now = time.monotonic()
         due, self.deferred = [], {}
         for name in names:
-            at = self._passes[name].read_at + self.wait(name, conn) if name in self._passes else 0.0
+            # A full read is the polled one (or the feed's safety read): there a quiet table
+            # waits longer; a table the feed named is read as soon as its units are paid back.
+            wait = self.wait(name, conn)
+            if only is None:
+                wait = max(wait, self.quiet_wait(name, conn))
+            at = self._passes[name].read_at + wait if name in self._passes else 0.0
             if at <= now or model.get(f"{TABLE}:{name}") is None:
                 due.append(name)
             else:  # its read units are not paid back yet: read when they are, the others now
@@ -136,6 +154,16 @@ class TablePoller(Poller):
         paid back at READ_UNITS_PER_S (times the connection's scale: ten on a local emulator)."""
         state = self._passes.get(name)
         return state.units / (READ_UNITS_PER_S * conn.limiter.scale) if state is not None else 0.0
+
+    def quiet_wait(self, name: str, conn: Connection) -> float:
+        """Seconds a polled ``name`` waits after its last read for having been found unchanged
+        ``quiet`` times in a row (0 after a change), divided like the read units' wait by the
+        connection's scale (a local endpoint's budgets are wider)."""
+        state = self._passes.get(name)
+        if state is None or not state.quiet:
+            return 0.0
+        wait = min(QUIET_MAX_S, QUIET_BASE_S * 2 ** (state.quiet - 1)) * state.jitter
+        return wait / conn.limiter.scale
 
     def _forget(self, name: str) -> None:
         for known in (
@@ -189,11 +217,13 @@ class TablePoller(Poller):
         shown.update(state.current)
         # An item equal to the one shown last time is that very object: whatever was drawn from
         # it (its row, its marks) is recognised as unchanged without being compared again.
-        before = self._items.get(name, {})
+        seen, before = name in self._items, self._items.get(name, {})
         items = tuple(
             previous if (previous := before.get(k)) == shown[k] else shown[k] for k in sorted(shown)
         )
         self._items[name] = dict(zip(sorted(shown), items))
+        state.quiet = state.quiet + 1 if seen and self._items[name] == before else 0
+        state.jitter = random.uniform(1 - JITTER, 1 + JITTER)
         baseline = (
             self._compare(name, items, keys) if is_reference and state.done is not None else None
         )

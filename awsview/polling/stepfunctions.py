@@ -345,25 +345,41 @@ class HistoryPoller(Poller):
             previous.data.history if previous is not None and previous.data is not None else None
         )
         last_id = known.events[-1].id if known is not None and known.events else 0
-        fresh: list[dict[str, Any]] = []
+        # A running execution already read is first asked for its newest event alone (the probe):
+        # when that is the last one seen, or the one after it, the probe was the whole read.
+        # Otherwise the new events are read in pages. A server that ignores maxResults answers
+        # the probe with every event, which is a whole read too.
+        probe = known is not None and last_id > 0 and execution.running
+        fresh: dict[int, dict[str, Any]] = {}
         params: dict[str, Any] = {
             "executionArn": execution.arn,
             "reverseOrder": True,
-            "maxResults": 100,
+            "maxResults": 1 if probe else 100,
         }
         while True:
             page = await conn.call("stepfunctions", "get_execution_history", **params)
             events = page.get("events") or []
-            fresh.extend(e for e in events if e["id"] > last_id)
-            reached_known = any(e["id"] <= last_id for e in events)
+            fresh.update((e["id"], e) for e in events if e["id"] > last_id)
             token = page.get("nextToken")
-            if reached_known or not token:
+            if not token:
                 break
+            if params["maxResults"] == 1:
+                newest = max(e["id"] for e in events) if events else 0
+                if newest in (last_id, last_id + 1):
+                    break  # nothing new, or the one new event the probe brought
+                # More than one is new (or the server ignores reverseOrder): read in pages.
+                params = {**params, "maxResults": 100}
+                continue
+            if any(e["id"] <= last_id for e in events):
+                break  # reached what was known
             params["nextToken"] = token
-        fresh.sort(
-            key=lambda e: e["id"]
-        )  # some servers ignore reverseOrder; order by id either way
-        history = parse_history(fresh, previous=known) if fresh or known is None else known
+        # Some servers ignore reverseOrder: parse_history orders by id either way.
+        events = list(fresh.values())
+        history = parse_history(events, previous=known) if events or known is None else known
+        return self._made(execution, history)
+
+    @staticmethod
+    def _made(execution: Execution, history: Any) -> History:
         return History(
             execution_arn=execution.arn,
             execution_name=execution.name,

@@ -2,9 +2,12 @@
 (the token buckets as on AWS, not ten times wider as against a local emulator), each lab played
 over and over (a lab in motion: the viewer polls fast all along), then left alone (idle). The
 emulator reports the read units AWS would bill. Prints API calls and DynamoDB read units per
-hour; asserts nothing.
+hour, and per API the viewer's mean and peak calls per second (over 1 s windows) as shares of
+AWS's refill rate for it (awsview/aws/quotas.py; the target is a mean of at most 0.5); asserts
+nothing. ``--polled`` leaves the emulator's change feed unused, so the viewer polls as it polls
+AWS.
 
-    python -m tests.benchmarks.bench_cost [active_seconds] [idle_seconds]
+    python -m tests.benchmarks.bench_cost [active_seconds] [idle_seconds] [--polled] [lab ...]
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import time
 from collections import Counter
 
 from awsview import profiles
+from awsview.aws.quotas import SHARE, quota
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
@@ -75,11 +79,48 @@ def _report(lab: str, phase: str, calls: Counter, units: float) -> None:
     )
 
 
-async def measure(url: str, lab: str, active_s: float, idle_s: float) -> None:
+class _Rates:
+    """Each API's calls per second over 1 s windows, sampled beside the viewer."""
+
+    def __init__(self, conn: Connection) -> None:
+        self.conn = conn
+        self.peak: Counter = Counter()
+        self.began = time.monotonic()
+        self.start = Counter(conn.limiter.calls)
+
+    async def run(self) -> None:
+        last, at = Counter(self.conn.limiter.calls), time.monotonic()
+        while True:
+            await asyncio.sleep(1.0)
+            now, when = Counter(self.conn.limiter.calls), time.monotonic()
+            for key, n in (now - last).items():
+                self.peak[key] = max(self.peak[key], n / (when - at))
+            last, at = now, when
+
+    def report(self, phase: str) -> None:
+        seconds = time.monotonic() - self.began
+        calls = Counter(self.conn.limiter.calls) - self.start
+        for (service, op), n in sorted(calls.items()):
+            limit = quota(service, op)
+            refill = limit.refill if limit is not None else float("nan")
+            mean = n / seconds
+            met = "yes" if mean <= SHARE * refill else "NO"
+            peak = self.peak[(service, op)]
+            print(
+                f"      {phase:6} {service + ':' + op:42} mean {mean:6.2f}/s "
+                f"({mean / refill:4.2f} of {refill:g}/s, {met})  "
+                f"peak {peak:6.2f}/s ({peak / refill:4.2f})",
+                flush=True,
+            )
+
+
+async def measure(url: str, lab: str, active_s: float, idle_s: float, polled: bool) -> None:
     LabPlayer(lab, endpoint_url=url, log=lambda line: None).setup()
     async with Connection(Target(endpoint_url=url), RateLimiter(scale=1.0)) as conn:
-        scheduler = Scheduler(conn, profiles.load(lab))
+        scheduler = Scheduler(conn, profiles.load(lab), feed=not polled)
         scheduler.start()
+        rates = _Rates(conn)
+        sampler = asyncio.create_task(rates.run())
         try:
             stop = threading.Event()
             start = _sample(conn)
@@ -89,11 +130,17 @@ async def measure(url: str, lab: str, active_s: float, idle_s: float) -> None:
             stop.set()
             rounds = await replay
             active = _per_hour(start, _sample(conn), time.monotonic() - began)
+            rates.report("active")
+            sampler.cancel()
             await asyncio.sleep(ACTIVE_WINDOW_S + 5)  # the fast polling winds down
+            rates = _Rates(conn)
+            sampler = asyncio.create_task(rates.run())
             start, began = _sample(conn), time.monotonic()
             await asyncio.sleep(idle_s)
             idle = _per_hour(start, _sample(conn), time.monotonic() - began)
+            rates.report("idle")
         finally:
+            sampler.cancel()
             await scheduler.stop()
     _report(lab, "active", *active)
     _report(lab, "idle", *idle)
@@ -104,14 +151,22 @@ async def measure(url: str, lab: str, active_s: float, idle_s: float) -> None:
     )
 
 
-def main(active_s: float = 120.0, idle_s: float = 90.0) -> None:
+def main(
+    active_s: float = 120.0,
+    idle_s: float = 90.0,
+    polled: bool = False,
+    labs: tuple[str, ...] = LABS,
+) -> None:
     emulator = start_emulator()
     try:
-        for lab in LABS:
-            asyncio.run(measure(emulator.endpoint_url, lab, active_s, idle_s))
+        for lab in labs:
+            print(f"{lab}: {'polled (no change feed)' if polled else 'change feed'}", flush=True)
+            asyncio.run(measure(emulator.endpoint_url, lab, active_s, idle_s, polled))
     finally:
         emulator.stop()
 
 
 if __name__ == "__main__":
-    main(*(float(a) for a in sys.argv[1:3]))
+    numbers = [float(a) for a in sys.argv[1:] if a.replace(".", "", 1).isdigit()]
+    names = tuple(a for a in sys.argv[1:] if a in LABS)
+    main(*numbers[:2], polled="--polled" in sys.argv, labs=names or LABS)

@@ -1,0 +1,104 @@
+"""On a polled backend (stock moto: no change feed, as on AWS), a lab's resources that stopped
+changing cost only the cheap probes per round: a running execution's history is asked for its
+newest event alone, an execution is not described again while its listed status holds, a log
+group is read from the last event seen."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import boto3
+import pytest
+
+from awsview import profiles
+from awsview.aws import readonly, session
+from awsview.aws.session import Connection, Target
+from awsview.polling.scheduler import Scheduler
+from tests.support.stock_moto import StockMoto
+
+PREFIX = "cost-p-"
+GROUP = f"/aws/lambda/{PREFIX}worker"
+ROLE = "arn:aws:iam::123456789012:role/cost-p-role"
+
+
+@pytest.fixture
+def stock_moto(tmp_path):
+    server = StockMoto(cwd=tmp_path, timeout=30)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+def _lab(url: str) -> None:
+    """A machine with a running execution (stock moto never ends one), a log group with lines."""
+    kw: dict[str, Any] = {
+        "endpoint_url": url,
+        "region_name": "us-east-1",
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+    }
+    sfn, logs = boto3.client("stepfunctions", **kw), boto3.client("logs", **kw)
+    definition = {"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}
+    machine = sfn.create_state_machine(
+        name=f"{PREFIX}flow", definition=json.dumps(definition), roleArn=ROLE
+    )["stateMachineArn"]
+    sfn.start_execution(stateMachineArn=machine, name=f"{PREFIX}run", input="{}")
+    logs.create_log_group(logGroupName=GROUP)
+    logs.create_log_stream(logGroupName=GROUP, logStreamName="s")
+    now = int(time.time() * 1000)  # older lines are refused
+    logs.put_log_events(
+        logGroupName=GROUP,
+        logStreamName="s",
+        logEvents=[{"timestamp": now + i, "message": f"line {i}"} for i in range(3)],
+    )
+
+
+async def test_nothing_changing_costs_only_the_probes(stock_moto, monkeypatch):
+    sent: list[tuple[str, str, dict[str, Any]]] = []
+
+    def recording_guard(client):
+        guarded = readonly.guard(client)
+        service = client.meta.service_model.service_name
+        guarded.meta.events.register(
+            "provide-client-params",
+            lambda model, params, **_: sent.append((service, model.name, dict(params))),
+        )
+        return guarded
+
+    monkeypatch.setattr(session, "guard", recording_guard)
+    _lab(stock_moto)
+    async with Connection(Target(endpoint_url=stock_moto)) as conn:
+        scheduler = Scheduler(conn, profiles.generic_profile(PREFIX), feed=False)
+        assert scheduler.follower is None  # polled, as on AWS
+        await scheduler.run_once()  # reads everything
+        await scheduler.run_once()
+        histories = scheduler.model.with_prefix("history:")
+        assert len(histories) == 1 and histories[0].data is not None
+        events = histories[0].data.history.events
+        assert len(events) > 1 and [e.id for e in events] == list(range(1, len(events) + 1))
+        running = scheduler.model.with_prefix("executions:")[0].data
+        assert [e.status for e in running] == ["RUNNING"]
+        lines = scheduler.model.get(f"logs:{GROUP}").data.lines
+        assert len(lines) == 3
+
+        sent.clear()
+        await scheduler.run_once()  # nothing changed since
+
+    calls = [(s, op, p) for s, op, p in sent if s in ("stepfunctions", "logs")]
+    histories_read = [p for s, op, p in calls if op == "GetExecutionHistory"]
+    assert histories_read and all(p.get("maxResults") == 1 for p in histories_read), (
+        "a running execution's unchanged history is asked for its newest event only"
+    )
+    assert all(p.get("startTime") for s, op, p in calls if op == "FilterLogEvents")
+    assert {op for s, op, p in calls} <= {
+        "ListStateMachines",
+        "ListExecutions",
+        "GetExecutionHistory",
+        "DescribeLogGroups",
+        "FilterLogEvents",
+    }
+    # And the unchanged history is the one already read: nothing lost, nothing added.
+    assert scheduler.model.with_prefix("history:")[0].data.history.events == events

@@ -1,0 +1,71 @@
+"""Polled (stock moto, as on AWS), a table that stopped changing is scanned less and less often,
+and the first change brings it back to the poller's pace."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import boto3
+import pytest
+
+from awsview import profiles
+from awsview.aws.session import Connection, Target
+from awsview.model.state import LabModel
+from awsview.polling.dynamodb import QUIET_MAX_S, TablePoller
+from tests.support.stock_moto import StockMoto
+
+TABLE = "cost-q-orders"
+
+
+@pytest.fixture
+def stock_moto(tmp_path):
+    server = StockMoto(cwd=tmp_path, timeout=30)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+async def test_a_quiet_table_is_read_less_often_and_a_change_still_shows(stock_moto):
+    ddb = boto3.client(
+        "dynamodb",
+        endpoint_url=stock_moto,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    ddb.create_table(
+        TableName=TABLE,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    ddb.put_item(TableName=TABLE, Item={"id": {"S": "a"}})
+    model = LabModel()
+    poller = TablePoller(profiles.generic_profile("cost-q-"))
+    async with Connection(Target(endpoint_url=stock_moto)) as conn:
+        conn.limiter.scale = 1.0  # the waits as on AWS
+
+        def scans() -> int:
+            return conn.limiter.calls[("dynamodb", "Scan")]
+
+        async def poll_for(seconds: float) -> None:  # as often as a busy lab makes it poll
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                model.apply(await poller.poll(conn, model))
+                await asyncio.sleep(0.05)
+
+        await poll_for(QUIET_MAX_S * 4)  # long enough to reach the quiet cadence
+        before = scans()
+        await poll_for(QUIET_MAX_S * 3)
+        quiet = scans() - before
+        # Polled 0.05 s apart, ~60 reads without the wait; with it, one per ~QUIET_MAX_S.
+        assert quiet <= 4, f"{quiet} scans of an unchanged table"
+
+        await asyncio.to_thread(ddb.put_item, TableName=TABLE, Item={"id": {"S": "b"}})
+        deadline = time.monotonic() + QUIET_MAX_S * 1.2 + 5
+        while not any(i["id"] == "b" for i in model.data(f"table:{TABLE}").items):
+            assert time.monotonic() < deadline, "the change never showed"
+            await poll_for(0.1)
+        assert poller.quiet_wait(TABLE, conn) < QUIET_MAX_S * 0.8  # back near the poller's pace
