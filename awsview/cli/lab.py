@@ -57,12 +57,9 @@ def run(args: argparse.Namespace) -> int:
 
 def run_folder(path: Path, args: argparse.Namespace) -> int:
     from awsview.cli import labfolder
-    from awsview.profiles import ProfileError, load_folder
+    from awsview.profiles import load_folder
 
-    try:
-        profile = load_folder(path)
-    except ProfileError as exc:
-        return fail(str(exc), EXIT_USAGE)
+    profile = load_folder(path)  # a ProfileError is said by main()
     assert profile.folder is not None
     if args.action == "clean":
         return fail(

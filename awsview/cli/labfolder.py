@@ -154,8 +154,8 @@ class Report:
 
 def check(folder: LabFolder, profile: LabProfile, args: argparse.Namespace) -> int:
     """``awsview lab check DIR``: exit 0 when every step's checks pass (both runs with
-    ``--twice``), 1 at the first step that fails, 2 when it cannot start."""
-    from awsview.aws.session import ConfigError
+    ``--twice``), 1 at the first step that fails, 2 when it cannot start (a ConfigError, said by
+    main())."""
     from awsview.emulator.server import EmulatorError
 
     report = Report(folder.name)
@@ -169,8 +169,6 @@ def check(folder: LabFolder, profile: LabProfile, args: argparse.Namespace) -> i
             if not local and not args.real_account:
                 return fail(not_local("check", folder.name, endpoint), EXIT_USAGE)
             status = _check_on(folder, profile, endpoint or "", region, False, args, report)
-    except ConfigError as exc:
-        return fail(str(exc), EXIT_USAGE)
     except EmulatorError as exc:
         return fail(str(exc))
     finally:
