@@ -65,6 +65,7 @@ def test_dump_shows_a_functions_memory_size(emulator: RunningEmulator):
     lam = emulator.client("lambda")
     create_function(lam, "labex-mem-fn", "def handler(event, context):\n    return 1\n")
     lam.update_function_configuration(FunctionName="labex-mem-fn", MemorySize=320)
+    lam.get_waiter("function_updated_v2").wait(FunctionName="labex-mem-fn")
     done = awsview(
         "dump", "--json", "--prefix", "labex-mem-", "--endpoint-url", emulator.endpoint_url
     )
