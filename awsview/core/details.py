@@ -316,6 +316,7 @@ def _function(model: LabModel, ident: str, key: str) -> Detail | None:
                     ("Runtime", function.runtime),
                     ("Handler", function.handler),
                     ("Timeout", function.timeout),
+                    ("Memory (MB)", function.memory_size),
                     ("CodeSha256", function.code_sha256),
                     ("Last modified", function.last_modified),
                     ("State", function.state),

@@ -143,6 +143,7 @@ class Function:
     state: str | None = None
     environment_names: tuple[str, ...] = ()  # names only: values may hold secrets
     mappings: tuple[Mapping, ...] = ()
+    memory_size: int | None = None  # MB
 
 
 @dataclass(frozen=True)

@@ -63,6 +63,7 @@ class FunctionPoller(Poller):
                     handler=f.get("Handler"),
                     role=f.get("Role"),
                     timeout=f.get("Timeout"),
+                    memory_size=f.get("MemorySize"),
                     code_sha256=f.get("CodeSha256"),
                     last_modified=f.get("LastModified"),
                     state=f.get("State"),
