@@ -60,7 +60,7 @@ def run_folder(path: Path, args: argparse.Namespace) -> int:
     from awsview.profiles import ProfileError, load_folder
 
     try:
-        profile = load_folder(path)
+        profile = load_folder(path, args.lang)
     except ProfileError as exc:
         return fail(str(exc), EXIT_USAGE)
     assert profile.folder is not None

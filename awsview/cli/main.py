@@ -109,6 +109,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     "docs": {"theme": "docs"},
 }
 DEFAULT = {"prefix": ""}
+LANG_FLAG = "--lang"
+LANG_HELP: dict = {
+    "metavar": "LANG",
+    "help": "a lab folder's language for step titles and checkpoint texts (en, ja …); "
+    "default: LANG's when the lab has it, else en",
+}
 MANY_LABS = {"demo"}
 # Options that take the next argument as their value even when it starts with '-'.
 ANY_VALUE = {"--token"}
@@ -235,6 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="allow setup, play and clean on an endpoint that is not local (a real AWS account)",
     )
     lab.add_argument("--junit", type=Path, metavar="FILE", help="check: a JUnit XML report")
+    lab.add_argument(LANG_FLAG, **LANG_HELP)
     lab.add_argument(
         "--twice", action="store_true", help="check: play the lab a second time and check it too"
     )
@@ -244,6 +251,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="exit 0 when AWS View's checkpoints of a lab step hold (read-only), else 1",
     )
     verify.add_argument("step", metavar="STEP", help="the step's number or key")
+    verify.add_argument(LANG_FLAG, **LANG_HELP)
 
     demo = command("demo", help="start the emulator, open the viewer and play the labs in it")
     demo.add_argument(
