@@ -1,7 +1,7 @@
 """Lab profiles: what a lab's resources are, which are provided and which the learner creates,
 its business key, panel order and checkpoints. A lab is a folder (``awsview.profiles.folder``:
-the platform's layout plus ``awsview.toml``); the labs not yet written as folders keep a TOML
-file in ``panels/``.
+the platform's layout plus ``awsview.toml``; the built-in labs are all folders); a TOML file
+in ``panels/`` is still read as a profile.
 
 A ``--lab`` value is a path to a lab folder, or a name looked for in ``$AWSVIEW_LABS``,
 ``$XDG_DATA_HOME/awsview/labs``, the built-in lab folders, then ``panels/``.
