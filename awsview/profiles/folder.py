@@ -317,6 +317,12 @@ def load_folder(path: Path, lang: str | None = None) -> tuple[LabFolder, Documen
         raise SchemaError(f"{path}: no {lang!r} texts; the lab's languages: {', '.join(languages)}")
     translation = _translated(index, own, chosen, languages)
     local_steps = translation.get("details", {}).get("steps", [])
+    for k, entry in enumerate(index.data.get("i18n", [])):
+        for i, local in enumerate(entry.get("details", {}).get("steps", [])):
+            text = local.get("text") if isinstance(local, dict) else None
+            if isinstance(text, str) and not (path / text).is_file():
+                where = ("i18n", k, "details", "steps", i, "text")
+                raise index.error(where, f"{text} is not in the lab folder")
     steps = []
     for number, (step, mine) in enumerate(zip(details["steps"], written, strict=True), start=1):
         for where, name in [(("details", "steps", number - 1, "text"), step["text"])] + [

@@ -5,6 +5,8 @@ checkpoints hold in both runs; ev05 also speaks Japanese."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -40,7 +42,9 @@ def awsview(*args: str, lang: str = "C.UTF-8") -> subprocess.CompletedProcess:
     )
 
 
-def test_a_lab_speaks_its_other_language_from_lang_or_lang_flag(emulator: RunningEmulator):
+def test_a_lab_speaks_its_other_language_from_lang_or_lang_flag(
+    tmp_path: Path, emulator: RunningEmulator
+):
     where = ("--endpoint-url", emulator.endpoint_url, "--lab", "ev05")
     english = awsview("verify", "2", *where)
     assert english.returncode == 1, english.stdout + english.stderr
@@ -59,3 +63,12 @@ def test_a_lab_speaks_its_other_language_from_lang_or_lang_flag(emulator: Runnin
     folder, _ = load_folder(BUILTIN / "ev05", "ja")
     assert folder.steps[0].title == "安定したキーで業務上の書き込みを保護する"
     assert load_folder(BUILTIN / "ev05", "en")[0].steps[0].title.startswith("Protect the")
+    # A translated step text the folder does not hold is refused whatever the language.
+    copy = tmp_path / "ev05"
+    shutil.copytree(BUILTIN / "ev05", copy)
+    (copy / "ja" / "step3.md").unlink()
+    broken = awsview("verify", "1", "--endpoint-url", emulator.endpoint_url, "--lab", str(copy))
+    assert broken.returncode == 2
+    where = re.escape(str(copy / "index.json"))
+    said = broken.stderr.strip()
+    assert re.fullmatch(rf"awsview: {where}:\d+: ja/step3.md is not in the lab folder", said)
