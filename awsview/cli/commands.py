@@ -90,6 +90,7 @@ def _lab(lab: argparse.ArgumentParser) -> None:
         help="allow setup, play and clean on an endpoint that is not local (a real AWS account)",
     )
     lab.add_argument("--junit", type=Path, metavar="FILE", help="check: a JUnit XML report")
+    _lang(lab)
     lab.add_argument(
         "--twice", action="store_true", help="check: play the lab a second time and check it too"
     )
@@ -97,6 +98,16 @@ def _lab(lab: argparse.ArgumentParser) -> None:
 
 def _verify(verify: argparse.ArgumentParser) -> None:
     verify.add_argument("step", metavar="STEP", help="the step's number or key")
+    _lang(verify)
+
+
+def _lang(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--lang",
+        metavar="LANG",
+        help="a lab folder's language for step titles and checkpoint texts (en, ja …); "
+        "default: LANG's when the lab has it, else en",
+    )
 
 
 def _demo(demo: argparse.ArgumentParser) -> None:

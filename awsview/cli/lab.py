@@ -1,6 +1,6 @@
 """`awsview lab setup|play|check|clean|list`: a lab's provided resources and the learner's steps,
 played on an endpoint (a real account only with --real-account). A lab folder's steps are its own
-bash commands (awsview.cli.labfolder); the labs not yet written as folders keep a Python player."""
+bash commands (awsview.cli.labfolder); a lab with a Python player and no folder is played by it."""
 
 from __future__ import annotations
 
@@ -59,7 +59,7 @@ def run_folder(path: Path, args: argparse.Namespace) -> int:
     from awsview.cli import labfolder
     from awsview.profiles import load_folder
 
-    profile = load_folder(path)  # a ProfileError is said by main()
+    profile = load_folder(path, args.lang)  # a ProfileError is said by main()
     assert profile.folder is not None
     if args.action == "clean":
         return fail(

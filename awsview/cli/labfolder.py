@@ -268,6 +268,7 @@ async def _one_run(
             )
             if not outcome.ok:
                 return fail(_say_outcome(f"{folder.name} run {run} setup", outcome))
+        await checker.look()
         for step in folder.steps:
             label = f"{_label(folder, step)} (run {run})"
             print(clean(f"{label}: {step.title}"), flush=True)

@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         target = checked_target(args)
-        chosen = profiles.load(args.lab) if args.lab else None
+        chosen = profiles.load(args.lab, lang=args.lang) if args.lab else None
     except (profiles.ProfileError, profiles.UnknownProfile, ConfigError) as exc:
         return fail(str(exc), EXIT_USAGE)
 

@@ -70,6 +70,14 @@ class StepChecker:
             results.append(StepResult(checkpoint, passed, said))
         return results
 
+    async def look(self) -> None:
+        """One read with every checkpoint evaluated and nothing reported: what a viewer open
+        since setup would remember (a function's code before the learner deployed another)."""
+        assert self._scheduler is not None, "use StepChecker as an async context manager"
+        model = await self._scheduler.run_once()
+        for checkpoint in self.profile.checkpoints:
+            live(checkpoint, model, self.profile, self.memory)
+
     async def settle(self, step: str, seconds: float) -> list[StepResult]:
         """Read again until every checkpoint of the step holds, or ``seconds`` have passed."""
         deadline = time.monotonic() + seconds

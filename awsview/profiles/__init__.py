@@ -1,7 +1,7 @@
 """Lab profiles: what a lab's resources are, which are provided and which the learner creates,
 its business key, panel order and checkpoints. A lab is a folder (``awsview.profiles.folder``:
-the platform's layout plus ``awsview.toml``); the labs not yet written as folders keep a TOML
-file in ``panels/``.
+the platform's layout plus ``awsview.toml``; the built-in labs are all folders); a TOML file
+in ``panels/`` is still read as a profile.
 
 A ``--lab`` value is a path to a lab folder, or a name looked for in ``$AWSVIEW_LABS``,
 ``$XDG_DATA_HOME/awsview/labs``, the built-in lab folders, then ``panels/``.
@@ -130,16 +130,16 @@ def load_all(directory: Path | None = None) -> list[LabProfile]:
     return [load_file(directory / f"{name}.toml") for name in available(directory)]
 
 
-def load(name: str, directory: Path | None = None) -> LabProfile:
+def load(name: str, directory: Path | None = None, lang: str | None = None) -> LabProfile:
     """The lab ``name`` (a path to a lab folder, or a name: see the module's docstring)."""
     from awsview.profiles.folder import discover
 
     if directory is None:
         if is_folder_reference(name) or Path(name, "index.json").is_file():
-            return load_folder(Path(name))
+            return load_folder(Path(name), lang)
         found = discover().get(name)
         if found is not None:
-            return load_folder(found[0])
+            return load_folder(found[0], lang)
     directory = directory or profile_dir()
     path = directory / f"{name}.toml"
     if not path.is_file():
@@ -150,11 +150,12 @@ def load(name: str, directory: Path | None = None) -> LabProfile:
     return load_file(path)
 
 
-def load_folder(path: Path) -> LabProfile:
-    """The profile of a lab folder: its ``awsview.toml`` keyed to ``index.json``'s steps."""
+def load_folder(path: Path, lang: str | None = None) -> LabProfile:
+    """The profile of a lab folder: its ``awsview.toml`` keyed to ``index.json``'s steps, its
+    checkpoint texts in ``lang`` where the lab gives them (see ``folder.chosen_language``)."""
     from awsview.profiles.folder import load_folder as read
 
-    folder, own = read(path)
+    folder, own = read(path, lang)
     data = own.data
     return LabProfile(
         name=folder.name,
@@ -168,7 +169,11 @@ def load_folder(path: Path) -> LabProfile:
         ),
         checkpoints=tuple(
             Checkpoint(
-                step["key"], c["text"], c.get("check", ""), c.get("query", ""), c.get("now", "")
+                step["key"],
+                c.get("i18n", {}).get(folder.lang, c["text"]),
+                c.get("check", ""),
+                c.get("query", ""),
+                c.get("now", ""),
             )
             for step in data.get("steps", [])
             for c in step.get("checkpoints", [])

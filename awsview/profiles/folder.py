@@ -70,6 +70,7 @@ class LabFolder:
     assets: tuple[Asset, ...]
     languages: tuple[str, ...]
     endpoint: str  # the endpoint the lab's text and files hard-code
+    lang: str = "en"  # the language its titles and texts are read in
 
 
 def _jmespath(value: str) -> str | None:
@@ -102,6 +103,7 @@ def _url(value: str) -> str | None:
 CHECKPOINT = Table(
     {
         "text": Field(str, required=True),
+        "i18n": Field(Table({}, open=True)),  # the text in the lab's other languages: {ja = "…"}
         "check": Field(str, check=_statements),
         "query": Field(str, check=_jmespath),
         "now": Field(str, check=_jmespath),
@@ -258,8 +260,36 @@ def discover() -> dict[str, tuple[Path, str]]:
     return labs
 
 
-def load_folder(path: Path) -> tuple[LabFolder, Document]:
-    """The lab folder and its validated ``awsview.toml``; raises SchemaError."""
+def chosen_language(languages: tuple[str, ...], wanted: str | None) -> str | None:
+    """``wanted`` (``--lang``), else the language of ``$LANG`` (``ja_JP.UTF-8`` is ``ja``) when
+    the lab has it, else English; None when ``wanted`` is not one of the lab's languages."""
+    if wanted:
+        return wanted if wanted in languages else None
+    from_env = re.split(r"[_.@]", os.environ.get("LANG", ""))[0].lower()
+    return from_env if from_env in languages else "en"
+
+
+def _translated(index: Document, own: Document, lang: str, languages: tuple[str, ...]) -> dict:
+    """The i18n entry of ``lang`` in index.json (empty for English), after checking that every
+    checkpoint's ``i18n`` names only the lab's languages and gives them as text."""
+    for i, step in enumerate(own.data.get("steps", [])):
+        for j, checkpoint in enumerate(step.get("checkpoints", [])):
+            for code, text in checkpoint.get("i18n", {}).items():
+                where = ("steps", i, "checkpoints", j, "i18n", code)
+                if code not in languages[1:]:
+                    raise own.error(
+                        where, f"{code!r} is not one of the lab's languages in {INDEX}'s i18n"
+                    )
+                if not isinstance(text, str):
+                    raise own.error(where, f"the {code} text must be a string")
+    if lang == "en":
+        return {}
+    return next(e for e in index.data.get("i18n", []) if e["lang"] == lang)
+
+
+def load_folder(path: Path, lang: str | None = None) -> tuple[LabFolder, Document]:
+    """The lab folder and its validated ``awsview.toml``, with titles in ``lang`` (see
+    ``chosen_language``); raises SchemaError."""
     path = path.parent if path.name == OWN else path
     if not path.is_dir():
         raise SchemaError(f"{path}: no such lab folder")
@@ -281,6 +311,18 @@ def load_folder(path: Path) -> tuple[LabFolder, Document]:
             f"{len(written)} [[steps]] for the {len(details['steps'])} steps of {INDEX}: "
             "one each, in order",
         )
+    languages = ("en", *(entry["lang"] for entry in index.data.get("i18n", [])))
+    chosen = chosen_language(languages, lang)
+    if chosen is None:
+        raise SchemaError(f"{path}: no {lang!r} texts; the lab's languages: {', '.join(languages)}")
+    translation = _translated(index, own, chosen, languages)
+    local_steps = translation.get("details", {}).get("steps", [])
+    for k, entry in enumerate(index.data.get("i18n", [])):
+        for i, local in enumerate(entry.get("details", {}).get("steps", [])):
+            text = local.get("text") if isinstance(local, dict) else None
+            if isinstance(text, str) and not (path / text).is_file():
+                where = ("i18n", k, "details", "steps", i, "text")
+                raise index.error(where, f"{text} is not in the lab folder")
     steps = []
     for number, (step, mine) in enumerate(zip(details["steps"], written, strict=True), start=1):
         for where, name in [(("details", "steps", number - 1, "text"), step["text"])] + [
@@ -289,11 +331,13 @@ def load_folder(path: Path) -> tuple[LabFolder, Document]:
         ]:
             if not (path / name).is_file():
                 raise index.error(where, f"{name} is not in the lab folder")
+        local = local_steps[number - 1] if number <= len(local_steps) else {}
+        title = local.get("title") if isinstance(local, dict) else None
         steps.append(
             LabStep(
                 number,
                 mine["key"],
-                step["title"],
+                title if isinstance(title, str) and title else step["title"],
                 step["text"],
                 tuple(
                     Verify(v["name"], v["file"], v["hint"], v.get("timeout", 0))
@@ -317,11 +361,12 @@ def load_folder(path: Path) -> tuple[LabFolder, Document]:
     folder = LabFolder(
         path=path,
         name=path.resolve().name,
-        title=own.data.get("title", index.data["title"]),
+        title=translation.get("title") or own.data.get("title", index.data["title"]),
         steps=tuple(steps),
         background=background,
         assets=assets,
-        languages=("en", *(entry["lang"] for entry in index.data.get("i18n", []))),
+        languages=languages,
         endpoint=own.data.get("endpoint", DEFAULT_ENDPOINT).rstrip("/"),
+        lang=chosen,
     )
     return folder, own

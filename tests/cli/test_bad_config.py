@@ -109,8 +109,8 @@ def theme_folder(tmp_path, monkeypatch):
 
 @pytest.fixture
 def profile_folder(tmp_path, monkeypatch):
-    folder = tmp_path / "panels"
-    shutil.copytree(profiles.profile_dir(), folder)
+    folder = tmp_path / "panels"  # the built-in labs are all lab folders now: it starts empty
+    folder.mkdir()
     monkeypatch.setattr(profiles, "profile_dir", lambda: folder)
     return folder
 

@@ -127,11 +127,12 @@ def test_the_wheel_holds_the_package_and_its_data_and_no_test_helper(tmp_path):
         and n.endswith(".py")
     ]  # no test double in the package
     assert "awsview/kinds.py" in files and "awsview/cli/common.py" in files
-    assert any(n.startswith("awsview/_data/panels/") for n in files)
     assert any(n.startswith("awsview/_data/themes/") for n in files)
-    assert {"awsview/_data/labs/ev04/index.json", "awsview/_data/labs/ev04/awsview.toml"} <= set(
-        files
-    )  # the built-in lab folders
+    assert {
+        f"awsview/_data/labs/{lab}/{name}"
+        for lab in ("ev04", "ev05", "q05")
+        for name in ("index.json", "awsview.toml")
+    } <= set(files)  # the built-in lab folders
     # pyproject says MIT: the licence text travels with the wheel.
     licence = [n for n in names if ".dist-info/" in n and n.rsplit("/", 1)[-1] == "LICENSE"]
     assert licence, [n for n in names if ".dist-info/" in n]

@@ -230,7 +230,7 @@ def test_labs_are_found_in_awsview_labs_then_xdg_then_built_in(tmp_path: Path):
     assert lines["other"].endswith(f"[AWSVIEW_LABS: {second / 'other'}]")
     assert lines["ev04"].endswith(f"[XDG_DATA_HOME: {data / 'awsview' / 'labs' / 'ev04'}]")
     assert "Mine" in lines["ev04"]
-    assert lines["q05"].endswith("[built-in player]")
+    assert lines["q05"].endswith(f"[built-in: {BUILTIN / 'q05'}]")
     alone = awsview("lab", "list", env={"XDG_DATA_HOME": str(tmp_path / "none")})
     assert f"[built-in: {BUILTIN / 'ev04'}]" in alone.stdout
 

@@ -1,0 +1,59 @@
+#!/bin/bash
+# What the VM holds before the learner starts: the orders table (empty), the reference table and
+# its item, the worker's role and the worker (the version that writes unconditionally). Running it
+# again keeps the tables and their items.
+set -euo pipefail
+cd ~/project
+P=labex-q05
+ACCOUNT=$(aws sts get-caller-identity --query Account --output text)
+REGION=${AWS_DEFAULT_REGION:-us-east-1}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+for TABLE in orders reference; do
+  if ! aws dynamodb describe-table --table-name "$P-$TABLE" >/dev/null 2>&1; then
+    aws dynamodb create-table --table-name "$P-$TABLE" \
+      --attribute-definitions AttributeName=id,AttributeType=S \
+      --key-schema AttributeName=id,KeyType=HASH --billing-mode PAY_PER_REQUEST >/dev/null
+  fi
+  aws dynamodb wait table-exists --table-name "$P-$TABLE"
+done
+if [ "$(aws dynamodb get-item --table-name $P-reference --key '{"id":{"S":"reference"}}' --query Item.id.S --output text)" != reference ]; then
+  aws dynamodb put-item --table-name $P-reference \
+    --item '{"id":{"S":"reference"},"note":{"S":"keep unchanged"}}'
+fi
+
+if ! aws iam get-role --role-name $P-worker-role >/dev/null 2>&1; then
+  aws iam create-role --role-name $P-worker-role --assume-role-policy-document \
+    '{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Principal":{"Service":"lambda.amazonaws.com"},"Action":"sts:AssumeRole"}]}' >/dev/null
+fi
+cat > "$WORK/worker-policy.json" <<POLICY
+{
+  "Version": "2012-10-17",
+  "Statement": [
+    {"Effect": "Allow", "Action": ["sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"],
+     "Resource": "arn:aws:sqs:$REGION:$ACCOUNT:$P-jobs"},
+    {"Effect": "Allow", "Action": "dynamodb:PutItem",
+     "Resource": "arn:aws:dynamodb:$REGION:$ACCOUNT:table/$P-orders"},
+    {"Effect": "Allow", "Action": "logs:CreateLogGroup", "Resource": "arn:aws:logs:$REGION:$ACCOUNT:*"},
+    {"Effect": "Allow", "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
+     "Resource": "arn:aws:logs:$REGION:$ACCOUNT:log-group:/aws/lambda/$P-worker:*"}
+  ]
+}
+POLICY
+aws iam put-role-policy --role-name $P-worker-role --policy-name QueueAndOrders \
+  --policy-document "file://$WORK/worker-policy.json"
+
+# A fresh VM holds the unprotected worker: put it back when an earlier run left another version.
+zip -qj "$WORK/worker.zip" app.py
+if aws lambda get-function --function-name $P-worker >/dev/null 2>&1; then
+  aws lambda update-function-code --function-name $P-worker \
+    --zip-file "fileb://$WORK/worker.zip" >/dev/null
+  aws lambda wait function-updated-v2 --function-name $P-worker
+else
+  ROLE_ARN=$(aws iam get-role --role-name $P-worker-role --query Role.Arn --output text)
+  aws lambda create-function --function-name $P-worker --runtime python3.12 \
+    --handler app.handler --role "$ROLE_ARN" --zip-file "fileb://$WORK/worker.zip" --timeout 10 \
+    --environment "Variables={TABLE_NAME=$P-orders}" >/dev/null
+fi
+aws lambda wait function-active-v2 --function-name $P-worker

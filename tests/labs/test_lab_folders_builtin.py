@@ -1,0 +1,74 @@
+"""The built-in labs ev05 and q05 as lab folders: each is played twice on a fresh embedded
+emulator (`awsview lab check --twice`, which starts its own) and every step's verify scripts and
+checkpoints hold in both runs; ev05 also speaks Japanese."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from awsview.profiles.folder import load_folder
+from tests.support.emulator import RunningEmulator
+
+BUILTIN = Path(__file__).parents[2] / "labs"
+
+
+@pytest.mark.parametrize("lab", ["ev05", "q05"])
+def test_lab_check_of_a_built_in_lab_folder_passes_twice(lab: str):
+    done = subprocess.run(
+        [sys.executable, "-m", "awsview", "lab", "check", str(BUILTIN / lab), "--twice"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{lab} run 2" in done.stdout
+    assert f"lab check {lab}: " in done.stdout and " passed, 4 steps × 2 runs" in done.stdout
+
+
+def awsview(*args: str, lang: str = "C.UTF-8") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "awsview", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "LANG": lang},
+    )
+
+
+def test_a_lab_speaks_its_other_language_from_lang_or_lang_flag(
+    tmp_path: Path, emulator: RunningEmulator
+):
+    where = ("--endpoint-url", emulator.endpoint_url, "--lab", "ev05")
+    english = awsview("verify", "2", *where)
+    assert english.returncode == 1, english.stdout + english.stderr
+    assert "✗ state machine labex-ev05-orders with Retry and Catch" in english.stdout
+    japanese = "✗ Retry と Catch を持つステートマシン labex-ev05-orders、実行はまだない"
+    from_env = awsview("verify", "2", *where, lang="ja_JP.UTF-8")
+    assert japanese in from_env.stdout, from_env.stdout + from_env.stderr
+    assert japanese in awsview("verify", "2", *where, "--lang", "ja").stdout
+    assert "✗ state machine" in awsview("verify", "2", *where, "--lang", "en", lang="ja_JP").stdout
+    missing = awsview("verify", "2", *where, "--lang", "de")
+    assert missing.returncode == 2
+    assert missing.stderr.strip().splitlines() == [
+        f"awsview: {BUILTIN / 'ev05'}: no 'de' texts; the lab's languages: en, ja"
+    ]
+    # The step titles, as lab check and the checkpoints panel name the steps.
+    folder, _ = load_folder(BUILTIN / "ev05", "ja")
+    assert folder.steps[0].title == "安定したキーで業務上の書き込みを保護する"
+    assert load_folder(BUILTIN / "ev05", "en")[0].steps[0].title.startswith("Protect the")
+    # A translated step text the folder does not hold is refused whatever the language.
+    copy = tmp_path / "ev05"
+    shutil.copytree(BUILTIN / "ev05", copy)
+    (copy / "ja" / "step3.md").unlink()
+    broken = awsview("verify", "1", "--endpoint-url", emulator.endpoint_url, "--lab", str(copy))
+    assert broken.returncode == 2
+    where = re.escape(str(copy / "index.json"))
+    said = broken.stderr.strip()
+    assert re.fullmatch(rf"awsview: {where}:\d+: ja/step3.md is not in the lab folder", said)
