@@ -16,7 +16,6 @@ from awsview.labs.player import LabPlayer
 from awsview.model.resources import StreamRecord
 from awsview.polling.scheduler import Scheduler
 from awsview.polling.store import DecisionStore
-from tests.support.emulator import RunningEmulator
 from tests.support.helpers import wait_for
 
 
@@ -127,8 +126,10 @@ async def test_ev05_attributes_each_decision_to_execution_and_attempt(emulator):
     assert "StoreOrder attempt 2: PutItem labex-ev05-orders protected-order → Rejected" in made.body
 
 
-async def test_unprotected_worker_given_the_same_key_twice_raises_the_overwrite_alarm(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path).start()
+async def test_unprotected_worker_given_the_same_key_twice_raises_the_overwrite_alarm(
+    spawn_emulator, tmp_path
+):
+    running = spawn_emulator(tmp_path)
     try:
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None)
         player.setup()  # the lab's initial worker: an unconditional put_item
@@ -149,9 +150,10 @@ async def test_unprotected_worker_given_the_same_key_twice_raises_the_overwrite_
 
 
 async def test_same_id_different_quantity_is_a_rejected_conflict_and_the_worker_error_shows(
+    spawn_emulator,
     tmp_path,
 ):
-    running = RunningEmulator(state_dir=tmp_path).start()
+    running = spawn_emulator(tmp_path)
     try:
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None)
         player.setup()
@@ -195,9 +197,11 @@ def _sqs_empty(sqs, url):
     )
 
 
-async def test_past_decisions_survive_cleanup_and_a_viewer_restart_on_a_fresh_emulator(tmp_path):
+async def test_past_decisions_survive_cleanup_and_a_viewer_restart_on_a_fresh_emulator(
+    spawn_emulator, tmp_path
+):
     store_path = tmp_path / "viewer.sqlite3"
-    running = RunningEmulator(state_dir=tmp_path / "first").start()
+    running = spawn_emulator(tmp_path / "first")
     port = running.port
     try:
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None)
@@ -212,7 +216,7 @@ async def test_past_decisions_survive_cleanup_and_a_viewer_restart_on_a_fresh_em
         running.stop()
     # Same endpoint, new emulator with an empty journal; a new viewer process remembers, as an
     # earlier run: none of that emulator's resources are left.
-    running = RunningEmulator(state_dir=tmp_path / "second", port=port).start()
+    running = spawn_emulator(tmp_path / "second", port=port)
     try:
         built, _ = await _timeline(running.endpoint_url, "q05", DecisionStore(store_path))
         assert built.keys == () and built.run.reason.startswith("the emulator restarted")
@@ -262,8 +266,8 @@ def test_stream_records_give_accepted_writes_and_overwrites():
     assert "streams do not show rejected conditional writes" in built.missing[-1]
 
 
-async def test_stream_poller_reads_a_real_stream_on_the_emulator(tmp_path):
-    emulator = RunningEmulator(state_dir=tmp_path).start()
+async def test_stream_poller_reads_a_real_stream_on_the_emulator(spawn_emulator, tmp_path):
+    emulator = spawn_emulator(tmp_path)
     try:
         await _read_stream(emulator)
     finally:
@@ -294,7 +298,7 @@ async def _read_stream(emulator):
     }
 
 
-def test_dump_json_includes_timeline_and_verdicts(emulator):
+def test_dump_json_includes_timeline_and_verdicts(starts_processes, emulator):
     result = subprocess.run(
         [
             sys.executable,

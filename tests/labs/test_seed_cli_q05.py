@@ -99,7 +99,7 @@ def _bash(script: str, cwd: Path, env: dict[str, str]) -> str:
 
 @needs_tools
 @pytest.mark.timeout(900)  # dozens of `aws` processes: 3 minutes beside other test suites
-def test_q05_seed_commands_through_the_aws_cli(emulator, tmp_path):
+def test_q05_seed_commands_through_the_aws_cli(starts_processes, emulator, tmp_path):
     env = _aws_on_path(emulator.env)
     assert shutil.which("aws", path=env["PATH"]).startswith(str(Path(sys.executable).parent))
     _bash(SETUP.format(python=sys.executable), tmp_path, env)
