@@ -94,6 +94,45 @@ def spawn_emulator() -> Iterator[Callable[..., RunningEmulator]]:
 
 
 @pytest.fixture(scope="session")
+def played_lab(
+    spawn_emulator: Callable[..., RunningEmulator], tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str, str], RunningEmulator]:
+    """``played_lab(lab, until)``: an emulator of its own with the lab set up and played up to
+    that step, started and played once per worker and shared by every test that asks for the
+    same: those tests only read it (no write, no further step, no restart)."""
+    played: dict[tuple[str, str], RunningEmulator] = {}
+
+    def play(lab: str, until: str) -> RunningEmulator:
+        if (lab, until) not in played:
+            from awsview.labs.player import LabPlayer
+            from tests.support.helpers import wait_for
+
+            running = spawn_emulator(tmp_path_factory.mktemp(f"played-{lab}-{until}"))
+            player = LabPlayer(lab, endpoint_url=running.endpoint_url, log=lambda line: None)
+            player.setup()
+            player.play(until=until)
+            if (lab, until) == ("q05", "deploy"):
+                # The step sends its message and returns; the worker writes the order a moment
+                # later: every reader sees it written.
+                orders = running.client("dynamodb")
+                wait_for(
+                    lambda: (
+                        "Item"
+                        in orders.get_item(
+                            TableName="labex-q05-orders",
+                            Key={"id": {"S": "dedup-order"}},
+                            ConsistentRead=True,
+                        )
+                    ),
+                    timeout=20,
+                )
+            played[(lab, until)] = running
+        return played[(lab, until)]
+
+    return play
+
+
+@pytest.fixture(scope="session")
 def stock_moto() -> Iterator[Callable[..., StockMoto]]:
     """Starts a stock moto server (tests.support.stock_moto) for a test or fixture of any scope;
     the caller stops it, and whatever is still running stops at the end."""

@@ -7,8 +7,6 @@ import sys
 
 from PIL import Image
 
-from awsview.labs.player import LabPlayer
-
 
 def _shot(emulator, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -30,9 +28,8 @@ def _shot(emulator, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_svg_and_png_of_the_viewer(starts_processes, emulator, tmp_path):
-    LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None).setup()
-    LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None).play(until="deploy")
+def test_svg_and_png_of_the_viewer(starts_processes, played_lab, tmp_path):
+    emulator = played_lab("q05", "deploy")
     svg = tmp_path / "q05.svg"
     result = _shot(emulator, "-o", str(svg), "--size", "100x30")
     assert result.returncode == 0, result.stderr

@@ -254,20 +254,16 @@ async def test_d_a_viewer_open_across_both_runs_and_one_started_after_them(
 
 
 async def test_e_a_viewer_started_after_ev05_s_third_step_shows_steps_1_to_3_done(
-    spawn_emulator, tmp_path
+    played_lab, tmp_path
 ):
-    running = spawn_emulator(tmp_path / "emulator")
-    try:
-        play(running.endpoint_url, "ev05", until="executions")
-        model = await look(running.endpoint_url, DecisionStore(tmp_path / "viewer.sqlite3"), "ev05")
-        results = model.data("checkpoints")
-        assert marks(model) == ["✓", "✓", "✓", "✓", "✗", "✓"]
-        # The deployed code and "no executions yet" are no longer visible: later steps prove them.
-        assert [r.detail for r in results[:2]] == ["done: a later step holds"] * 2
-        assert progress(results).text == "on step 4/4 cleanup"
-        assert results[4].detail == "1 state machine; labex-ev05-orders: 2 items"
-    finally:
-        running.stop()
+    running = played_lab("ev05", "executions")  # `awsview lab setup`, `lab play --until`
+    model = await look(running.endpoint_url, DecisionStore(tmp_path / "viewer.sqlite3"), "ev05")
+    results = model.data("checkpoints")
+    assert marks(model) == ["✓", "✓", "✓", "✓", "✗", "✓"]
+    # The deployed code and "no executions yet" are no longer visible: later steps prove them.
+    assert [r.detail for r in results[:2]] == ["done: a later step holds"] * 2
+    assert progress(results).text == "on step 4/4 cleanup"
+    assert results[4].detail == "1 state machine; labex-ev05-orders: 2 items"
 
 
 async def test_f_a_delete_then_a_create_is_a_new_lifetime_an_overwrite_still_alarms(

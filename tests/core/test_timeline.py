@@ -69,10 +69,8 @@ async def test_q05_dedup_order_and_other_order(emulator):
     assert built.sources[0] == "emulator journal (exact)" and built.missing == ()
 
 
-async def test_ev05_attributes_each_decision_to_execution_and_attempt(emulator):
-    player = LabPlayer("ev05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
-    player.setup()
-    player.play(until="executions")
+async def test_ev05_attributes_each_decision_to_execution_and_attempt(played_lab):
+    emulator = played_lab("ev05", "executions")
     built, model = await _timeline(emulator.endpoint_url, "ev05")
     protected = built.key("labex-ev05-orders", "protected-order")
     # Seen once with two CPU hogs, a benchmark and the suite on two cores: attempt 1's accepted

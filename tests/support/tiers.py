@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-EMULATOR_FIXTURES = frozenset({"emulator", "spawn_emulator", "stock_moto"})
+EMULATOR_FIXTURES = frozenset({"emulator", "spawn_emulator", "played_lab", "stock_moto"})
 PROCESS_FIXTURES = frozenset({"starts_processes", "awsview", "tmux"})
 ORDER = ("soak", "process", "emulator", "pure")  # heaviest first: the long ones start first
 

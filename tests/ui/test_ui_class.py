@@ -25,19 +25,10 @@ DEAD = "http://127.0.0.1:9"
 
 
 @pytest.fixture(scope="module")
-def halfway(emulator):
-    """The module's emulator with q05 played up to its deploy step (connect and deploy done)."""
-    player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
-    player.setup()
-    player.play(until="deploy")
-    # The step sends its message and returns; the worker writes the order a moment later.
-    deadline = time.monotonic() + 20
-    while "Item" not in emulator.client("dynamodb").get_item(
-        TableName="labex-q05-orders", Key={"id": {"S": "dedup-order"}}, ConsistentRead=True
-    ):
-        assert time.monotonic() < deadline, "the q05 worker never wrote dedup-order"
-        time.sleep(0.1)
-    return emulator
+def halfway(played_lab):
+    """An emulator with q05 played up to its deploy step (connect and deploy done), its order
+    written: shared with the other tests that only read it."""
+    return played_lab("q05", "deploy")
 
 
 @pytest.fixture(scope="module")
