@@ -34,6 +34,16 @@ class Served:
     """`awsview serve` in a subprocess, on a free loopback port."""
 
     def __init__(self, *args: str, env: dict | None = None):
+        # The free port may be taken by a parallel worker before serve binds it: a few tries.
+        for attempt in range(3):
+            try:
+                self._start(args, env)
+                return
+            except RuntimeError as exc:
+                if attempt == 2 or "in use" not in str(exc):
+                    raise
+
+    def _start(self, args: tuple[str, ...], env: dict | None) -> None:
         self.port = free_port()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "awsview", "serve", "--port", str(self.port), *args],
@@ -43,7 +53,7 @@ class Served:
             env=env,
         )
         self.banner = self.process.stdout.readline()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a deadline on a busy machine, not a timing claim
         while True:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()

@@ -134,10 +134,9 @@ async def test_unprotected_worker_given_the_same_key_twice_raises_the_overwrite_
         player.play(only="connect")
         sqs = running.client("sqs")
         url = sqs.get_queue_url(QueueName="labex-q05-jobs")["QueueUrl"]
-        for _ in range(2):
+        for _ in range(2):  # one after the other: the second once the first is consumed
             sqs.send_message(QueueUrl=url, MessageBody='{"id":"dedup-order","quantity":4}')
-            time.sleep(0.5)
-        wait_for(lambda: _sqs_empty(sqs, url))
+            wait_for(lambda: _sqs_empty(sqs, url))
         built, _ = await _timeline(running.endpoint_url, "q05")
         key = built.key("labex-q05-orders", "dedup-order")
         assert _rows(key) == [("Accepted", None, "create"), ("Accepted", None, "overwrite")]

@@ -147,7 +147,7 @@ def test_the_viewer_started_from_a_shell_goes_with_its_pane(tmux, emulator, shel
         pane = tmux.pane("bash --norc --noprofile -i")
         tmux.send(pane, command)
     wait_for(lambda: awsview_process(pane), 30)
-    time.sleep(1.0)  # let it draw and poll
+    wait_for(lambda: "AWS View" in tmux.screen(pane), 60)  # drawn, and polling
     tmux.kill(pane)
     gone(pane, f"awsview from {shell}, pane killed")
 
@@ -157,7 +157,7 @@ def test_the_class_view_goes_with_its_pane(tmux, emulator, tmp_path):
     roster.write_text(f'[[learner]]\nname = "Ada"\nendpoint_url = "{emulator.endpoint_url}"\n')
     pane = tmux.pane(f"sh -c {shlex.quote(awsview_command('class', str(roster)) + '; sleep 300')}")
     wait_for(lambda: awsview_process(pane, "class"), 30)
-    time.sleep(1.0)
+    wait_for(lambda: "AWS View" in tmux.screen(pane), 60)
     tmux.kill(pane)
     gone(pane, "awsview class, pane killed")
 
