@@ -21,6 +21,9 @@ from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
 from tests.support.emulator import REGION, RunningEmulator
 
+# Its fixture plays every lab up to its cleanup.
+pytestmark = pytest.mark.slow
+
 ACCOUNT = "123456789012"
 LABS = ("ev04", "ev05", "q05")
 

@@ -51,7 +51,7 @@ def _shares_a_fixture(item: pytest.Item) -> bool:
 def mark(items: list[pytest.Item]) -> None:
     """Marks each item with its tier (and soak ones serial), keeps a module whose tests share a
     fixture on one xdist worker, and puts the heaviest modules first so they start first."""
-    weight: dict[str, int] = {}
+    weight: dict[str, tuple[int, int]] = {}
     for item in items:
         tier = tier_of(item)
         item.add_marker(tier)
@@ -60,7 +60,9 @@ def mark(items: list[pytest.Item]) -> None:
         module = item.nodeid.split("::", 1)[0]
         if _shares_a_fixture(item):
             item.add_marker(pytest.mark.xdist_group(module))
-        weight[module] = min(weight.get(module, len(ORDER)), ORDER.index(tier))
+        # Within a tier, modules with a `slow` test (a whole lab played) first.
+        here = (ORDER.index(tier), 0 if item.get_closest_marker("slow") else 1)
+        weight[module] = min(weight.get(module, here), here)
     # Stable: a module's tests stay together and in their order, so its fixtures start once.
     items.sort(key=lambda item: weight[item.nodeid.split("::", 1)[0]])
 
