@@ -1,14 +1,20 @@
 """Shared fixtures: a real embedded emulator in its own process, one per test module. SIGTERM
-interrupts a run as Ctrl+C does, so that the fixtures tear down."""
+interrupts a run as Ctrl+C does, so that the fixtures tear down.
+
+Each test gets its tier from the fixtures it uses (tests/support/tiers.py, docs/testing.md): a
+test that starts an emulator or a process says so by asking for a fixture that does it."""
 
 from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -27,7 +33,10 @@ os.environ.update(
 )
 
 # After the environment above (noqa: E402); the tests import these names from here too (F401).
+from tests.support import processes as _processes  # noqa: E402
+from tests.support import tiers  # noqa: E402
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: E402, F401
+from tests.support.stock_moto import StockMoto  # noqa: E402
 
 
 def _interrupt(signum: int, frame: object) -> None:
@@ -42,6 +51,114 @@ def pytest_configure(config: pytest.Config) -> None:
     By default SIGTERM ends the process where it stands and fixture teardown never runs."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks it adds
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    tiers.mark(items)
+
+
+@pytest.fixture(autouse=True)
+def _pure_tests_start_no_process(request: pytest.FixtureRequest) -> Iterator[None]:
+    """When only the pure tier runs, a test tiered pure that starts a process fails at once,
+    naming the fixture it should ask for: the tier would otherwise be a lie."""
+    if not tiers.guarding(request.config) or request.node.get_closest_marker("pure") is None:
+        yield
+        return
+    original = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(tiers.PURE_STARTED_A_PROCESS)
+
+    subprocess.Popen._execute_child = refuse  # type: ignore[attr-defined]
+    try:
+        yield
+    finally:
+        subprocess.Popen._execute_child = original  # type: ignore[attr-defined]
+
+
+@pytest.fixture(scope="session")
+def spawn_emulator() -> Iterator[Callable[..., RunningEmulator]]:
+    """Starts an emulator of its own with options (state directory, port) for a test or a
+    fixture of any scope; the caller stops it, and whatever is still running stops at the end."""
+    started: list[RunningEmulator] = []
+
+    def spawn(state_dir: Path, port: int = 0) -> RunningEmulator:
+        running = RunningEmulator(state_dir=Path(state_dir), port=port).start()
+        started.append(running)
+        return running
+
+    yield spawn
+    for running in started:
+        running.stop()
+
+
+@pytest.fixture(scope="session")
+def played_lab(
+    spawn_emulator: Callable[..., RunningEmulator], tmp_path_factory: pytest.TempPathFactory
+) -> Callable[[str, str], RunningEmulator]:
+    """``played_lab(lab, until)``: an emulator of its own with the lab set up and played up to
+    that step, started and played once per worker and shared by every test that asks for the
+    same: those tests only read it (no write, no further step, no restart)."""
+    played: dict[tuple[str, str], RunningEmulator] = {}
+
+    def play(lab: str, until: str) -> RunningEmulator:
+        if (lab, until) not in played:
+            from awsview.labs.player import LabPlayer
+            from tests.support.helpers import wait_for
+
+            running = spawn_emulator(tmp_path_factory.mktemp(f"played-{lab}-{until}"))
+            player = LabPlayer(lab, endpoint_url=running.endpoint_url, log=lambda line: None)
+            player.setup()
+            player.play(until=until)
+            if (lab, until) == ("q05", "deploy"):
+                # The step sends its message and returns; the worker writes the order a moment
+                # later: every reader sees it written.
+                orders = running.client("dynamodb")
+                wait_for(
+                    lambda: (
+                        "Item"
+                        in orders.get_item(
+                            TableName="labex-q05-orders",
+                            Key={"id": {"S": "dedup-order"}},
+                            ConsistentRead=True,
+                        )
+                    ),
+                    timeout=20,
+                )
+            played[(lab, until)] = running
+        return played[(lab, until)]
+
+    return play
+
+
+@pytest.fixture(scope="session")
+def stock_moto() -> Iterator[Callable[..., StockMoto]]:
+    """Starts a stock moto server (tests.support.stock_moto) for a test or fixture of any scope;
+    the caller stops it, and whatever is still running stops at the end."""
+    started: list[StockMoto] = []
+
+    def spawn(cwd: Path | None = None, timeout: float = 60.0) -> StockMoto:
+        server = StockMoto(cwd=cwd, timeout=timeout)
+        started.append(server)
+        return server
+
+    yield spawn
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def starts_processes() -> ModuleType:
+    """For a test (or fixture) that starts child processes of its own (the AWS CLI, tmux, a
+    browser, a wheel build): its tier is `process`. The helpers module, for convenience."""
+    return _processes
+
+
+@pytest.fixture(scope="session")
+def awsview() -> Callable[..., subprocess.CompletedProcess]:
+    """`python -m awsview ARGS` in a child process (tests.support.processes.awsview)."""
+    return _processes.awsview
 
 
 @pytest.fixture(scope="module")

@@ -35,16 +35,6 @@ def write_config(home: Path, text: str) -> None:
     (home / "config").write_text(textwrap.dedent(text))
 
 
-def awsview(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
-
-
 def one_line(result: subprocess.CompletedProcess) -> str:
     assert "Traceback" not in result.stderr, result.stderr
     lines = result.stderr.strip().splitlines()
@@ -116,7 +106,7 @@ def test_aws_itself_is_described_as_aws(home):
     assert resolved.endpoint("iam") == "https://iam.amazonaws.com"
 
 
-def test_a_profiles_endpoint_and_aws_region_reach_the_emulator(emulator, home):
+def test_a_profiles_endpoint_and_aws_region_reach_the_emulator(awsview, emulator, home):
     write_config(
         home,
         f"""
@@ -151,7 +141,7 @@ async def test_the_viewer_header_names_what_is_really_used(emulator, home, monke
 # -- profiles that fetch their credentials ---------------------------------------------------
 
 
-def test_assume_role_profile_through_the_emulators_sts(emulator, home):
+def test_assume_role_profile_through_the_emulators_sts(awsview, emulator, home):
     write_config(
         home,
         f"""
@@ -171,7 +161,7 @@ def test_assume_role_profile_through_the_emulators_sts(emulator, home):
     assert json.loads(result.stdout)["account"] == "123456789012"
 
 
-def test_credential_process_profile(emulator, home):
+def test_credential_process_profile(awsview, emulator, home):
     marker = home / "process-ran"
     script = home / "creds.py"
     script.write_text(
@@ -232,7 +222,7 @@ def sso_config(home: Path, endpoint: str, expires: str, token: str = "sso-token"
     )
 
 
-def test_sso_profile_with_a_cached_token(emulator, home):
+def test_sso_profile_with_a_cached_token(awsview, emulator, home):
     sso_config(home, emulator.endpoint_url, "2099-01-01T00:00:00Z")
     # In a process of its own: botocore fixes the SSO cache directory from HOME when imported.
     method = subprocess.run(
@@ -260,7 +250,7 @@ def test_sso_profile_with_a_cached_token(emulator, home):
         (None, ""),
     ],
 )  # never logged in
-def test_expired_sso_session_says_run_aws_sso_login(emulator, home, expires, token):
+def test_expired_sso_session_says_run_aws_sso_login(awsview, emulator, home, expires, token):
     sso_config(home, emulator.endpoint_url, expires or "2099-01-01T00:00:00Z", token)
     if expires is None:
         for cached in (home / ".aws" / "sso" / "cache").iterdir():
@@ -282,7 +272,7 @@ COMMANDS = [["dump"], ["watch"], ["lab", "setup", "q05"], ["screenshot", "-o", "
 
 
 @pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: a[0])
-def test_unknown_profile_with_no_region(home, argv):
+def test_unknown_profile_with_no_region(awsview, home, argv):
     write_config(home, "[profile real]\nregion = eu-west-1\n")
     result = awsview("--profile", "nope", *argv)
     assert result.returncode == 2
@@ -293,7 +283,7 @@ def test_unknown_profile_with_no_region(home, argv):
 
 
 @pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: a[0])
-def test_no_credentials_and_no_endpoint_suggests_the_demo(home, argv):
+def test_no_credentials_and_no_endpoint_suggests_the_demo(awsview, home, argv):
     result = awsview(*argv)
     assert result.returncode == 2
     line = one_line(result)
@@ -309,7 +299,7 @@ def test_no_credentials_and_no_endpoint_suggests_the_demo(home, argv):
         ("us east 1", "'us east 1' doesn't match a supported format"),
     ],
 )
-def test_wrong_region_name(home, region, says):
+def test_wrong_region_name(awsview, home, region, says):
     env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     for argv in (["dump"], ["lab", "setup", "q05"]):
         result = awsview(*argv, "--region", region, env=env)
@@ -317,7 +307,7 @@ def test_wrong_region_name(home, region, says):
         assert says in one_line(result)
 
 
-def test_no_region_for_aws(home):
+def test_no_region_for_aws(awsview, home):
     result = awsview(
         "dump", env={"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     )
@@ -327,7 +317,7 @@ def test_no_region_for_aws(home):
     )
 
 
-def test_a_local_endpoint_needs_neither_region_nor_credentials(emulator, home):
+def test_a_local_endpoint_needs_neither_region_nor_credentials(awsview, emulator, home):
     result = awsview("dump", "--endpoint-url", emulator.endpoint_url)
     assert result.returncode == 0, result.stderr
     assert f"{emulator.endpoint_url} · us-east-1 · account" in result.stdout
@@ -343,7 +333,7 @@ def test_resolve_raises_config_error_not_botocore_errors(home):
         check_credentials(resolve(Target(profile="loop")))
 
 
-def test_expired_sso_session_in_the_sso_session_format(emulator, home):
+def test_expired_sso_session_in_the_sso_session_format(awsview, emulator, home):
     write_config(
         home,
         f"""

@@ -95,10 +95,10 @@ def secret_env(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, s
 
 @pytest.fixture(scope="module")
 def leaky_lab(
-    secret_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+    spawn_emulator, secret_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> Iterator[RunningEmulator]:
     """q05 played with the secret in the environment, then its worker prints credentials."""
-    running = RunningEmulator(state_dir=tmp_path_factory.mktemp("emulator")).start()
+    running = spawn_emulator(tmp_path_factory.mktemp("emulator"))
     try:
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda s: None)
         player.setup()
@@ -150,7 +150,9 @@ def _assert_never_shown(where: str, text: str) -> None:
         assert secret not in text, f"{where} shows {secret!r}"
 
 
-def test_dump_never_prints_the_secret(leaky_lab: RunningEmulator, secret_env: dict[str, str]):
+def test_dump_never_prints_the_secret(
+    starts_processes, leaky_lab: RunningEmulator, secret_env: dict[str, str]
+):
     url = leaky_lab.endpoint_url
     shown = []
     for args in (

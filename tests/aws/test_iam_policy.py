@@ -22,6 +22,9 @@ from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
 from tests.support.emulator import REGION, RunningEmulator
 
+# Its fixture plays every lab up to its cleanup.
+pytestmark = pytest.mark.slow
+
 ACCOUNT = "123456789012"
 LABS = ("ev04", "ev05", "q05")
 
@@ -38,10 +41,10 @@ def set_auth(emulator: RunningEmulator, free_calls: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def authorized(tmp_path_factory):
+def authorized(spawn_emulator, tmp_path_factory):
     """Each lab played up to its cleanup; an admin and one viewer user per lab holding only that
     lab's policy; then IAM authorization on for every request."""
-    emulator = RunningEmulator(state_dir=tmp_path_factory.mktemp("iam")).start()
+    emulator = spawn_emulator(tmp_path_factory.mktemp("iam"))
     try:
         for name in LABS:
             lab = get_lab(name)
@@ -102,7 +105,7 @@ def test_every_call_of_the_policy_is_a_guarded_read():
 
 
 @pytest.mark.parametrize("lab", LABS)
-def test_the_printed_policy_is_enough_for_every_panel(authorized, lab):
+def test_the_printed_policy_is_enough_for_every_panel(starts_processes, authorized, lab):
     emulator, keys = authorized
     printed = subprocess.run(
         [
@@ -154,7 +157,9 @@ def emulator_client(emulator: RunningEmulator, service: str, credentials: dict[s
         ("ev05", "iam:ListRolePolicies", "roles"),
     ],
 )
-def test_one_action_less_and_its_panel_says_access_denied(authorized, lab, taken, panel):
+def test_one_action_less_and_its_panel_says_access_denied(
+    starts_processes, authorized, lab, taken, panel
+):
     emulator, keys = authorized
     iam = emulator_client(emulator, "iam", keys["admin"])
     user = f"viewer-{lab}"

@@ -17,7 +17,6 @@ from awsview.aws.session import Target
 from awsview.cli.main import main
 from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.screens import PrefixScreen
-from tests.support.emulator import RunningEmulator
 from tests.support.helpers import status, until
 
 
@@ -30,9 +29,9 @@ def as_account(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def myapp(tmp_path_factory):
+def myapp(spawn_emulator, tmp_path_factory):
     """An emulator with no lab in it, only an app's tables."""
-    emulator = RunningEmulator(state_dir=tmp_path_factory.mktemp("myapp")).start()
+    emulator = spawn_emulator(tmp_path_factory.mktemp("myapp"))
     dynamodb = emulator.client("dynamodb")
     for name in ("myapp-users", "myapp-orders"):
         dynamodb.create_table(
@@ -47,7 +46,7 @@ def myapp(tmp_path_factory):
 
 
 @pytest.mark.parametrize("action", ["setup", "play", "clean"])
-def test_a_lab_refuses_aws_without_real_account(action):
+def test_a_lab_refuses_aws_without_real_account(starts_processes, action):
     env = {
         **os.environ,
         "AWS_ACCESS_KEY_ID": "testing",

@@ -40,7 +40,7 @@ IN_PROCESS = textwrap.dedent("""
 
 
 @pytest.fixture(scope="module")
-def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+def pages(starts_processes, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """The lab's pages made three times: by the command line, and twice by `generate` in one
     process (the second emulator in a process must start as fresh as the first). The two
     processes run side by side, which also shows the pages do not depend on the machine's load."""
@@ -168,7 +168,7 @@ def _docs(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.mark.timeout(60)
-def test_an_unknown_lab_is_one_line_naming_the_labs(tmp_path):
+def test_an_unknown_lab_is_one_line_naming_the_labs(starts_processes, tmp_path):
     result = _docs("q99", "-o", str(tmp_path / "out"))
     assert result.returncode == 2
     assert result.stderr == "awsview: unknown lab 'q99'; known labs: ev04, ev05, q05\n"
@@ -176,7 +176,7 @@ def test_an_unknown_lab_is_one_line_naming_the_labs(tmp_path):
 
 
 @pytest.mark.timeout(60)
-def test_an_output_that_cannot_be_a_directory_is_one_line(tmp_path):
+def test_an_output_that_cannot_be_a_directory_is_one_line(starts_processes, tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("")
     for output, reason in ((blocker, "is a file"), (blocker / "sub", "Not a directory")):
@@ -216,7 +216,7 @@ EV04_MARKS = {  # each execution at a glance, as the graph in the viewer draws i
 
 
 @pytest.fixture(scope="module")
-def ev04_pages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def ev04_pages(starts_processes, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """`make screenshots`: ev04 played on a fresh emulator by the command line."""
     out = tmp_path_factory.mktemp("docs-ev04") / "ev04"
     result = subprocess.run(

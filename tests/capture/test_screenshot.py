@@ -7,8 +7,6 @@ import sys
 
 from PIL import Image
 
-from awsview.labs.player import LabPlayer
-
 
 def _shot(emulator, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
@@ -30,9 +28,8 @@ def _shot(emulator, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_svg_and_png_of_the_viewer(emulator, tmp_path):
-    LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None).setup()
-    LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None).play(until="deploy")
+def test_svg_and_png_of_the_viewer(starts_processes, played_lab, tmp_path):
+    emulator = played_lab("q05", "deploy")
     svg = tmp_path / "q05.svg"
     result = _shot(emulator, "-o", str(svg), "--size", "100x30")
     assert result.returncode == 0, result.stderr
@@ -46,7 +43,7 @@ def test_svg_and_png_of_the_viewer(emulator, tmp_path):
     assert len(image.getcolors(1 << 20) or ()) > 4  # text and colours were drawn, not a blank page
 
 
-def test_bad_size_and_suffix_are_one_line(emulator, tmp_path):
+def test_bad_size_and_suffix_are_one_line(starts_processes, emulator, tmp_path):
     result = _shot(emulator, "-o", str(tmp_path / "x.jpg"))
     assert result.returncode == 2 and "must end in .svg or .png" in result.stderr
     result = _shot(emulator, "-o", str(tmp_path / "x.png"), "--size", "big")

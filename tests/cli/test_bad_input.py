@@ -985,7 +985,7 @@ def test_emulator_invokes_a_worker_that_prints_a_lone_surrogate(emulator):
 
 
 @pytest.mark.slow
-def test_nasty_items_and_log_lines_through_the_emulator_and_dump(emulator):
+def test_nasty_items_and_log_lines_through_the_emulator_and_dump(starts_processes, emulator):
     from tests.support.helpers import create_function, create_table, zip_code
 
     ddb, lam = emulator.client("dynamodb"), emulator.client("lambda")

@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
-from tests.support.emulator import RunningEmulator
 from tests.support.helpers import create_function, invoke
 
 
-def awsview(
-    *args: str, env: dict | None = None, timeout: float = 60
-) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=timeout,
-    )
-
-
-def test_python_dash_m_and_help():
+def test_python_dash_m_and_help(awsview):
     result = awsview("--help")
     assert result.returncode == 0
     for command in ("emulator", "lab", "demo"):
         assert command in result.stdout
 
 
-def test_busy_port_is_a_one_line_message(emulator):
+def test_busy_port_is_a_one_line_message(awsview, emulator):
     result = awsview(
         "emulator", "--port", str(emulator.port), "--state-dir", str(emulator.state_dir)
     )
@@ -42,8 +26,8 @@ def invoke_ok(emulator) -> bool:
     return emulator.client("sts").get_caller_identity()["Account"] == "123456789012"
 
 
-def test_emulator_logs_to_its_state_dir_and_never_to_the_terminal(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path).start()
+def test_emulator_logs_to_its_state_dir_and_never_to_the_terminal(spawn_emulator, tmp_path):
+    running = spawn_emulator(tmp_path)
     try:
         lam = running.client("lambda")
         create_function(
@@ -66,14 +50,14 @@ def test_emulator_logs_to_its_state_dir_and_never_to_the_terminal(tmp_path):
     assert "POST" in log or "werkzeug" in log
 
 
-def test_unknown_lab_names_the_known_ones():
+def test_unknown_lab_names_the_known_ones(awsview):
     result = awsview("lab", "play", "ev99", "--endpoint-url", "http://127.0.0.1:9")
     assert result.returncode == 2
     assert "ev99" in result.stderr and "ev04" in result.stderr and "q05" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_unreachable_endpoint_is_one_line_not_a_traceback():
+def test_unreachable_endpoint_is_one_line_not_a_traceback(awsview):
     result = awsview("lab", "setup", "q05", "--endpoint-url", "http://127.0.0.1:9")
     assert result.returncode == 1
     assert "Traceback" not in result.stderr

@@ -132,7 +132,7 @@ def test_refusals_are_one_line_and_exit_2(capsys):
         assert "Traceback" not in err
 
 
-def test_version():
+def test_version(starts_processes):
     from awsview import __version__
 
     result = subprocess.run(
@@ -141,7 +141,7 @@ def test_version():
     assert result.returncode == 0 and result.stdout.startswith(f"awsview {__version__} (Textual ")
 
 
-def test_endpoint_before_lab_setup_reaches_that_endpoint(emulator):
+def test_endpoint_before_lab_setup_reaches_that_endpoint(starts_processes, emulator):
     """The bug this walk guards: the endpoint given before `lab` was dropped, so the lab's writes
     went wherever the credential chain pointed."""
     result = subprocess.run(

@@ -48,7 +48,7 @@ def without(module: str, *argv: str) -> subprocess.CompletedProcess:
         ("PIL", "png", ["docs", "q05", "-o", "out", "--format", "png"]),
     ],
 )
-def test_a_missing_extra_says_which_to_install(module, extra, argv):
+def test_a_missing_extra_says_which_to_install(starts_processes, module, extra, argv):
     result = without(module, *argv)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
@@ -58,7 +58,7 @@ def test_a_missing_extra_says_which_to_install(module, extra, argv):
     )
 
 
-def test_the_viewer_runs_without_any_extra():
+def test_the_viewer_runs_without_any_extra(starts_processes):
     code = (
         "import sys, json, " + ", ".join(VIEWER_MODULES) + "\n"
         "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] in "
@@ -96,7 +96,7 @@ TEST_HELPERS = (
 
 
 @pytest.mark.timeout(600)
-def test_the_wheel_holds_the_package_and_its_data_and_no_test_helper(tmp_path):
+def test_the_wheel_holds_the_package_and_its_data_and_no_test_helper(starts_processes, tmp_path):
     built = subprocess.run(
         [
             sys.executable,

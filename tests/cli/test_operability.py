@@ -8,8 +8,6 @@ import asyncio
 import json
 import os
 import re
-import subprocess
-import sys
 import time
 
 import pytest
@@ -38,17 +36,7 @@ def log_file(tmp_path):
         os.environ["AWSVIEW_LOG"] = saved
 
 
-def awsview(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, **(env or {})},
-    )
-
-
-def test_log_file_records_the_failed_call_with_its_api(tmp_path):
+def test_log_file_records_the_failed_call_with_its_api(awsview, tmp_path):
     log = tmp_path / "dump.log"
     result = awsview("dump", "--endpoint-url", "http://127.0.0.1:9", "--log-file", str(log))
     assert result.returncode == 1
@@ -62,7 +50,7 @@ def test_log_file_records_the_failed_call_with_its_api(tmp_path):
     assert "sts:GetCallerIdentity: connection refused" in by_env.read_text()
 
 
-def test_an_unwritable_log_file_is_one_line(tmp_path):
+def test_an_unwritable_log_file_is_one_line(awsview, tmp_path):
     result = awsview(
         "dump",
         "--log-file",
@@ -108,7 +96,7 @@ async def test_throttles_retries_and_recovery_are_logged(emulator, log_file):
     assert "INFO poll queues: recovered" in text
 
 
-def test_awsview_token_is_read_from_the_environment():
+def test_awsview_token_is_read_from_the_environment(awsview):
     refused = awsview("serve", "--host", "0.0.0.0", "--endpoint-url", "http://127.0.0.1:9")
     assert refused.returncode == 2 and "set AWSVIEW_TOKEN or pass --token" in refused.stderr
     short = awsview(

@@ -23,6 +23,7 @@ KNOWN: dict[str, re.Pattern[str]] = {
 
 
 @pytest.mark.slow
+@pytest.mark.soak
 @pytest.mark.timeout(900)  # 60 s here; on a machine 10× slower, start-up and up to 180 s
 async def test_sixty_second_fault_soak():
     seed = int(os.environ.get("SOAK_SEED") or random.randrange(1 << 30))

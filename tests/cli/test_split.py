@@ -83,7 +83,7 @@ class Tmux:
 
 
 @pytest.fixture
-def tmux(tmp_path):
+def tmux(starts_processes, tmp_path):
     if shutil.which("tmux") is None:
         pytest.skip("tmux is not installed (make tools installs it)")
     server = Tmux(tmp_path)
@@ -177,7 +177,7 @@ if os.environ.get("SPLIT_FAIL"):
 
 
 @pytest.fixture
-def fake_terminals(tmp_path):
+def fake_terminals(starts_processes, tmp_path):
     """tmux, zellij, wezterm and kitty stand-ins that record their arguments."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -412,7 +412,7 @@ def test_a_viewer_argument_mistake_is_said_before_any_pane_opens(fake_terminals)
 
 
 def test_the_pane_takes_the_settings_over_removes_the_file_and_runs_the_viewer(
-    tmp_path, monkeypatch
+    starts_processes, tmp_path, monkeypatch
 ):
     import tempfile
 

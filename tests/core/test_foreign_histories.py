@@ -14,12 +14,11 @@ import pytest
 
 from awsview.labs.player import LabPlayer
 from tests.support.emulator import CREDENTIALS, REGION
-from tests.support.stock_moto import StockMoto
 
 
 @pytest.fixture(scope="module")
-def moto_url(tmp_path_factory):
-    server = StockMoto(cwd=tmp_path_factory.mktemp("moto"))
+def moto_url(stock_moto, tmp_path_factory):
+    server = stock_moto(cwd=tmp_path_factory.mktemp("moto"))
     try:
         yield server.url
     finally:
@@ -40,7 +39,7 @@ def with_execution(moto_url):
     return moto_url
 
 
-def test_stock_moto_s_example_history_is_named_as_such(with_execution):
+def test_stock_moto_s_example_history_is_named_as_such(starts_processes, with_execution):
     moto_url = with_execution
     env = {
         **os.environ,

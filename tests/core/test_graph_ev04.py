@@ -96,7 +96,7 @@ def sections(output: str) -> dict[str, str]:
     return {title: "\n".join(lines).strip("\n") for title, lines in found.items()}
 
 
-def test_dump_graph_draws_the_machine_and_each_execution_on_it(ev04_played):
+def test_dump_graph_draws_the_machine_and_each_execution_on_it(starts_processes, ev04_played):
     done = dump(ev04_played, "--graph")
     assert done.returncode == 0, done.stderr
     drawn = sections(done.stdout)
@@ -115,7 +115,7 @@ def test_dump_graph_draws_the_machine_and_each_execution_on_it(ev04_played):
     assert all(cell_len(line) <= 60 for g in drawn.values() for line in g.splitlines())
 
 
-def test_dump_graph_json_and_a_narrow_width(ev04_played):
+def test_dump_graph_json_and_a_narrow_width(starts_processes, ev04_played):
     done = dump(ev04_played, "--graph", "--json", "--width", "40")
     assert done.returncode == 0, done.stderr
     graphs = json.loads(done.stdout)["graphs"]

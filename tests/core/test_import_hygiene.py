@@ -39,7 +39,7 @@ FORBIDDEN = ("textual", "rich")
 
 
 @pytest.mark.parametrize("module", CORE_MODULES)
-def test_core_module_does_not_import_ui_libraries(module):
+def test_core_module_does_not_import_ui_libraries(starts_processes, module):
     code = (
         f"import sys, json, {module}\n"
         "print(json.dumps(sorted(m for m in sys.modules "
@@ -52,7 +52,7 @@ def test_core_module_does_not_import_ui_libraries(module):
     assert json.loads(result.stdout) == [], f"{module} pulled in a UI library"
 
 
-def test_the_check_can_fail():
+def test_the_check_can_fail(starts_processes):
     code = (
         "import sys, textual.app; "
         "print(sorted(m for m in sys.modules if m.startswith('textual'))[:1])"

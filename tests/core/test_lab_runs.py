@@ -27,7 +27,6 @@ from awsview.polling.runs import sightings
 from awsview.polling.store import DecisionStore
 from awsview.polling.timeline import TimelinePoller
 from awsview.ui.viewer.app import AWSViewApp
-from tests.support.emulator import RunningEmulator
 from tests.support.helpers import LabViewer
 from tests.support.probe import full_rows, screen_lines, settle, view
 
@@ -94,8 +93,10 @@ def _said(model: LabModel) -> str:
     )
 
 
-async def test_b_a_rerun_on_the_same_emulator_is_judged_on_its_own(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path / "emulator").start()
+async def test_b_a_rerun_on_the_same_emulator_is_judged_on_its_own(
+    starts_processes, spawn_emulator, tmp_path
+):
+    running = spawn_emulator(tmp_path / "emulator")
     try:
         store = DecisionStore(tmp_path / "viewer.sqlite3")
         play(running.endpoint_url)  # every step, cleanup included
@@ -170,8 +171,10 @@ async def test_b_a_rerun_on_the_same_emulator_is_judged_on_its_own(tmp_path):
         running.stop()
 
 
-async def test_c_a_rerun_after_the_emulator_restarted_on_its_state_directory(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path / "emulator").start()
+async def test_c_a_rerun_after_the_emulator_restarted_on_its_state_directory(
+    spawn_emulator, tmp_path
+):
+    running = spawn_emulator(tmp_path / "emulator")
     try:
         store = DecisionStore(tmp_path / "viewer.sqlite3")
         play(running.endpoint_url)
@@ -189,8 +192,10 @@ async def test_c_a_rerun_after_the_emulator_restarted_on_its_state_directory(tmp
         running.stop()
 
 
-async def test_d_a_viewer_open_across_both_runs_and_one_started_after_them(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path / "emulator").start()
+async def test_d_a_viewer_open_across_both_runs_and_one_started_after_them(
+    spawn_emulator, tmp_path
+):
+    running = spawn_emulator(tmp_path / "emulator")
     try:
         async with LabViewer(
             running.endpoint_url, "q05", DecisionStore(tmp_path / "open.sqlite3")
@@ -248,23 +253,23 @@ async def test_d_a_viewer_open_across_both_runs_and_one_started_after_them(tmp_p
         running.stop()
 
 
-async def test_e_a_viewer_started_after_ev05_s_third_step_shows_steps_1_to_3_done(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path / "emulator").start()
-    try:
-        play(running.endpoint_url, "ev05", until="executions")
-        model = await look(running.endpoint_url, DecisionStore(tmp_path / "viewer.sqlite3"), "ev05")
-        results = model.data("checkpoints")
-        assert marks(model) == ["✓", "✓", "✓", "✓", "✗", "✓"]
-        # The deployed code and "no executions yet" are no longer visible: later steps prove them.
-        assert [r.detail for r in results[:2]] == ["done: a later step holds"] * 2
-        assert progress(results).text == "on step 4/4 cleanup"
-        assert results[4].detail == "1 state machine; labex-ev05-orders: 2 items"
-    finally:
-        running.stop()
+async def test_e_a_viewer_started_after_ev05_s_third_step_shows_steps_1_to_3_done(
+    played_lab, tmp_path
+):
+    running = played_lab("ev05", "executions")  # `awsview lab setup`, `lab play --until`
+    model = await look(running.endpoint_url, DecisionStore(tmp_path / "viewer.sqlite3"), "ev05")
+    results = model.data("checkpoints")
+    assert marks(model) == ["✓", "✓", "✓", "✓", "✗", "✓"]
+    # The deployed code and "no executions yet" are no longer visible: later steps prove them.
+    assert [r.detail for r in results[:2]] == ["done: a later step holds"] * 2
+    assert progress(results).text == "on step 4/4 cleanup"
+    assert results[4].detail == "1 state machine; labex-ev05-orders: 2 items"
 
 
-async def test_f_a_delete_then_a_create_is_a_new_lifetime_an_overwrite_still_alarms(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path / "emulator").start()
+async def test_f_a_delete_then_a_create_is_a_new_lifetime_an_overwrite_still_alarms(
+    spawn_emulator, tmp_path
+):
+    running = spawn_emulator(tmp_path / "emulator")
     try:
         store = DecisionStore(tmp_path / "viewer.sqlite3")
         LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None).setup()
@@ -317,8 +322,10 @@ async def test_f_a_delete_then_a_create_is_a_new_lifetime_an_overwrite_still_ala
         running.stop()
 
 
-async def test_a_done_step_whose_work_is_removed_before_the_cleanup_is_red_again(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path / "emulator").start()
+async def test_a_done_step_whose_work_is_removed_before_the_cleanup_is_red_again(
+    spawn_emulator, tmp_path
+):
+    running = spawn_emulator(tmp_path / "emulator")
     try:
         async with LabViewer(
             running.endpoint_url, "ev04", DecisionStore(tmp_path / "viewer.sqlite3")

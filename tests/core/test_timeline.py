@@ -16,7 +16,6 @@ from awsview.labs.player import LabPlayer
 from awsview.model.resources import StreamRecord
 from awsview.polling.scheduler import Scheduler
 from awsview.polling.store import DecisionStore
-from tests.support.emulator import RunningEmulator
 from tests.support.helpers import wait_for
 
 
@@ -70,10 +69,8 @@ async def test_q05_dedup_order_and_other_order(emulator):
     assert built.sources[0] == "emulator journal (exact)" and built.missing == ()
 
 
-async def test_ev05_attributes_each_decision_to_execution_and_attempt(emulator):
-    player = LabPlayer("ev05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
-    player.setup()
-    player.play(until="executions")
+async def test_ev05_attributes_each_decision_to_execution_and_attempt(played_lab):
+    emulator = played_lab("ev05", "executions")
     built, model = await _timeline(emulator.endpoint_url, "ev05")
     protected = built.key("labex-ev05-orders", "protected-order")
     # Seen once with two CPU hogs, a benchmark and the suite on two cores: attempt 1's accepted
@@ -127,18 +124,19 @@ async def test_ev05_attributes_each_decision_to_execution_and_attempt(emulator):
     assert "StoreOrder attempt 2: PutItem labex-ev05-orders protected-order → Rejected" in made.body
 
 
-async def test_unprotected_worker_given_the_same_key_twice_raises_the_overwrite_alarm(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path).start()
+async def test_unprotected_worker_given_the_same_key_twice_raises_the_overwrite_alarm(
+    spawn_emulator, tmp_path
+):
+    running = spawn_emulator(tmp_path)
     try:
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None)
         player.setup()  # the lab's initial worker: an unconditional put_item
         player.play(only="connect")
         sqs = running.client("sqs")
         url = sqs.get_queue_url(QueueName="labex-q05-jobs")["QueueUrl"]
-        for _ in range(2):
+        for _ in range(2):  # one after the other: the second once the first is consumed
             sqs.send_message(QueueUrl=url, MessageBody='{"id":"dedup-order","quantity":4}')
-            time.sleep(0.5)
-        wait_for(lambda: _sqs_empty(sqs, url))
+            wait_for(lambda: _sqs_empty(sqs, url))
         built, _ = await _timeline(running.endpoint_url, "q05")
         key = built.key("labex-q05-orders", "dedup-order")
         assert _rows(key) == [("Accepted", None, "create"), ("Accepted", None, "overwrite")]
@@ -149,9 +147,10 @@ async def test_unprotected_worker_given_the_same_key_twice_raises_the_overwrite_
 
 
 async def test_same_id_different_quantity_is_a_rejected_conflict_and_the_worker_error_shows(
+    spawn_emulator,
     tmp_path,
 ):
-    running = RunningEmulator(state_dir=tmp_path).start()
+    running = spawn_emulator(tmp_path)
     try:
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None)
         player.setup()
@@ -195,9 +194,11 @@ def _sqs_empty(sqs, url):
     )
 
 
-async def test_past_decisions_survive_cleanup_and_a_viewer_restart_on_a_fresh_emulator(tmp_path):
+async def test_past_decisions_survive_cleanup_and_a_viewer_restart_on_a_fresh_emulator(
+    spawn_emulator, tmp_path
+):
     store_path = tmp_path / "viewer.sqlite3"
-    running = RunningEmulator(state_dir=tmp_path / "first").start()
+    running = spawn_emulator(tmp_path / "first")
     port = running.port
     try:
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None)
@@ -212,7 +213,7 @@ async def test_past_decisions_survive_cleanup_and_a_viewer_restart_on_a_fresh_em
         running.stop()
     # Same endpoint, new emulator with an empty journal; a new viewer process remembers, as an
     # earlier run: none of that emulator's resources are left.
-    running = RunningEmulator(state_dir=tmp_path / "second", port=port).start()
+    running = spawn_emulator(tmp_path / "second", port=port)
     try:
         built, _ = await _timeline(running.endpoint_url, "q05", DecisionStore(store_path))
         assert built.keys == () and built.run.reason.startswith("the emulator restarted")
@@ -262,8 +263,8 @@ def test_stream_records_give_accepted_writes_and_overwrites():
     assert "streams do not show rejected conditional writes" in built.missing[-1]
 
 
-async def test_stream_poller_reads_a_real_stream_on_the_emulator(tmp_path):
-    emulator = RunningEmulator(state_dir=tmp_path).start()
+async def test_stream_poller_reads_a_real_stream_on_the_emulator(spawn_emulator, tmp_path):
+    emulator = spawn_emulator(tmp_path)
     try:
         await _read_stream(emulator)
     finally:
@@ -294,7 +295,7 @@ async def _read_stream(emulator):
     }
 
 
-def test_dump_json_includes_timeline_and_verdicts(emulator):
+def test_dump_json_includes_timeline_and_verdicts(starts_processes, emulator):
     result = subprocess.run(
         [
             sys.executable,

@@ -42,7 +42,9 @@ def test_stopped_while_it_waits(emulator):
 """
 
 
-def test_sigterm_tears_the_emulator_down_with_its_workers_and_the_waited_for_child(tmp_path):
+def test_sigterm_tears_the_emulator_down_with_its_workers_and_the_waited_for_child(
+    starts_processes, tmp_path
+):
     (tmp_path / "test_inner.py").write_text(INNER)
     pids, child = tmp_path / "pids.json", tmp_path / "child.pid"
     env = {

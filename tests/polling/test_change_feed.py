@@ -20,9 +20,7 @@ from awsview import profiles
 from awsview.aws.session import Connection, Target
 from awsview.model.snapshot import Health
 from awsview.polling.scheduler import Scheduler
-from tests.support.emulator import RunningEmulator
 from tests.support.helpers import create_function, create_table, wait_for
-from tests.support.stock_moto import StockMoto
 
 PREFIX = "feed-"
 SLOW = 100.0  # polling a hundred times slower: 30 s while active, 15 min idle
@@ -416,8 +414,8 @@ async def test_idle_against_the_emulator_the_viewer_makes_no_calls(emulator):
             await scheduler.stop()
 
 
-async def test_the_feed_survives_an_emulator_restart(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path).start()
+async def test_the_feed_survives_an_emulator_restart(spawn_emulator, tmp_path):
+    running = spawn_emulator(tmp_path)
     try:
         running.client("sqs").create_queue(QueueName="feed-f-before")
         async with Connection(Target(endpoint_url=running.endpoint_url)) as conn:
@@ -486,26 +484,26 @@ async def test_a_viewer_started_again_reads_everything_then_follows(emulator):
 
 
 @pytest.fixture
-def stock_moto(tmp_path):
+def moto_url(stock_moto, tmp_path):
     """Plain moto server, without the emulator's additions: no change feed."""
-    server = StockMoto(cwd=tmp_path, timeout=30)
+    server = stock_moto(cwd=tmp_path, timeout=30)
     try:
         yield server.url
     finally:
         server.stop()
 
 
-async def test_on_stock_moto_the_viewer_polls_as_before(stock_moto):
+async def test_on_stock_moto_the_viewer_polls_as_before(moto_url):
     import boto3
 
     sqs = boto3.client(
         "sqs",
-        endpoint_url=stock_moto,
+        endpoint_url=moto_url,
         region_name="us-east-1",
         aws_access_key_id="testing",
         aws_secret_access_key="testing",
     )
-    async with Connection(Target(endpoint_url=stock_moto)) as conn:
+    async with Connection(Target(endpoint_url=moto_url)) as conn:
         scheduler = Scheduler(conn, profiles.generic_profile("feed-h-"))
         scheduler.start()
         try:

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from awsview.core.checkpoints import CheckResult
-from awsview.labs.player import LabPlayer
 from awsview.polling.classroom import ClassMonitor, Learner, RosterError, current_step, load_roster
 from awsview.profiles import Checkpoint
 
@@ -52,10 +51,8 @@ def test_malformed_roster(tmp_path: Path, text: str, problem: str):
     assert problem in str(error.value)
 
 
-async def test_monitor_follows_learners_and_a_dead_one_shows_its_error(emulator):
-    player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
-    player.setup()
-    player.play(until="deploy")
+async def test_monitor_follows_learners_and_a_dead_one_shows_its_error(played_lab):
+    emulator = played_lab("q05", "deploy")
     learners = (
         Learner("ada", emulator.endpoint_url),
         Learner("bob", emulator.endpoint_url, "q05"),
@@ -102,12 +99,10 @@ async def test_a_slow_learner_delays_only_its_own_card():
     assert seen["fast"] >= 8 and seen["slow"] == 0
 
 
-async def test_a_learner_joined_late_is_credited_with_the_steps_a_later_one_proves(emulator):
+async def test_a_learner_joined_late_is_credited_with_the_steps_a_later_one_proves(played_lab):
     """ev05 played to its third step before the class view looks: the deployed code and "no
     executions yet" can no longer be seen, but the executions prove both steps were done."""
-    player = LabPlayer("ev05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
-    player.setup()
-    player.play(until="executions")
+    emulator = played_lab("ev05", "executions")
     monitor = ClassMonitor((Learner("dee", emulator.endpoint_url, "ev05"),))
     try:
         (status,) = await monitor.round()

@@ -185,7 +185,7 @@ async def test_ev05_step_by_step(emulator):
         ]
 
 
-async def test_q05_step_by_step_and_dump_matches(emulator):
+async def test_q05_step_by_step_and_dump_matches(starts_processes, emulator):
     async with Viewer(emulator.endpoint_url, "q05") as viewer:
         await viewer.step("setup")
         model = await viewer.step("connect")
@@ -270,7 +270,7 @@ async def test_q05_step_by_step_and_dump_matches(emulator):
         ]  # and cleanup's own writes
 
 
-def test_dump_text_detects_the_lab(emulator):
+def test_dump_text_detects_the_lab(starts_processes, emulator):
     result = subprocess.run(
         [sys.executable, "-m", "awsview", "dump", "--endpoint-url", emulator.endpoint_url],
         capture_output=True,
@@ -287,7 +287,7 @@ def test_dump_text_detects_the_lab(emulator):
     "key,reason",
     [("EXPIREDKEY", "credentials expired"), ("INVALIDKEY", "credentials not recognised")],
 )
-def test_dump_with_bad_credentials_is_one_line(emulator, key, reason):
+def test_dump_with_bad_credentials_is_one_line(starts_processes, emulator, key, reason):
     env = {**emulator.env, "AWS_ACCESS_KEY_ID": key}
     result = subprocess.run(
         [sys.executable, "-m", "awsview", "dump", "--endpoint-url", emulator.endpoint_url],
@@ -303,7 +303,7 @@ def test_dump_with_bad_credentials_is_one_line(emulator, key, reason):
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_dump_unreachable_endpoint_and_unknown_lab():
+def test_dump_unreachable_endpoint_and_unknown_lab(starts_processes):
     result = subprocess.run(
         [sys.executable, "-m", "awsview", "dump", "--endpoint-url", "http://127.0.0.1:9"],
         capture_output=True,

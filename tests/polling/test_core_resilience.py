@@ -18,12 +18,13 @@ from awsview.model.state import LabModel
 from awsview.polling.base import Poller
 from awsview.polling.logs import LogPoller
 from awsview.polling.scheduler import Scheduler
-from tests.support.emulator import RunningEmulator
 from tests.support.helpers import create_function, create_table, invoke
 
 
-async def test_stopped_emulator_turns_snapshots_stale_and_restart_recovers(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path).start()
+async def test_stopped_emulator_turns_snapshots_stale_and_restart_recovers(
+    spawn_emulator, tmp_path
+):
+    running = spawn_emulator(tmp_path)
     try:
         create_table(running.client("dynamodb"), "labex-q05-orders")
         running.client("dynamodb").put_item(
@@ -204,8 +205,8 @@ def test_shipped_profiles_load_and_name_their_resources():
         assert json.dumps([c.text for c in profile.checkpoints])
 
 
-async def test_injected_faults_reach_only_the_viewer_and_it_recovers(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path).start()
+async def test_injected_faults_reach_only_the_viewer_and_it_recovers(spawn_emulator, tmp_path):
+    running = spawn_emulator(tmp_path)
     faults = tmp_path / "faults.json"
     try:
         running.client("sqs").create_queue(QueueName="labex-q05-jobs")

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
 import subprocess
 import sys
 import threading
@@ -22,19 +21,12 @@ from awsview.aws.session import Target
 from awsview.labs.player import LabPlayer
 from awsview.polling.doctor import EXACT, INFERRED, MISSING, diagnose
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator
-from tests.support.stock_moto import StockMoto
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
-def moto_server() -> Iterator[str]:
+def moto_server(stock_moto) -> Iterator[str]:
     """A stock moto server (no AWS View additions), on a free port."""
-    server = StockMoto()
+    server = stock_moto()
     try:
         yield server.url
     finally:
@@ -117,7 +109,9 @@ async def test_on_the_embedded_emulator_every_panel_is_exact(emulator: RunningEm
     assert _levels(ev04)["executions"] == EXACT
 
 
-async def test_on_stock_moto_decisions_are_inferred_and_a_stream_is_advised(moto_server: str):
+async def test_on_stock_moto_decisions_are_inferred_and_a_stream_is_advised(
+    starts_processes, moto_server: str
+):
     ddb = boto3.client("dynamodb", endpoint_url=moto_server, region_name=REGION, **CREDENTIALS)
     ddb.create_table(
         TableName="labex-q05-orders",
@@ -181,7 +175,7 @@ async def test_without_step_functions_the_workflow_panels_are_missing(no_step_fu
     assert "missing" in diagnosis.summary
 
 
-def test_doctor_says_an_unreachable_endpoint_in_one_line():
+def test_doctor_says_an_unreachable_endpoint_in_one_line(starts_processes):
     done = subprocess.run(
         [sys.executable, "-m", "awsview", "doctor", "--endpoint-url", "http://127.0.0.1:9"],
         capture_output=True,

@@ -42,8 +42,10 @@ def _shown(path: Path) -> list[dict]:
 
 
 @pytest.mark.slow
-def test_a_recording_killed_mid_lab_replays_what_was_shown(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path / "emulator").start()
+def test_a_recording_killed_mid_lab_replays_what_was_shown(
+    starts_processes, spawn_emulator, tmp_path
+):
+    running = spawn_emulator(tmp_path / "emulator")
     recording, shown = tmp_path / "q05.rec", tmp_path / "shown.jsonl"
     probe = subprocess.Popen(
         [
@@ -146,7 +148,9 @@ def _in_a_terminal(args: list[str], env: dict[str, str]) -> subprocess.Popen:
     return process
 
 
-def test_watch_record_in_a_terminal_then_kill_9(emulator: RunningEmulator, tmp_path):
+def test_watch_record_in_a_terminal_then_kill_9(
+    starts_processes, emulator: RunningEmulator, tmp_path
+):
     LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None).setup()
     path = tmp_path / "watch.rec"
     viewer = _in_a_terminal(
@@ -218,7 +222,9 @@ async def test_a_class_recording_keeps_each_learner(emulator: RunningEmulator, t
     assert refused.value.exit_status == 2
 
 
-def test_serve_records_once_whatever_the_tabs(emulator: RunningEmulator, tmp_path):
+def test_serve_records_once_whatever_the_tabs(
+    starts_processes, emulator: RunningEmulator, tmp_path
+):
     import socket
 
     with socket.socket() as s:

@@ -18,6 +18,17 @@ class StockMoto:
     """``python -m moto.server`` on a free port, answering when constructed; stop() ends it."""
 
     def __init__(self, cwd: Path | None = None, timeout: float = 60.0) -> None:
+        # The free port may be taken by another process (a parallel test worker) before moto
+        # binds it: moto then exits at once, and another port is tried.
+        for attempt in range(3):
+            try:
+                self._start(cwd, timeout)
+                return
+            except RuntimeError as exc:
+                if attempt == 2 or "exited" not in str(exc):
+                    raise
+
+    def _start(self, cwd: Path | None, timeout: float) -> None:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             self.port = probe.getsockname()[1]
@@ -34,7 +45,9 @@ class StockMoto:
                 urllib.request.urlopen(f"{self.url}/moto-api/", timeout=2)
                 return
             except OSError:
-                if time.monotonic() > deadline or self.process.poll() is not None:
+                if self.process.poll() is not None:
+                    raise RuntimeError("stock moto server exited as it started") from None
+                if time.monotonic() > deadline:
                     self.stop()
                     raise RuntimeError("stock moto server did not start") from None
                 time.sleep(0.2)

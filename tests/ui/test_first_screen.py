@@ -61,6 +61,9 @@ async def test_a_panel_mounted_after_the_first_frame_is_visited_like_any_other()
         assert panel.region.y >= app.board.region.y
 
 
+# Which frame is the first full paint depends on how the layouts interleave: seen to differ on a
+# machine busy with parallel workers, so it runs alone.
+@pytest.mark.serial
 @pytest.mark.parametrize("which,size", [("ev04", (160, 50)), ("q05", (80, 24)), ("q05", (200, 60))])
 async def test_the_first_full_paint_shows_every_panel_planned_for_its_width(which, size):
     """The first frame that shows every panel's data is the screen that stays: a panel drawn

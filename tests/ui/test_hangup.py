@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.helpers import create_function, processes, wait_for
+from tests.support.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 GONE_WITHIN_S = 20.0  # generous on a busy machine; measured: 0.1–1.5 s
@@ -88,7 +89,7 @@ class Tmux:
 
 
 @pytest.fixture
-def tmux():
+def tmux(starts_processes):
     server = Tmux()
     yield server
     server.close()
@@ -146,7 +147,7 @@ def test_the_viewer_started_from_a_shell_goes_with_its_pane(tmux, emulator, shel
         pane = tmux.pane("bash --norc --noprofile -i")
         tmux.send(pane, command)
     wait_for(lambda: awsview_process(pane), 30)
-    time.sleep(1.0)  # let it draw and poll
+    wait_for(lambda: "AWS View" in tmux.screen(pane), 60)  # drawn, and polling
     tmux.kill(pane)
     gone(pane, f"awsview from {shell}, pane killed")
 
@@ -156,7 +157,7 @@ def test_the_class_view_goes_with_its_pane(tmux, emulator, tmp_path):
     roster.write_text(f'[[learner]]\nname = "Ada"\nendpoint_url = "{emulator.endpoint_url}"\n')
     pane = tmux.pane(f"sh -c {shlex.quote(awsview_command('class', str(roster)) + '; sleep 300')}")
     wait_for(lambda: awsview_process(pane, "class"), 30)
-    time.sleep(1.0)
+    wait_for(lambda: "AWS View" in tmux.screen(pane), 60)
     tmux.kill(pane)
     gone(pane, "awsview class, pane killed")
 
@@ -259,16 +260,8 @@ class ServeTree:
         ]
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT", "SIGKILL"])
-async def test_stopping_serve_ends_its_open_sessions(emulator, stop):
+async def test_stopping_serve_ends_its_open_sessions(starts_processes, emulator, stop):
     """SIGTERM and ctrl+c stop the sessions on the way out; a killed server cannot, so each
     session notices its pipes hang up and its parent go."""
     tree = ServeTree(emulator.endpoint_url, free_port())
@@ -301,14 +294,12 @@ async def test_serve_in_a_killed_tmux_pane_ends_its_sessions(tmux, emulator):
 # -- Lambda workers ------------------------------------------------------------------------
 
 
-def test_a_busy_lambda_worker_dies_with_its_killed_emulator(tmp_path):
+def test_a_busy_lambda_worker_dies_with_its_killed_emulator(spawn_emulator, tmp_path):
     """A handler that sleeps for minutes: the worker must not outlive an emulator killed
     mid-invocation (end-of-file on its stdin only comes between invocations)."""
     import threading
 
-    from tests.support.emulator import RunningEmulator
-
-    running = RunningEmulator(state_dir=tmp_path).start()
+    running = spawn_emulator(tmp_path)
     worker = None
     try:
         lam = running.client("lambda")

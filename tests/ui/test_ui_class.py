@@ -3,8 +3,6 @@ who has done nothing, one whose endpoint does not answer; presenter mode; the co
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,7 +18,6 @@ from awsview.ui.classview.learner import LearnerScreen
 from awsview.ui.classview.view import ClassApp, ClassHelpScreen, GridScreen, LearnerCard
 from awsview.ui.themes import ThemeError
 from awsview.ui.viewer.screens import DetailScreen
-from tests.support.emulator import RunningEmulator
 from tests.support.probe import rows, screen_lines, settle, view
 
 pytestmark = pytest.mark.timeout(120)
@@ -28,25 +25,16 @@ DEAD = "http://127.0.0.1:9"
 
 
 @pytest.fixture(scope="module")
-def halfway(emulator):
-    """The module's emulator with q05 played up to its deploy step (connect and deploy done)."""
-    player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
-    player.setup()
-    player.play(until="deploy")
-    # The step sends its message and returns; the worker writes the order a moment later.
-    deadline = time.monotonic() + 20
-    while "Item" not in emulator.client("dynamodb").get_item(
-        TableName="labex-q05-orders", Key={"id": {"S": "dedup-order"}}, ConsistentRead=True
-    ):
-        assert time.monotonic() < deadline, "the q05 worker never wrote dedup-order"
-        time.sleep(0.1)
-    return emulator
+def halfway(played_lab):
+    """An emulator with q05 played up to its deploy step (connect and deploy done), its order
+    written: shared with the other tests that only read it."""
+    return played_lab("q05", "deploy")
 
 
 @pytest.fixture(scope="module")
-def untouched(tmp_path_factory):
+def untouched(spawn_emulator, tmp_path_factory):
     """A second learner's emulator: q05's fresh VM (its provided resources), no step done."""
-    running = RunningEmulator(state_dir=tmp_path_factory.mktemp("untouched")).start()
+    running = spawn_emulator(tmp_path_factory.mktemp("untouched"))
     LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda line: None).setup()
     yield running
     running.stop()
@@ -161,8 +149,10 @@ async def test_enter_opens_the_learners_panels_and_escape_comes_back(halfway, un
     assert app.return_code in (0, None)
 
 
-async def test_a_learner_who_stops_answering_keeps_the_last_known_marks_as_stale(tmp_path):
-    running = RunningEmulator(state_dir=tmp_path).start()
+async def test_a_learner_who_stops_answering_keeps_the_last_known_marks_as_stale(
+    spawn_emulator, tmp_path
+):
+    running = spawn_emulator(tmp_path)
     try:
         app = ClassApp((Learner("Dee", running.endpoint_url, "q05"),))
         async with app.run_test(size=(70, 20)) as pilot:  # under 80 columns: one column
@@ -284,12 +274,6 @@ def test_themes_are_awsview_s():
         ClassApp((Learner("a", DEAD),), theme="no-such-theme")
 
 
-def awsview(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", *args], capture_output=True, text=True, timeout=60
-    )
-
-
 @pytest.mark.parametrize(
     "text,problem",
     [
@@ -300,7 +284,9 @@ def awsview(*args: str) -> subprocess.CompletedProcess:
         ),
     ],
 )
-def test_a_malformed_roster_is_one_line_and_exit_2(tmp_path: Path, text: str, problem: str):
+def test_a_malformed_roster_is_one_line_and_exit_2(
+    awsview, tmp_path: Path, text: str, problem: str
+):
     roster = tmp_path / "class.toml"
     roster.write_text(text)
     result = awsview("class", str(roster))
@@ -309,7 +295,7 @@ def test_a_malformed_roster_is_one_line_and_exit_2(tmp_path: Path, text: str, pr
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_a_bad_theme_or_no_terminal_is_one_line_and_exit_2(tmp_path: Path):
+def test_a_bad_theme_or_no_terminal_is_one_line_and_exit_2(awsview, tmp_path: Path):
     roster = tmp_path / "class.toml"
     roster.write_text(f"[[learner]]\nname = 'a'\nendpoint_url = '{DEAD}'\n")
     for args, problem in ((["--theme", "nope"], "unknown theme 'nope'"), ([], "needs a terminal")):

@@ -4,9 +4,6 @@ line."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
 
 from awsview.aws.session import Target
@@ -127,17 +124,6 @@ async def test_demo_driver_plays_a_lab_with_pause_and_next(q05_ready):
         await until(pilot, lambda: body(app, "queues") == "no queues", what="cleanup shown")
 
 
-def _awsview(*args: str, env=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        env=env,
-    )
-
-
 @pytest.mark.parametrize(
     "args,message",
     [
@@ -147,8 +133,8 @@ def _awsview(*args: str, env=None) -> subprocess.CompletedProcess:
         (["demo"], "needs a terminal"),
     ],
 )
-def test_command_line_refusals_are_one_line(args, message):
-    result = _awsview(*args)
+def test_command_line_refusals_are_one_line(awsview, args, message):
+    result = awsview(*args)
     assert result.returncode == 2
     assert message in result.stderr and "Traceback" not in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

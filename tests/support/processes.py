@@ -1,0 +1,32 @@
+"""Child processes as the tests start them: `python -m awsview ...` and free loopback ports."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+
+
+def awsview(
+    *args: str, env: dict[str, str] | None = None, timeout: float = 120, **options: object
+) -> subprocess.CompletedProcess:
+    """`python -m awsview ARGS` with this interpreter: its output as text, no terminal on stdin
+    (what a pipe or CI gives). ``env`` is added to the test's environment."""
+    return subprocess.run(
+        [sys.executable, "-m", "awsview", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+        **options,  # type: ignore[call-overload]
+    )
+
+
+def free_port() -> int:
+    """A loopback port nobody listens on now. Another process (a parallel test worker) may take
+    it before the caller binds it: where the program can bind port 0 itself, let it."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
