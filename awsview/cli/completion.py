@@ -7,26 +7,24 @@ from __future__ import annotations
 import argparse
 import shlex
 
-from awsview.cli.parser import build_parser, command_parser
+from awsview.cli.parser import build_parser, command_parser, commands, declared, option_strings
 
 
 def words(parser: argparse.ArgumentParser) -> tuple[list[str], dict[str, list[str]]]:
     """The commands, and each command's options and fixed choices (the shared ones included)."""
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    commands = list(sub.choices)
+    names = list(commands(parser))
     each: dict[str, list[str]] = {}
-    for name in commands:
+    for name in names:
         found: list[str] = []
-        for action in command_parser(parser, name)._actions:
+        for action in declared(command_parser(parser, name)):
             if action.help == argparse.SUPPRESS:
                 continue
             found += [o for o in action.option_strings if o.startswith("--")]
             if not action.option_strings and action.choices:
                 found += [str(c) for c in action.choices]
         each[name] = found
-    top = [o for a in parser._actions for o in a.option_strings if o.startswith("--")]
-    each[""] = top
-    return commands, each
+    each[""] = [o for o in option_strings(parser) if o.startswith("--")]
+    return names, each
 
 
 def bash(commands: list[str], each: dict[str, list[str]]) -> str:

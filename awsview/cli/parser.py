@@ -114,7 +114,18 @@ def did_you_mean(word: str, known: Sequence[str]) -> str:
 
 class _Parser(argparse.ArgumentParser):
     """argparse, but a refusal is one line (not the usage block), raised rather than exited on,
-    so that the caller decides how to say it."""
+    so that the caller decides how to say it; it keeps what it was given (``declared``, the
+    ``commands``) for completion and hints, which argparse holds only in private members."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.declared: list[argparse.Action] = []
+        self.commands: dict[str, argparse.ArgumentParser] = {}
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        self.declared.append(action)
+        return action
 
     def error(self, message: str) -> NoReturn:
         unknown = _CHOICE.match(message)
@@ -186,13 +197,30 @@ def build_parser() -> argparse.ArgumentParser:
         )
         _add_shared(made, set(command.takes))
         command.options(made)
+        parser.commands[name] = made
     return parser
 
 
 def command_parser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentParser:
-    """The parser of one command, out of the whole command line's."""
-    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return sub.choices[name]
+    """The parser of one command, out of the whole command line's (``build_parser``'s)."""
+    return commands(parser)[name]
+
+
+def commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    """Each command's parser, by name, in the order they were declared."""
+    assert isinstance(parser, _Parser), "a parser made by build_parser()"
+    return parser.commands
+
+
+def declared(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The arguments a parser of ``build_parser`` was given (its own ``-h`` left out)."""
+    assert isinstance(parser, _Parser), "a parser made by build_parser()"
+    return parser.declared
+
+
+def option_strings(parser: argparse.ArgumentParser) -> list[str]:
+    """Every option string a parser of ``build_parser`` knows."""
+    return [o for action in declared(parser) for o in action.option_strings]
 
 
 def _unknown(argv: Sequence[str], command: str, extra: list[str]) -> UsageError:
@@ -203,7 +231,7 @@ def _unknown(argv: Sequence[str], command: str, extra: list[str]) -> UsageError:
         return UsageError(
             f"awsview {command}: {flag} does not apply here (see awsview {command} --help)"
         )
-    own = command_parser(build_parser(), command)._option_string_actions
+    own = option_strings(command_parser(build_parser(), command))
     if flag in own and command in argv and list(argv).index(flag) < list(argv).index(command):
         return UsageError(
             f"awsview {command}: {flag} belongs after the command: awsview {command} {flag}"

@@ -42,6 +42,12 @@ def action_name(app: Any, action: Any, default_namespace: Any, namespaces: Any) 
     return str(name)
 
 
+def keymap_in_force(app: Any) -> dict[str, str]:
+    """The keymap ``App.set_keymap`` last set (binding id -> keys): the help screens list the
+    keys in force, and Textual keeps them only in a private mapping."""
+    return dict(app._keymap)
+
+
 def screen_update(app: Any) -> Any:
     """The whole current screen as one renderable (with the screens under it, for a modal), for a
     recording console: Textual's export_screenshot does this internally through the screen's

@@ -317,6 +317,7 @@ def test_a_policy_that_would_reach_further_or_nowhere_is_one_line(args, message)
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 def test_a_literal_prefix_and_a_known_region_still_print_the_policy():
     result = subprocess.run(
         [sys.executable, "-m", "awsview", "iam-policy", "--prefix", "labex-", "--region", REGION],

@@ -7,12 +7,15 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
 from awsview.aws.ratelimit import RATE_DIR_ENV, RateLimiter, SharedTokenBucket, shared_dir
 from awsview.aws.session import Connection, Target
 
 SLOW = {("sqs", "ListQueues"): 0.01}  # one token in the bucket, the next in 100 s
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 def test_a_token_taken_by_one_process_is_gone_for_the_others(tmp_path):
     folder = shared_dir(tmp_path, "account-a")
     taker = textwrap.dedent(f"""

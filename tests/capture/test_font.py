@@ -9,6 +9,7 @@ import pytest
 from awsview.capture import screenshot
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 @pytest.mark.skipif(shutil.which("fc-match") is None, reason="needs fontconfig's fc-match")
 def test_the_font_is_found_through_fontconfig_away_from_the_debian_paths(monkeypatch, tmp_path):
     monkeypatch.setattr(screenshot, "FONT_CANDIDATES", (str(tmp_path / "none.ttf"),))

@@ -229,6 +229,7 @@ WRONG_SCHEME = (
         ["split"],
     ],
 )
+@pytest.mark.process  # starts the CLI in a process of its own
 def test_an_endpoint_with_a_wrong_scheme_is_one_line_with_a_hint(clean_env, tmp_path, command):
     result = run(
         *command, "--endpoint-url", "htp://127.0.0.1:5000", env=dict(os.environ), cwd=tmp_path
@@ -237,6 +238,7 @@ def test_an_endpoint_with_a_wrong_scheme_is_one_line_with_a_hint(clean_env, tmp_
     assert one_line(result) == f"awsview: --endpoint-url htp://127.0.0.1:5000: {WRONG_SCHEME}"
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 def test_an_endpoint_without_a_scheme_is_one_line_with_a_hint(clean_env, tmp_path):
     result = run("dump", "--endpoint-url", "127.0.0.1:5000", env=dict(os.environ), cwd=tmp_path)
     assert result.returncode == 2

@@ -28,6 +28,7 @@ def _awsview(*args: str, **options: object) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 def test_every_user_facing_error_derives_from_one_base_with_its_exit_status(tmp_path):
     from awsview.access import AccessError
     from awsview.aws.errors import ConfigError
@@ -144,6 +145,7 @@ def test_each_command_has_a_description_and_an_example_in_its_help():
     assert "example:\n  awsview split" in split.build_parser().format_help()
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 def test_a_closed_pipe_ends_quietly_with_141():
     read, write = os.pipe()
     os.close(read)  # the reader is gone before anything is written: `| head -0`
@@ -160,6 +162,7 @@ def test_a_closed_pipe_ends_quietly_with_141():
     assert done.returncode == 141 and done.stderr == ""
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 def test_version_names_what_awsview_stands_on():
     from importlib.metadata import version
 
@@ -187,6 +190,7 @@ def _complete(script: str, *words: str) -> list[str]:
     return shown.stdout.split()
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 def test_bash_completion_is_written_from_the_parser():
     done = _awsview("completion", "bash")
     assert done.returncode == 0
@@ -196,6 +200,7 @@ def test_bash_completion_is_written_from_the_parser():
     assert _complete(done.stdout, "awsview", "completion", "f") == ["fish"]
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
 def test_zsh_and_fish_completion_name_every_command(shell):
     done = _awsview("completion", shell)

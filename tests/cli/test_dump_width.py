@@ -12,6 +12,9 @@ import pytest
 from awsview.core.textgrid import cells
 from tests.polling.test_recording import _record
 
+# Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
+pytestmark = pytest.mark.process
+
 
 def _dump(*args: str, columns: str | None = None, env: dict | None = None) -> str:
     env = {**(env or os.environ), "TZ": "UTC"}

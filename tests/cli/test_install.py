@@ -80,7 +80,7 @@ def test_dependencies_and_extras():
         assert heavy not in core
     extras = project["optional-dependencies"]
     assert {"emulator", "serve", "png", "all", "test"} <= set(extras)
-    assert "awsview[emulator,serve,png]" in extras["test"]  # `make` installs everything
+    assert "awsview[emulator,serve,png,docs]" in extras["test"]  # `make` installs everything
     assert "version" in project["dynamic"]  # one version: awsview.__version__
 
 

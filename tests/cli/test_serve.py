@@ -476,6 +476,7 @@ class InProcess:
         raise AssertionError(f"no session received {needle!r}")
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 async def test_sessions_are_capped_and_the_next_one_is_told_why(tmp_path):
     import aiohttp
 
@@ -502,6 +503,7 @@ async def test_sessions_are_capped_and_the_next_one_is_told_why(tmp_path):
             raise AssertionError("the places of closed sessions stayed taken")
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 async def test_a_screen_cannot_be_made_larger_than_a_screen_can_be(tmp_path):
     """A browser says its size when the page opens and on every resize; 10000 x 5000 cells would
     have the viewer lay out and paint hundreds of MB for one frame."""
@@ -530,6 +532,7 @@ async def test_a_screen_cannot_be_made_larger_than_a_screen_can_be(tmp_path):
     ]
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 async def test_every_session_draws_on_the_servers_one_rate_budget(tmp_path):
     import aiohttp
 
@@ -543,6 +546,7 @@ async def test_every_session_draws_on_the_servers_one_rate_budget(tmp_path):
     assert [e["AWSVIEW_RATE_DIR"] for e in environments] == [budget, budget]
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 async def test_awsview_serve_gives_its_sessions_a_private_rate_budget_it_removes():
     """End to end: the directory `serve` makes, named to each viewer by its environment."""
     import stat

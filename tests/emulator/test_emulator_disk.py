@@ -22,6 +22,9 @@ from botocore.exceptions import ClientError
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator
 from tests.support.helpers import create_table, journal, wait_for
 
+# Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
+pytestmark = pytest.mark.process
+
 WRITES = 700
 PAIRED = 10
 LIMIT_BYTES = 256 * 1024  # room for the journal's schema and a few dozen decisions

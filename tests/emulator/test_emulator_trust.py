@@ -25,6 +25,9 @@ from awsview.aws.endpoints import identifies_as_emulator
 from tests.support.emulator import REGION, RunningEmulator
 from tests.support.helpers import ROLE, create_table, ensure_worker_role, wait_for, zip_code
 
+# Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
+pytestmark = pytest.mark.process
+
 TOKEN = "class-token-4f9a2c71"
 EVIL = "http://evil.example"
 LAB_PAGE = "http://lab.example:8080"

@@ -16,6 +16,9 @@ import pytest
 from awsview.profiles.folder import load_folder
 from tests.support.emulator import RunningEmulator
 
+# Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
+pytestmark = pytest.mark.process
+
 BUILTIN = Path(__file__).parents[2] / "labs"
 
 

@@ -16,6 +16,9 @@ from tests.labs.test_lab_folders import BUILTIN, awsview
 from tests.support.emulator import RunningEmulator
 from tests.support.helpers import create_function
 
+# Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
+pytestmark = pytest.mark.process
+
 
 @pytest.mark.parametrize(
     ("lab", "last"),

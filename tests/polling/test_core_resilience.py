@@ -189,7 +189,9 @@ def test_malformed_profile_names_file_line_and_problem(tmp_path: Path, text: str
 
 
 def test_unknown_profile_lists_known_ones():
-    with pytest.raises(profiles.UnknownProfile, match="known labs: ev04, ev05, q05"):
+    with pytest.raises(
+        profiles.UnknownProfile, match="known labs: dlq, ev04, ev05, lambda-diagnose, q05"
+    ):
         profiles.load("ev99")
 
 

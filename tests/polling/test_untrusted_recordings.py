@@ -118,6 +118,7 @@ def test_an_at_out_of_range_is_refused(capsys, tmp_path):
         assert code == 2 and said.count("\n") == 1 and "outside the recording" in said, said
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 def test_dump_from_a_crafted_file_in_a_process_is_one_line(corpus):
     """The same refusal from the installed command, as a person sees it (once: it is slow)."""
     done = subprocess.run(

@@ -25,7 +25,7 @@ from textual.widgets import Footer, Static
 
 from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus
 from awsview.profiles import LabProfile
-from awsview.ui import keytable, themes
+from awsview.ui import compat, keytable, themes
 from awsview.ui.classview.cards import card_content, columns_for, lab_steps, state, summary
 from awsview.ui.classview.learner import LearnerScreen
 from awsview.ui.viewer import presenter
@@ -316,7 +316,9 @@ class ClassApp(App[int]):
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):
             bindings = [*GridScreen.BINDINGS, *LearnerScreen.BINDINGS, *ClassApp.BINDINGS]
-            self.push_screen(ClassHelpScreen(keys=keytable.table(bindings, self._keymap)))
+            self.push_screen(
+                ClassHelpScreen(keys=keytable.table(bindings, compat.keymap_in_force(self)))
+            )
 
     def action_next_theme(self) -> None:
         self.theme = themes.following(self.awsview_themes, self.theme)

@@ -27,7 +27,7 @@ from awsview.core.rowref import Where
 from awsview.model import keys
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
-from awsview.ui import keytable, themes
+from awsview.ui import compat, keytable, themes
 from awsview.ui.compat import action_name
 from awsview.ui.viewer import rowkeys
 from awsview.ui.viewer.board import PanelBoard
@@ -538,7 +538,9 @@ class AWSViewApp(App[int]):
             HelpScreen(
                 bool(self.presenter),
                 self.diagnosis.markdown() if self.diagnosis else None,
-                keys=keytable.table(viewer_bindings(), self._keymap, bool(self.presenter)),
+                keys=keytable.table(
+                    viewer_bindings(), compat.keymap_in_force(self), bool(self.presenter)
+                ),
             )
         )
 

@@ -32,6 +32,7 @@ from awsview.polling.recording import (
     Recording,
     RecordingError,
 )
+from awsview.ui import compat
 from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.cells import alive, plain
 
@@ -251,11 +252,11 @@ class ReplayApp(AWSViewApp):
         from awsview.ui.viewer.app import viewer_bindings
         from awsview.ui.viewer.screens import HelpScreen
 
-        replay_keys = "\n".join(keytable.table(ReplayApp.BINDINGS, self._keymap))
+        replay_keys = "\n".join(keytable.table(ReplayApp.BINDINGS, compat.keymap_in_force(self)))
         self.push_screen(
             HelpScreen(
                 backend=REPLAY_HELP + "\n" + replay_keys + "\n",
-                keys=keytable.table(viewer_bindings(), self._keymap),
+                keys=keytable.table(viewer_bindings(), compat.keymap_in_force(self)),
             )
         )
 
