@@ -118,8 +118,9 @@ class _Parser(argparse.ArgumentParser):
     ``commands``) for completion and hints, which argparse holds only in private members."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.declared: list[argparse.Action] = []  # argparse's own __init__ adds -h through it
         super().__init__(*args, **kwargs)
-        self.declared: list[argparse.Action] = []
+        self.declared = []  # -h left out
         self.commands: dict[str, argparse.ArgumentParser] = {}
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
