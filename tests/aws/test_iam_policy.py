@@ -290,6 +290,7 @@ async def test_every_operation_the_pollers_send_while_a_lab_plays_is_granted(
     assert {action(*call) for call in sent} <= granted, {action(*c) for c in sent} - granted
 
 
+@pytest.mark.process  # starts the CLI in a process of its own
 @pytest.mark.parametrize(
     "args,message",
     [
