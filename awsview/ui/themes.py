@@ -20,26 +20,7 @@ from textual.theme import Theme
 from awsview.model.textfile import BadFile, NotText, read_utf8, shown
 
 DEFAULT_THEME = "awsview-dark"
-_FIELDS = (
-    "name",
-    "primary",
-    "secondary",
-    "warning",
-    "error",
-    "success",
-    "accent",
-    "foreground",
-    "background",
-    "surface",
-    "panel",
-    "boost",
-    "dark",
-    "luminosity_spread",
-    "text_alpha",
-    "variables",
-)
-
-
+# The colours a theme file may set, each checked to be one when the theme loads.
 _COLOURS = (
     "primary",
     "secondary",
@@ -53,6 +34,7 @@ _COLOURS = (
     "panel",
     "boost",
 )
+_FIELDS = ("name", *_COLOURS, "dark", "luminosity_spread", "text_alpha", "variables")
 
 
 class ThemeError(BadFile):
