@@ -168,6 +168,14 @@ def emulator(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningEmulat
     running.stop()
 
 
+@pytest.fixture(autouse=True)
+def _no_terminal_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What `dump` fits to the terminal (COLUMNS) must not depend on the terminal the tests run
+    in, nor on a library that exported its size mid-run (readline does, given a terminal)."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+    monkeypatch.delenv("LINES", raising=False)
+
+
 @pytest.fixture
 def utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Local time is UTC for the test: rendered clock times do not depend on the machine."""

@@ -85,12 +85,9 @@ def run_player(args: argparse.Namespace) -> int:
     target = Target(profile=args.profile, region=args.region, endpoint_url=args.endpoint_url)
     resolved = identified(resolve(target))
     if not resolved.is_local and not args.real_account:
-        return fail(
-            f"lab {args.action} {lab.name} would create and delete resources on "
-            f"{resolved.describe()}, which is not a local endpoint (loopback or an AWS View "
-            "emulator): pass --real-account if that is what you mean",
-            EXIT_USAGE,
-        )
+        from awsview.cli.labfolder import not_local
+
+        return fail(not_local(args.action, lab.name, resolved.describe()), EXIT_USAGE)
     player = LabPlayer(
         lab,
         endpoint_url=args.endpoint_url,

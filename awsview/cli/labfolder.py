@@ -14,11 +14,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from awsview.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail
 from awsview.labs.script import STEP_TIMEOUT, VERIFY_TIMEOUT, Outcome, Workspace, clean
 from awsview.profiles import LabProfile
 from awsview.profiles.folder import LabFolder, LabStep
+
+if TYPE_CHECKING:
+    from awsview.aws.session import Resolved
 
 SETTLE = 30.0  # seconds a step's resources get to settle before its checks count
 
@@ -34,25 +38,51 @@ def pick_steps(folder: LabFolder, until: str | None) -> tuple[LabStep, ...]:
     raise ValueError(f"lab {folder.name} has no step {until!r}; its steps are {known}")
 
 
-def endpoint_of(args: argparse.Namespace) -> tuple[str | None, str, bool]:
-    """(endpoint URL or None for AWS itself, region, whether it is local); raises ConfigError."""
+def endpoint_of(args: argparse.Namespace) -> Resolved:
+    """Where the lab would play, resolved as every command resolves it; raises ConfigError."""
     from awsview.aws.session import Target, check_credentials, identified, resolve
 
     resolved = identified(resolve(Target(args.profile, args.region, args.endpoint_url)))
-    if resolved.is_local:
-        return resolved.endpoint_url, resolved.region, True
-    if args.real_account:  # asked only once a real account is meant
+    if resolved.is_local or args.real_account:  # an account's chain runs only once it is meant
+        # A profile that cannot give credentials (an expired SSO session) is said as every
+        # command says it, though on a local endpoint the commands use the emulator's keys.
         check_credentials(resolved)
-    return resolved.endpoint_url, resolved.region, False
+    return resolved
 
 
-def not_local(action: str, lab: str, endpoint: str | None) -> str:
+def not_local(action: str, lab: str, where: str) -> str:
     """Why ``lab ACTION`` refuses an endpoint that may be a real account."""
     return (
-        f"lab {action} {lab} would create and delete resources on {endpoint or 'AWS'}, which is "
-        "not a local endpoint (loopback or an AWS View emulator): pass --real-account if that is "
-        "what you mean"
+        f"lab {action} {lab} would create and delete resources on {where}, which is not a "
+        "local endpoint (loopback or an AWS View emulator): pass --real-account if that is what "
+        "you mean"
     )
+
+
+def announce(action: str, lab: str, resolved: Resolved) -> tuple[str, int] | None:
+    """On an account: print the account and region before anything is written; otherwise why
+    it cannot be asked (one line) and the exit status (2 for credentials, 1 for the network)."""
+    import boto3
+
+    from awsview.aws.errors import classify
+
+    try:
+        sts = boto3.Session(botocore_session=resolved.session).client(
+            "sts", region_name=resolved.region, endpoint_url=resolved.endpoint_url
+        )
+        account = sts.get_caller_identity()["Account"]
+    except Exception as exc:  # connection and credential errors, one line each
+        failure = classify(exc)
+        status = EXIT_USAGE if failure.kind == "auth" else EXIT_FAILURE
+        return f"cannot use {resolved.describe()}: {failure.text}", status
+    print(
+        clean(
+            f"awsview: {action} {lab} in account {account}, region {resolved.region} "
+            f"({resolved.describe()})"
+        ),
+        flush=True,
+    )
+    return None
 
 
 def _say_outcome(label: str, outcome: Outcome) -> str:
@@ -65,11 +95,16 @@ def play(folder: LabFolder, args: argparse.Namespace) -> int:
 
     try:
         steps = pick_steps(folder, args.until)
-        endpoint, region, local = endpoint_of(args)
+        where = endpoint_of(args)
     except (ValueError, ConfigError) as exc:
         return fail(str(exc), EXIT_USAGE)
-    if not local and not args.real_account:
-        return fail(not_local(args.action, folder.name, endpoint), EXIT_USAGE)
+    if not where.is_local:
+        if not args.real_account:
+            return fail(not_local(args.action, folder.name, where.describe()), EXIT_USAGE)
+        problem = announce(args.action, folder.name, where)
+        if problem is not None:
+            return fail(*problem)
+    endpoint, region, local = where.endpoint_url, where.region, where.is_local
     try:
         workspace = Workspace(folder, endpoint or "", region, isolated=False, local=local)
     except FileNotFoundError as exc:
@@ -165,10 +200,15 @@ def check(folder: LabFolder, profile: LabProfile, args: argparse.Namespace) -> i
             with _own_emulator() as endpoint:
                 status = _check_on(folder, profile, endpoint, "us-east-1", True, args, report)
         else:
-            endpoint, region, local = endpoint_of(args)
-            if not local and not args.real_account:
-                return fail(not_local("check", folder.name, endpoint), EXIT_USAGE)
-            status = _check_on(folder, profile, endpoint or "", region, False, args, report)
+            where = endpoint_of(args)
+            if not where.is_local:
+                if not args.real_account:
+                    return fail(not_local("check", folder.name, where.describe()), EXIT_USAGE)
+                problem = announce("check", folder.name, where)
+                if problem is not None:
+                    return fail(*problem)
+            endpoint = where.endpoint_url or ""
+            status = _check_on(folder, profile, endpoint, where.region, False, args, report)
     except EmulatorError as exc:
         return fail(str(exc))
     finally:

@@ -45,7 +45,8 @@ def myapp(spawn_emulator, tmp_path_factory):
     emulator.stop()
 
 
-@pytest.mark.parametrize("action", ["setup", "play", "clean"])
+# A lab folder has no `lab clean` (its last step cleans up): setup and play are what write.
+@pytest.mark.parametrize("action", ["setup", "play"])
 def test_a_lab_refuses_aws_without_real_account(starts_processes, action):
     env = {
         **os.environ,
@@ -68,7 +69,12 @@ def test_a_lab_refuses_aws_without_real_account(starts_processes, action):
     )
 
 
-def test_real_account_says_which_account_and_region_before_writing(emulator, as_account, capsys):
+def test_real_account_says_which_account_and_region_before_writing(
+    emulator, as_account, capsys, monkeypatch
+):
+    # An account's own keys (the lab's commands run with the shell's credentials there).
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
     assert main(["lab", "setup", "q05", "--endpoint-url", emulator.endpoint_url]) == 2
     assert "pass --real-account" in capsys.readouterr().err
     assert (

@@ -209,16 +209,16 @@ async def test_a_class_recording_keeps_each_learner(emulator: RunningEmulator, t
     assert sorted(info["name"] for info in replay.channels.values()) == ["Ada", "Bob"]
     out = tmp_path / "ada.txt"
     with out.open("w") as stream:
-        assert dump_from(path, None, "Ada", False, stream) == 0
+        assert dump_from(path, None, "Ada", False, out=stream) == 0
     text = out.read_text()
     assert "learner Ada" in text and "account 123456789012" in text and "labex-q05-worker" in text
     with out.open("w") as stream:
-        assert dump_from(path, None, "Bob", False, stream) == 0
+        assert dump_from(path, None, "Bob", False, out=stream) == 0
     assert "connection refused" in out.read_text() or "error" in out.read_text()
     from awsview.polling.recording import LearnerError
 
     with pytest.raises(LearnerError) as refused:  # said by the command line, exit status 2
-        dump_from(path, None, "Eve", False, out.open("w"))
+        dump_from(path, None, "Eve", False, out=out.open("w"))
     assert refused.value.exit_status == 2
 
 
