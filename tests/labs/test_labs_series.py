@@ -14,7 +14,7 @@ from awsview.labs.script import Workspace
 from awsview.profiles.folder import load_folder
 from tests.labs.test_lab_folders import BUILTIN, awsview
 from tests.support.emulator import RunningEmulator
-from tests.support.helpers import create_function, wait_for
+from tests.support.helpers import create_function
 
 # Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
 pytestmark = pytest.mark.process
@@ -64,19 +64,19 @@ def test_verify_scripts_fail_before_their_step_is_done(
     assert ok == {passes: True, **dict.fromkeys(fail, False)}
 
 
-def test_dump_shows_a_functions_memory_size(emulator: RunningEmulator):
-    lam = emulator.client("lambda")
-    create_function(lam, "labex-mem-fn", "def handler(event, context):\n    return 1\n")
-    lam.update_function_configuration(FunctionName="labex-mem-fn", MemorySize=320)
-    lam.get_waiter("function_updated_v2").wait(FunctionName="labex-mem-fn")
-    assert lam.get_function_configuration(FunctionName="labex-mem-fn")["MemorySize"] == 320
-
-    def memory_shown() -> int | None:
+def test_dump_shows_a_functions_memory_size(spawn_emulator, tmp_path: Path):
+    # An emulator of its own: on one where a lab is found, dump shows that lab, not --prefix.
+    emulator = spawn_emulator(tmp_path / "emulator")
+    try:
+        lam = emulator.client("lambda")
+        create_function(lam, "labex-mem-fn", "def handler(event, context):\n    return 1\n")
+        lam.update_function_configuration(FunctionName="labex-mem-fn", MemorySize=320)
+        lam.get_waiter("function_updated_v2").wait(FunctionName="labex-mem-fn")
         done = awsview(
             "dump", "--json", "--prefix", "labex-mem-", "--endpoint-url", emulator.endpoint_url
         )
         assert done.returncode == 0, done.stderr
         (function,) = json.loads(done.stdout)["snapshots"]["functions"]["data"]
-        return function["memory_size"] if function["memory_size"] == 320 else None
-
-    wait_for(memory_shown, timeout=30, interval=1)
+        assert function["memory_size"] == 320
+    finally:
+        emulator.stop()

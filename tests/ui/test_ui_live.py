@@ -86,6 +86,8 @@ async def test_bad_credentials_show_as_errors(q05_ready, monkeypatch):
             lambda: (
                 "tables:labex-q05-orders" in app.board.views
                 and view(app, "tables:labex-q05-orders").has_class("-error")
+                # the class and the body change in one refresh, painted a frame apart
+                and "credentials not recognised" in body(app, "tables:labex-q05-orders")
             ),
             what="orders in error",
         )
