@@ -13,15 +13,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import http.client
 import json
 import re
 import subprocess
 import sys
-import threading
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from xml.sax.saxutils import escape
 
@@ -31,6 +28,7 @@ from awsview.aws.session import Target
 from awsview.core.checkpoints import CheckResult
 from awsview.model.state import LabModel
 from tests.support.emulator import RunningEmulator
+from tests.support.proxy import Intercepting, proxy
 
 pytestmark = pytest.mark.timeout(300)
 
@@ -263,58 +261,25 @@ def test_refusals_that_quote_a_file_a_field_or_aws(recording: Path, tmp_path: Pa
         assert done.stderr.count("\n") == 1, f"{where}: {done.stderr!r}"
 
 
-class _HostileSts(BaseHTTPRequestHandler):
+class _HostileSts(Intercepting):
     """Forwards everything to the emulator but STS, which refuses with the corpus as its message
     (in XML, as STS answers: what XML 1.0 can carry, C1 controls and bidi included)."""
 
-    upstream: tuple[str, int] = ("127.0.0.1", 0)
-
-    def _handle(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        if b"Action=GetCallerIdentity" in body:
-            message = escape("".join(c for c in HOSTILE if c >= " " or c == "\t"))
-            answer = (
-                "<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>"
-                f"<Message>{message}</Message></Error><RequestId>1</RequestId></ErrorResponse>"
-            ).encode()
-            self.send_response(403)
-            self.send_header("Content-Type", "text/xml")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-            return
-        connection = http.client.HTTPConnection(*self.upstream, timeout=30)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
-        connection.request(self.command, self.path, body=body or None, headers=headers)
-        response = connection.getresponse()
-        data = response.read()
-        self.send_response(response.status)
-        for name, value in response.getheaders():
-            if name.lower() not in ("transfer-encoding", "connection", "content-length"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-        connection.close()
-
-    do_GET = do_POST = _handle
-
-    def log_message(self, *args: object) -> None:
-        pass
+    def intercept(self, body: bytes) -> tuple[int, str, bytes] | None:
+        if b"Action=GetCallerIdentity" not in body:
+            return None
+        message = escape("".join(c for c in HOSTILE if c >= " " or c == "\t"))
+        answer = (
+            "<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code>"
+            f"<Message>{message}</Message></Error><RequestId>1</RequestId></ErrorResponse>"
+        )
+        return 403, "text/xml", answer.encode()
 
 
 @pytest.fixture(scope="module")
 def hostile_sts(emulator: RunningEmulator) -> Iterator[str]:
-    handler = type("Handler", (_HostileSts,), {"upstream": ("127.0.0.1", emulator.port)})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with proxy(_HostileSts, emulator.port) as url:
+        yield url
 
 
 def test_an_aws_error_message_in_a_refusal_and_the_log_file(

@@ -5,14 +5,11 @@ service does. Each says per panel what is exact, inferred or missing, and what t
 
 from __future__ import annotations
 
-import http.client
 import json
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import boto3
 import pytest
@@ -21,6 +18,7 @@ from awsview.aws.session import Target
 from awsview.labs.player import LabPlayer
 from awsview.polling.doctor import EXACT, INFERRED, MISSING, diagnose
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator
+from tests.support.proxy import Intercepting, proxy
 
 
 @pytest.fixture(scope="module")
@@ -33,58 +31,23 @@ def moto_server(stock_moto) -> Iterator[str]:
         server.stop()
 
 
-class _NoStepFunctions(BaseHTTPRequestHandler):
+class _NoStepFunctions(Intercepting):
     """Forwards everything to the emulator except Step Functions, which it does not know."""
 
-    upstream: tuple[str, int] = ("127.0.0.1", 0)
-
-    def _handle(self) -> None:
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else None
-        if self.headers.get("X-Amz-Target", "").startswith("AWSStepFunctions."):
-            answer = json.dumps(
-                {
-                    "__type": "UnknownOperationException",
-                    "message": "Step Functions is not enabled on this backend",
-                }
-            ).encode()
-            self.send_response(400)
-            self.send_header("Content-Type", "application/x-amz-json-1.0")
-            self.send_header("Content-Length", str(len(answer)))
-            self.end_headers()
-            self.wfile.write(answer)
-            return
-        connection = http.client.HTTPConnection(*self.upstream, timeout=30)
-        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
-        connection.request(self.command, self.path, body=body, headers=headers)
-        response = connection.getresponse()
-        data = response.read()
-        self.send_response(response.status)
-        for name, value in response.getheaders():
-            if name.lower() not in ("transfer-encoding", "connection", "content-length"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-        connection.close()
-
-    do_GET = do_POST = do_PUT = do_DELETE = _handle
-
-    def log_message(self, *args) -> None:
-        pass
+    def intercept(self, body: bytes) -> tuple[int, str, bytes] | None:
+        if not self.headers.get("X-Amz-Target", "").startswith("AWSStepFunctions."):
+            return None
+        answer = {
+            "__type": "UnknownOperationException",
+            "message": "Step Functions is not enabled on this backend",
+        }
+        return 400, "application/x-amz-json-1.0", json.dumps(answer).encode()
 
 
 @pytest.fixture(scope="module")
 def no_step_functions(emulator: RunningEmulator) -> Iterator[str]:
-    handler = type("Handler", (_NoStepFunctions,), {"upstream": ("127.0.0.1", emulator.port)})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with proxy(_NoStepFunctions, emulator.port) as url:
+        yield url
 
 
 def _levels(diagnosis) -> dict[str, str]:
