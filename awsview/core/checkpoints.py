@@ -258,8 +258,13 @@ def _statement(
         if journal is not None and journal.health in (Health.STALE, Health.ERROR):
             raise Unknown(f"journal: {journal.error}")
         built = _fresh(model, "timeline")
+        # The key's latest lifetime, as its verdict: a key deleted and written again (a lab
+        # played again on the same table) starts counting anew.
         decisions = [
-            d for k in (built.keys if built else ()) if k.key == words[1] for d in k.decisions
+            d
+            for k in (built.keys if built else ())
+            if k.key == words[1]
+            for d in (k.lifetimes[-1].decisions if k.lifetimes else k.decisions)
         ]
         wanted = "Accepted" if words[2] == "accepted" else "Rejected"
         count = sum(d.outcome == wanted and d.kind != "delete" for d in decisions)
