@@ -68,15 +68,14 @@ def step_texts(folder: Path) -> list[StepText]:
 def inside(folder: Path, path: Path, what: str) -> None:
     """Refuse ``path`` when it, or a folder on the way to it, is a symbolic link, or when it
     is not inside ``folder``."""
-    root = folder.resolve()
     relative = path.relative_to(folder) if path.is_relative_to(folder) else None
-    if relative is None or not path.resolve().is_relative_to(root):
-        raise BadFolder(f"{path}: {what} is outside the lab folder {folder}")
     here = folder
-    for part in relative.parts:
+    for part in relative.parts if relative is not None else ():
         here = here / part
         if here.is_symlink():
             raise BadFolder(f"{here}: {what} is a symbolic link; docs does not write through one")
+    if relative is None or not path.resolve().is_relative_to(folder.resolve()):
+        raise BadFolder(f"{path}: {what} is outside the lab folder {folder}")
 
 
 def read_text(text: StepText, folder: Path) -> str:

@@ -40,9 +40,18 @@ def from_lab(args: argparse.Namespace) -> int:
 
     endpoint, region = None, "us-east-1"
     if args.endpoint_url is not None:
-        from awsview.aws.session import Target, identified, resolve
+        import os
 
-        where = identified(resolve(Target(None, args.region, args.endpoint_url)))
+        from awsview.aws.session import Target, identified, isolate_from_shell, resolve
+
+        saved = dict(os.environ)
+        isolate_from_shell()  # the lab plays with the emulator's keys: the shell's never count
+        try:
+            region = args.region or "us-east-1"
+            where = identified(resolve(Target(None, region, args.endpoint_url)))
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
         if not where.is_local:
             return fail(
                 f"docs {untrusted.line(args.lab)} would create and delete resources on "
