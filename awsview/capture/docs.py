@@ -349,11 +349,15 @@ def index_markdown(folder: LabFolder, pages: list[Page], graphs: list[Page], rep
         f"# {name}: {markdown(folder.title)}",
         "",
         f"The viewer after each step of {name}, played on the embedded emulator "
-        f"(`awsview docs {name} -o DIR`). Each step's text in this folder shows its own.",
+        f"(`awsview docs {name} -o DIR`).",
         "",
     ]
+    texts = {step.number: step.text for step in folder.steps}
     for page in pages:
         lines += [f"## {page.number}. {markdown(page.title)}", "", _image(folder, page), ""]
+        if page.number in texts:
+            target = "/".join(markdown_target(p) for p in texts[page.number].split("/"))
+            lines += [f"The step's text: [{markdown(texts[page.number])}]({target})", ""]
     if graphs:
         lines += [
             "## State machine graphs",
