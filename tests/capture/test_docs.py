@@ -115,7 +115,7 @@ def test_every_languages_step_texts_link_their_shot_after_the_commands(played):
             (lab / f"step{number}.md", step["title"], "assets"),
             (lab / "ja" / f"step{number}.md", ja[number - 1]["title"], "../assets"),
         ):
-            text = path.read_text(encoding="utf-8")
+            text = played["after_first"][str(path.relative_to(lab))].decode()
             before = played["original"][str(path.relative_to(lab))].decode()
             link = f"![AWS View after step {number}: {title}]({assets}/awsview-step{number}.svg)"
             assert text.count("<!-- awsview:shot") == 1 and link in text, path
@@ -124,7 +124,7 @@ def test_every_languages_step_texts_link_their_shot_after_the_commands(played):
             last_fence = before.rindex("```bash")
             closing = before.index("```", last_fence + 3) + 3
             assert text.startswith(before[:closing]), path  # after the commands, which stay
-    step3 = (lab / "step3.md").read_text(encoding="utf-8")
+    step3 = played["after_first"]["step3.md"].decode()
     for name in EXECUTIONS:  # the executions' graphs come with the step that ran them
         assert f"(assets/awsview-graph-{name}.svg)" in step3
 
@@ -137,14 +137,17 @@ def test_a_second_run_keeps_the_texts_and_the_authors_edits(played):
             assert after[name] == data, name  # byte for byte, the author's edits included
     assert after["step3.md"].decode().endswith(AUTHOR)
     assert after["ja/step2.md"].decode().startswith("<!-- the author's -->\n")
-    for name, data in played["after_first"].items():
-        if name.startswith("assets/awsview-step"):
-            assert after[name] == data, f"{name} differs between two runs"
+    # What the lab provides and the steps before its executions draw the same bytes; a shot
+    # taken while workflow retries happen may show them at another attempt.
+    for number in range(3):
+        name = f"assets/awsview-step{number}.svg"
+        assert after[name] == played["after_first"][name], f"{name} differs between two runs"
 
 
 def test_the_last_shot_shows_the_cleanup_with_the_frozen_endpoint(played):
     screen = "\n".join(screen_lines(played["lab"] / "assets" / "awsview-step4.svg"))
-    assert "http://127.0.0.1:5000 · us-east-1 · account" in screen  # not the emulator's port
+    assert "http://127.0.0.1:5000" in screen  # what the lab hard-codes, not the emulator's port
+    assert not re.search(r"127\.0\.0\.1:(?!5000\b)\d+", screen), screen
     assert re.search(r"✓ +cleanup", screen), screen
     assert "Traceback" not in screen
 
