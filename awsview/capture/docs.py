@@ -69,6 +69,8 @@ def generate(
     _check_theme(theme)
     source = lab_folder(lab, output)
     load_folder(source, lang)  # the whole folder validated before anything is copied
+    if output is not None and _in_package(Path(output)):
+        raise BadFolder(f"{output}: inside the installed package, which is never written")
     folder = _copy(source, Path(output)) if output is not None else source
     profile = load_folder(folder, lang)
     assert profile.folder is not None
@@ -93,6 +95,12 @@ def generate(
         images = [page.path for page in (*steps, *graphs, replay)]
         for image in images:  # each one whole: renamed into place
             os.replace(image, assets / image.name)
+        # The images an earlier run wrote that this one did not (an execution no longer run,
+        # the other format): the awsview-* names in assets/ are this command's own.
+        kept = {image.name for image in images}
+        for old in [*assets.glob("awsview-*.svg"), *assets.glob("awsview-*.png")]:
+            if old.name not in kept and old.is_file() and not old.is_symlink():
+                old.unlink()
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
         shutil.rmtree(drawn, ignore_errors=True)
@@ -111,7 +119,6 @@ def generate(
 def lab_folder(lab: str, output: Path | None) -> Path:
     """The folder ``lab`` names; a built-in one (or one inside the installed package) only
     with ``output``: the package is never written."""
-    import awsview
     from awsview.profiles.folder import INDEX, discover, is_folder_reference
 
     if is_folder_reference(lab) or Path(lab, INDEX).is_file():
@@ -124,13 +131,18 @@ def lab_folder(lab: str, output: Path | None) -> Path:
         path, origin = found
     if not (path / INDEX).is_file():
         raise BadFolder(f"{path}: not a lab folder: it has no {INDEX}")
-    package = Path(awsview.__file__).resolve().parent
-    if output is None and (origin == "built-in" or path.resolve().is_relative_to(package)):
+    if output is None and (origin == "built-in" or _in_package(path)):
         raise BadFolder(
             f"{lab} is a built-in lab: its folder is not written; give -o DIR "
             "(the lab is copied there and the copy is shot)"
         )
     return path
+
+
+def _in_package(path: Path) -> bool:
+    import awsview
+
+    return path.resolve().is_relative_to(Path(awsview.__file__).resolve().parent)
 
 
 def _copy(source: Path, output: Path) -> Path:

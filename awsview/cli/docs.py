@@ -38,7 +38,7 @@ def from_lab(args: argparse.Namespace) -> int:
     (said by main() for the errors that carry their exit status)."""
     from awsview.capture.docs import generate
 
-    endpoint, region = None, "us-east-1"
+    endpoint, region = None, args.region or "us-east-1"
     if args.endpoint_url is not None:
         import os
 
@@ -47,7 +47,6 @@ def from_lab(args: argparse.Namespace) -> int:
         saved = dict(os.environ)
         isolate_from_shell()  # the lab plays with the emulator's keys: the shell's never count
         try:
-            region = args.region or "us-east-1"
             where = identified(resolve(Target(None, region, args.endpoint_url)))
         finally:
             os.environ.clear()

@@ -63,6 +63,7 @@ def played(starts_processes, tmp_path_factory: pytest.TempPathFactory) -> dict:
         body = text.read_text(encoding="utf-8")
         text.write_text("<!-- the author's -->\n" + body + AUTHOR, encoding="utf-8")
     edited = _tree(lab)
+    (lab / "assets" / "awsview-graph-gone.svg").write_text("<svg/>")  # an older run's
     second = _docs(str(lab), timeout=400)
     assert second.returncode == 0, second.stderr
     return {
@@ -131,6 +132,7 @@ def test_every_languages_step_texts_link_their_shot_after_the_commands(played):
 
 def test_a_second_run_keeps_the_texts_and_the_authors_edits(played):
     after, edited = played["after_second"], played["edited"]
+    # The same files: the older run's image it did not write again is gone.
     assert sorted(after) == sorted(edited) == sorted(played["after_first"])
     for name, data in edited.items():
         if name.endswith(".md"):
