@@ -59,10 +59,15 @@ bench: $(STAMP)
 docs: $(STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
-# The docs' screenshots: ev04 played on a fresh embedded emulator, the viewer after each step,
-# each execution's state machine graph and the replay of the run (docs/ev04/, index.md lists them).
+# The docs' screenshots: a copy of the ev04 lab folder played on a fresh embedded emulator, the
+# viewer after each step, each execution's graph and the replay of the run in docs/ev04/assets/,
+# the links in its step texts, index.md listing them all. Made aside (in a folder named as the
+# lab: the copy's name is the lab's), then put in place whole.
 screenshots: $(STAMP)
-	$(BIN)/awsview docs ev04 -o docs/ev04
+	rm -rf build/screenshots
+	$(BIN)/awsview docs ev04 -o build/screenshots/ev04
+	rm -rf docs/ev04
+	mv build/screenshots/ev04 docs/ev04
 
 MINUTES ?= 30
 soak: $(STAMP)

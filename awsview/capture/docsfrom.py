@@ -9,6 +9,7 @@ recording; each is the replay screen (panels and time line) in a fresh headless 
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -80,7 +81,7 @@ def generate(
     learner: str | None = None,
 ) -> list[Path]:
     """The pages of a recording; returns the images, then index.md."""
-    from awsview.capture.docs import FORMATS, _check_theme, _writable
+    from awsview.capture.docs import FORMATS, _check_theme
     from awsview.polling.recorded import shown
     from awsview.ui.viewer.replay import open_player
 
@@ -124,3 +125,16 @@ def index_markdown(source: Path, player: ChannelPlayer, pages: list[RecordedPage
             "",
         ]
     return "\n".join(lines)
+
+
+def _writable(output: Path) -> None:
+    from awsview.capture.docshots import DocsError
+
+    if output.exists() and not output.is_dir():
+        raise DocsError(f"{output} is a file; -o wants a directory")
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=output, prefix=".awsview-docs-"):
+            pass
+    except OSError as exc:
+        raise DocsError(f"cannot write into {output}: {exc.strerror or exc}") from None

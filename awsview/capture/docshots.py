@@ -30,8 +30,6 @@ from awsview.aws.session import Target
 from awsview.capture.screenshot import save, still
 from awsview.capture.shot import answered, derived_after
 from awsview.core.freeze import Freezer
-from awsview.labs.model import Lab, LabError
-from awsview.labs.player import LabPlayer
 from awsview.model.errors import FailedError
 from awsview.model.state import LabModel
 from awsview.polling.live import LivePolling
@@ -104,49 +102,48 @@ class Capture:
     at: float = 0.0  # when it had settled (wall clock): where the recording shows the same
 
 
+# (step key, title, what plays it: raises DocsError when the step's commands fail)
+Act = tuple[str, str, Callable[[], None]]
+
+
 async def capture(
-    lab: Lab,
+    lab: str,
+    acts: list[Act],
     endpoint_url: str,
     freezer: Freezer,
     warn: Callable[[str], None],
     record: Path | None = None,
+    region: str = "us-east-1",
 ) -> tuple[profiles.LabProfile, list[Capture]]:
-    """Play ``lab`` on ``endpoint_url`` with the viewer's pollers following it; after each step
-    (the provided resources first) keep a copy of the settled model. With ``record``, everything
-    the pollers saw is recorded there too, as `watch --record` would."""
+    """Play ``acts`` (what the lab provides, then each step) on ``endpoint_url`` with the
+    viewer's pollers following lab ``lab`` (a name or a folder's path); after each act keep a
+    copy of the settled model. With ``record``, everything the pollers saw is recorded there
+    too, as `watch --record` would."""
     from awsview.polling.recorder import Recorder, open_recording, target_info
 
-    target = Target(endpoint_url=endpoint_url, region="us-east-1")
+    target = Target(endpoint_url=endpoint_url, region=region)
     writer = open_recording(record, "docs") if record is not None else None
     recorder = Recorder(writer.channel("", target_info(target), time.time())) if writer else None
     follower = _Follower(recorder)
     # Polled, not pushed: a step is settled once every kind answered after it, which a kind the
     # change feed says nothing about would never do.
     live = follower.live = LivePolling(
-        target, lab.name, "", follower.attach, follower.set_status, speed=POLL_SPEED, feed=False
+        target, lab, "", follower.attach, follower.set_status, speed=POLL_SPEED, feed=False
     )
     polling = asyncio.create_task(live.run(), name="docs-polling")
-    player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
-    acts: list[tuple[str, str, Callable[[], Any]]] = [("setup", SETUP_TITLE, player.setup)]
-    acts += [
-        (step.key, step.title, lambda key=step.key: player.play(only=key)) for step in lab.steps
-    ]
     captures = []
     try:
         for number, (key, title, act) in enumerate(acts):
             if number:
                 await _next_second()
             freezer.begin_phase()
-            try:
-                await asyncio.to_thread(act)
-            except LabError as exc:
-                raise DocsError(str(exc)) from None
+            await asyncio.to_thread(act)
             model = await _settled(
                 follower,
                 polling,
                 time.time(),
                 lambda key=key: warn(
-                    f"{lab.name} {key}: the panels still changed after {SETTLE_TIMEOUT_S:.0f} s; "
+                    f"{key}: the panels still changed after {SETTLE_TIMEOUT_S:.0f} s; "
                     "this shot may differ between runs"
                 ),
             )
@@ -164,11 +161,12 @@ async def capture(
 
 
 async def render(
-    lab: Lab, profile: profiles.LabProfile, captures: list[Capture], drawing: Drawing
+    name: str, profile: profiles.LabProfile, captures: list[Capture], drawing: Drawing
 ) -> tuple[list[Page], list[Page]]:
-    """Each capture in a fresh headless viewer, saved as ``NN-<step>.<fmt>`` in ``output``; then
-    one ``graph-<execution>.<fmt>`` per execution: Enter on its row, the detail scrolled to the
-    graph of this execution. Returns the step pages and the graph pages.
+    """Each capture in a fresh headless viewer, saved as ``awsview-stepN.<fmt>`` in ``output``
+    (step 0: what the lab provides); then one ``awsview-graph-<execution>.<fmt>`` per
+    execution: Enter on its row, the detail scrolled to the graph of this execution. Returns
+    the step pages and the graph pages (a graph page's number: the step it was shot after).
 
     Run after the lab, with nothing else busy: the viewer is idle once it has drawn everything.
     """
@@ -177,7 +175,7 @@ async def render(
     steps: list[tuple[Capture, Page, str, str | None]] = [
         (
             shot,
-            Page(shot.number, shot.key, shot.title, output / f"{shot.number:02d}-{shot.key}.{fmt}"),
+            Page(shot.number, shot.key, shot.title, output / f"awsview-step{shot.number}.{fmt}"),
             f"{shot.number:02d}",
             None,
         )
@@ -185,9 +183,9 @@ async def render(
     ]
     graphs: list[tuple[Capture, Page, str, str | None]] = []
     for number, (shot, execution) in enumerate(executions(captures), start=1):
-        name = re.sub(r"[^A-Za-z0-9_.-]", "_", execution.name)
+        safe = re.sub(r"[^A-Za-z0-9_.-]", "_", execution.name)[:80]
         title = f"Execution {execution.name} on its state machine"
-        page = Page(number, f"graph-{name}", title, output / f"graph-{name}.{fmt}")
+        page = Page(shot.number, f"graph-{safe}", title, output / f"awsview-graph-{safe}.{fmt}")
         graphs.append((shot, page, f"graph-{number:02d}", execution.arn))
     for shot, page, unique, opening in (*steps, *graphs):
         await _shoot(
@@ -196,7 +194,7 @@ async def render(
             shot.status,
             drawing,
             page.path,
-            unique_id=f"awsview-{lab.name}-{unique}",
+            unique_id=f"awsview-{name}-{unique}",
             opening=opening,
         )
     return [page for _, page, _, _ in steps], [page for _, page, _, _ in graphs]
@@ -223,7 +221,7 @@ def executions(captures: list[Capture]) -> list[tuple[Capture, Any]]:
 
 
 async def render_replay(
-    lab: Lab, recording: Path, captures: list[Capture], drawing: Drawing
+    name: str, recording: Path, captures: list[Capture], drawing: Drawing
 ) -> Page:
     """The replay screen of ``recording`` (made while the lab played) when the step before the
     last one had settled: the time line has what led there behind it and the last step ahead."""
@@ -231,9 +229,9 @@ async def render_replay(
 
     shot = captures[-2] if len(captures) > 1 else captures[-1]
     player = open_player(recording)
-    path = drawing.output / f"replay.{drawing.fmt}"
+    path = drawing.output / f"awsview-replay.{drawing.fmt}"
     await _shoot_replay(
-        player, player.index_at(shot.at), drawing, path, unique_id=f"awsview-{lab.name}-replay"
+        player, player.index_at(shot.at), drawing, path, unique_id=f"awsview-{name}-replay"
     )
     return Page(
         shot.number,

@@ -165,7 +165,12 @@ def _screenshot(shot: argparse.ArgumentParser) -> None:
 
 
 def _docs(docs: argparse.ArgumentParser) -> None:
-    docs.add_argument("docs_lab", metavar="lab", nargs="?", help="ev04, ev05 or q05")
+    docs.add_argument(
+        "docs_lab",
+        metavar="LAB",
+        nargs="?",
+        help="a lab folder (its screenshots and links are written into it), or a lab's name",
+    )
     docs.add_argument(
         "--from",
         dest="source",
@@ -175,8 +180,13 @@ def _docs(docs: argparse.ArgumentParser) -> None:
     )
     docs.add_argument("--learner", help="with --from on a class recording: whose viewer")
     docs.add_argument(
-        "-o", "--output", type=Path, required=True, help="directory for the images and index.md"
+        "-o",
+        "--output",
+        type=Path,
+        help="a lab: copy it into this directory and shoot the copy (required for a built-in "
+        "lab); --from: the directory for the images and index.md",
     )
+    _lang(docs)
     _size(docs)
     docs.add_argument(
         "--format", choices=["svg", "png"], default="svg", help="image format (default svg)"
@@ -299,9 +309,9 @@ COMMANDS: dict[str, Command] = {
     ),
     "docs": Command(
         "docs",
-        "play a lab on a fresh emulator, one screenshot per step",
-        "awsview docs ev04 -o site/ev04",
-        frozenset({"theme"}),
+        "play a lab folder, its screenshots into assets/ and links into its step texts",
+        "awsview docs ./mylab",
+        frozenset({"theme", "endpoint_url", "region"}),
         _docs,
         {"theme": "docs"},
     ),

@@ -1,5 +1,8 @@
-"""`awsview docs`: a lab played on a fresh in-process emulator, one screenshot per step, the same
-bytes on every run — from the command line and from `generate` called twice in one process."""
+"""`awsview docs DIR`: a copy of a built-in lab folder (ev05: executions to draw, and a ja/
+translation) played twice on fresh emulators by the command line; its screenshots in assets/,
+the links in both languages' step texts after the commands, the second run writing the same
+texts and files and keeping what the author edited around the links. Bad input: one line, the
+right exit status, nothing written."""
 
 from __future__ import annotations
 
@@ -7,19 +10,17 @@ import html
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
-import textwrap
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
-from awsview.labs import get_lab
+from awsview.profiles.folder import builtin_dir
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
-
-LAB = "q05"  # the quickest of the three to play
+LAB = "ev05"
 # A real-looking account in the environment: the docs run must neither need it nor show it.
 FOREIGN = {
     "AWS_PROFILE": "awsview-docs-no-such-profile",
@@ -27,55 +28,52 @@ FOREIGN = {
     "AWS_SECRET_ACCESS_KEY": "docs-foreign-secret-never-shown",
     "AWS_SESSION_TOKEN": "docs-foreign-token",
 }
+EXECUTIONS = ("after-write-order", "repeated-order", "different-order")
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
+AUTHOR = "A note the author added after the screenshot.\n"
 
-IN_PROCESS = textwrap.dedent("""
-    import json, os, sys
-    from pathlib import Path
-    from awsview.capture.docs import generate
 
-    before = dict(os.environ)
-    runs = [[str(p) for p in generate(sys.argv[1], Path(d))] for d in sys.argv[2:]]
-    print(json.dumps({"runs": runs, "environment_restored": dict(os.environ) == before}))
-""")
+def _docs(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "awsview", "docs", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **FOREIGN},
+    )
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
 
 
 @pytest.fixture(scope="module")
-def pages(starts_processes, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The lab's pages made three times: by the command line, and twice by `generate` in one
-    process (the second emulator in a process must start as fresh as the first). The two
-    processes run side by side, which also shows the pages do not depend on the machine's load."""
-    base = tmp_path_factory.mktemp("docs")
-    dirs = {name: base / name for name in ("cli", "api-1", "api-2")}
-    env = {**os.environ, **FOREIGN}
-    cli = subprocess.Popen(
-        [sys.executable, "-m", "awsview", "docs", LAB, "-o", str(dirs["cli"])],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    api = subprocess.Popen(
-        [sys.executable, "-c", IN_PROCESS, LAB, str(dirs["api-1"]), str(dirs["api-2"])],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-    )
-    cli_out, cli_err = cli.communicate(timeout=240)
-    api_out, api_err = api.communicate(timeout=240)
-    assert cli.returncode == 0, cli_err
-    assert api.returncode == 0, api_err
-    lines = cli_out.splitlines()
-    assert re.fullmatch(rf"{LAB}: 6 screenshots in \d+\.\d s", lines[-1]), cli_out
-    assert sorted(Path(line) for line in lines[:-1]) == sorted(dirs["cli"].iterdir()), (
-        "each file printed"
-    )
-    report = json.loads(api_out.splitlines()[-1])
-    assert report["environment_restored"], "generate() left os.environ changed"
-    assert [[Path(p).name for p in run] for run in report["runs"]] == [
-        [Path(line).name for line in lines[:-1]]
-    ] * 2
-    return dirs
+def played(starts_processes, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    """The lab folder copied, shot once; then the author edits around two blocks and the folder
+    is shot again. What each run printed and what the folder held after each."""
+    lab = tmp_path_factory.mktemp("docs") / LAB
+    shutil.copytree(builtin_dir() / LAB, lab)
+    original = _tree(lab)
+    first = _docs(str(lab), timeout=400)
+    assert first.returncode == 0, first.stderr
+    after_first = _tree(lab)
+    for text in (lab / "step3.md", lab / "ja" / "step2.md"):
+        body = text.read_text(encoding="utf-8")
+        text.write_text("<!-- the author's -->\n" + body + AUTHOR, encoding="utf-8")
+    edited = _tree(lab)
+    (lab / "assets" / "awsview-graph-gone.svg").write_text("<svg/>")  # an older run's
+    second = _docs(str(lab), timeout=400)
+    assert second.returncode == 0, second.stderr
+    return {
+        "lab": lab,
+        "original": original,
+        "first": first,
+        "after_first": after_first,
+        "edited": edited,
+        "after_second": _tree(lab),
+    }
 
 
 def screen_lines(svg: Path) -> list[str]:
@@ -88,209 +86,174 @@ def screen_lines(svg: Path) -> list[str]:
     return ["".join(text for _, text in sorted(runs)) for _, runs in sorted(lines.items())]
 
 
-def test_every_run_writes_the_same_bytes(pages):
-    names = sorted(p.name for p in pages["cli"].iterdir())
-    for other in ("api-1", "api-2"):
-        assert sorted(p.name for p in pages[other].iterdir()) == names
-        for name in names:
-            if name == "replay.svg":
-                continue  # a live recording: its frame count and times are the run's own
-            assert (pages[other] / name).read_bytes() == (pages["cli"] / name).read_bytes(), (
-                f"{other}/{name} differs"
-            )
+def test_the_screenshots_are_in_the_labs_assets(played):
+    lab = played["lab"]
+    shots = sorted(p.name for p in (lab / "assets").glob("awsview-*"))
+    assert shots == sorted(
+        [f"awsview-step{n}.svg" for n in range(5)]
+        + [f"awsview-graph-{name}.svg" for name in EXECUTIONS]
+        + ["awsview-replay.svg"]
+    )
+    out = played["first"].stdout.splitlines()
+    assert re.fullmatch(rf"{re.escape(str(lab))}: 9 screenshots in \d+\.\d s", out[-1]), out
+    written = sorted(Path(line) for line in out[:-1])
+    assert written == sorted(
+        [lab / "assets" / name for name in shots]
+        + [lab / f"step{n}.md" for n in range(1, 5)]
+        + [lab / "ja" / f"step{n}.md" for n in range(1, 5)]
+    )
+    # Only the shots and the step texts changed; nothing else of the folder was touched.
+    changed = {k for k, v in played["after_first"].items() if played["original"].get(k) != v}
+    assert changed == {str(p.relative_to(lab)) for p in written}
 
 
-def test_one_image_per_step_and_an_index_that_lists_them(pages):
-    lab = get_lab(LAB)
-    images = sorted(p.name for p in pages["cli"].glob("*.svg"))
-    assert images == ["00-setup.svg"] + [
-        f"{n:02d}-{s.key}.svg" for n, s in enumerate(lab.steps, start=1)
-    ] + ["replay.svg"]  # q05 runs no state machine: no graph pages
-    index = (pages["cli"] / "index.md").read_text()
-    assert index.startswith(f"# {LAB}: {lab.title}\n")
-    for number, step in enumerate(lab.steps, start=1):
-        assert (
-            f"## {number}. {step.title}\n\n![{LAB} {step.key}]({number:02d}-{step.key}.svg)"
-            in index
+def test_every_languages_step_texts_link_their_shot_after_the_commands(played):
+    lab = played["lab"]
+    index = json.loads((lab / "index.json").read_text())
+    ja = index["i18n"][0]["details"]["steps"]
+    for number, step in enumerate(index["details"]["steps"], start=1):
+        for path, title, assets in (
+            (lab / f"step{number}.md", step["title"], "assets"),
+            (lab / "ja" / f"step{number}.md", ja[number - 1]["title"], "../assets"),
+        ):
+            text = played["after_first"][str(path.relative_to(lab))].decode()
+            before = played["original"][str(path.relative_to(lab))].decode()
+            link = f"![AWS View after step {number}: {title}]({assets}/awsview-step{number}.svg)"
+            assert text.count("<!-- awsview:shot") == 1 and link in text, path
+            block = text[text.index(f"<!-- awsview:shot step={number} -->") :]
+            assert block.index("<!-- /awsview:shot -->") > block.index(link)
+            last_fence = before.rindex("```bash")
+            closing = before.index("```", last_fence + 3) + 3
+            assert text.startswith(before[:closing]), path  # after the commands, which stay
+    step3 = played["after_first"]["step3.md"].decode()
+    for name in EXECUTIONS:  # the executions' graphs come with the step that ran them
+        assert f"(assets/awsview-graph-{name}.svg)" in step3
+
+
+def test_a_second_run_keeps_the_texts_and_the_authors_edits(played):
+    after, edited = played["after_second"], played["edited"]
+    # The same files: the older run's image it did not write again is gone.
+    assert sorted(after) == sorted(edited) == sorted(played["after_first"])
+    for name, data in edited.items():
+        if name.endswith(".md"):
+            assert after[name] == data, name  # byte for byte, the author's edits included
+    assert after["step3.md"].decode().endswith(AUTHOR)
+    assert after["ja/step2.md"].decode().startswith("<!-- the author's -->\n")
+    # What the lab provides and the steps before its executions draw the same bytes; a shot
+    # taken while workflow retries happen may show them at another attempt.
+    for number in range(3):
+        name = f"assets/awsview-step{number}.svg"
+        assert after[name] == played["after_first"][name], f"{name} differs between two runs"
+
+
+def test_the_last_shot_shows_the_cleanup_with_the_frozen_endpoint(played):
+    screen = "\n".join(screen_lines(played["lab"] / "assets" / "awsview-step4.svg"))
+    assert "http://127.0.0.1:5000" in screen  # what the lab hard-codes, not the emulator's port
+    assert not re.search(r"127\.0\.0\.1:(?!5000\b)\d+", screen), screen
+    assert re.search(r"✓ +cleanup", screen), screen
+    assert "Traceback" not in screen
+
+
+@pytest.mark.parametrize("execution", EXECUTIONS)
+def test_a_graph_shot_is_the_execution_drawn_on_its_state_machine(played, execution):
+    screen = screen_lines(played["lab"] / "assets" / f"awsview-graph-{execution}.svg")
+    lines = [line.strip() for line in screen if line.strip()]
+    assert lines[:2] == [f"Execution {execution}", "Graph of this execution"], screen
+    assert "StoreOrder" in "\n".join(screen) and "(no such state)" not in "\n".join(screen)
+
+
+def test_the_replay_shot_shows_the_run_with_its_time_line(played):
+    screen = screen_lines(played["lab"] / "assets" / "awsview-replay.svg")
+    assert screen[0].startswith(f"AWS View · replay · {LAB}.rec · {LAB}: ")
+    assert any(re.search(r"frame (\d+)/(\d+)", line) for line in screen)
+
+
+def test_a_foreign_account_is_neither_needed_nor_shown(played):
+    for shot in (played["lab"] / "assets").glob("awsview-*"):
+        text = shot.read_text()
+        assert not any(value in text for value in FOREIGN.values()), shot.name
+
+
+# -- bad input: one line, its exit status, nothing written ---------------------------------------
+
+
+def _tiny_lab(root: Path, commands: str = "aws sqs list-queues") -> Path:
+    """A lab folder of one step, no setup: quick to play."""
+    lab = root / "tiny"
+    (lab / "assets").mkdir(parents=True)
+    (lab / "index.json").write_text(
+        json.dumps(
+            {
+                "title": "Tiny",
+                "details": {"steps": [{"title": "List", "text": "step1.md"}]},
+                "i18n": [
+                    {"lang": "ja", "details": {"steps": [{"title": "一覧", "text": "ja/step1.md"}]}}
+                ],
+            }
         )
-
-
-def test_the_last_shot_shows_the_cleanup_done_and_the_decisions_kept(pages):
-    screen = "\n".join(screen_lines(pages["cli"] / "04-cleanup.svg"))
-    assert re.search(r"✓ +cleanup +no queue, no mapping, no orders; past decisions kept", screen), (
-        screen
     )
-    assert "no queues" in screen and "no items" in screen  # the queue and both orders are gone
-    assert (
-        "1 write · 2 duplicates · 0 overwrites · 1 delete ✓" in screen
-    )  # what happened stays shown
-    # Volatile values are frozen: the emulator's port, clock times, request ids.
-    assert "http://127.0.0.1:5000 · us-east-1 · account" in screen
-    assert re.search(r"held at 12:03:00", screen), screen
+    (lab / "awsview.toml").write_text('prefix = "tiny-"\n[[steps]]\nkey = "list"\n')
+    (lab / "step1.md").write_text(f"# List\n\n```bash\n{commands}\n```\n")
+    (lab / "ja").mkdir()
+    (lab / "ja" / "step1.md").write_text(f"# 一覧\n\n```bash\n{commands}\n```\n")
+    return lab
 
 
-def test_shots_in_between_show_their_own_step(pages):
-    screen = "\n".join(screen_lines(pages["cli"] / "03-repeats.svg"))
-    assert re.search(r"✓ +repeats +2 duplicates rejected", screen), screen
-    assert re.search(r"✗ +cleanup", screen), screen  # the step the learner is on now
-    assert "on step 4/4 cleanup" in screen.splitlines()[0]
-    assert "1 write · 2 duplicates · 0 overwrites ✓" in screen
+def _refused(result: subprocess.CompletedProcess, status: int, words: str) -> None:
+    assert result.returncode == status, result.stderr
+    assert result.stderr.count("\n") == 1 and result.stderr.startswith("awsview: "), result.stderr
+    assert words in result.stderr and "Traceback" not in result.stderr, result.stderr
 
 
-def test_a_step_not_reached_yet_is_dim_never_red(pages):
-    screen = "\n".join(screen_lines(pages["cli"] / "00-setup.svg"))
-    assert "on step 1/4 connect" in screen.splitlines()[0]
-    assert re.search(
-        r"✗ +connect +empty queue mapped to the worker.* +no queue labex-q05-jobs yet", screen
-    ), screen
-    for step in ("deploy", "repeats", "cleanup"):
-        assert re.search(rf"· +{step} ", screen), step
-    assert not re.search(r"✓ +cleanup", screen)  # an empty account does not count as cleaned up
-    svg = (pages["cli"] / "01-connect.svg").read_text()
-    fills = dict(re.findall(r"\.([\w-]+) \{ fill: (#[0-9a-f]{6})", svg))
-    marks = {
-        text: fills[cls]
-        for cls, text in re.findall(r'<text class="([\w-]+)"[^>]*>(?:&#160;)*([✗·])', svg)
-    }
-    assert marks["·"] != marks["✗"], marks
+@pytest.mark.timeout(120)
+def test_bad_folders_are_refused_before_anything_is_played(starts_processes, tmp_path):
+    lab = _tiny_lab(tmp_path)
+    outside = tmp_path / "outside.md"
+    outside.write_text("# someone else's\n")
+    before = _tree(lab)
 
+    _refused(_docs(str(tmp_path)), 2, "has no index.json")
+    _refused(_docs(LAB), 2, "is a built-in lab")
 
-def test_a_foreign_account_is_neither_needed_nor_shown(pages):
-    for page in pages["cli"].iterdir():
-        text = page.read_text()
-        assert not any(value in text for value in FOREIGN.values()), page.name
+    (lab / "ja" / "step1.md").unlink()
+    (lab / "ja" / "step1.md").symlink_to(outside)
+    _refused(_docs(str(lab)), 2, "is a symbolic link")
+    assert outside.read_text() == "# someone else's\n"
+    (lab / "ja" / "step1.md").unlink()
+    (lab / "ja" / "step1.md").write_bytes(before["ja/step1.md"])
 
+    (lab / "step1.md").write_text("# List\n" + "x" * 2_000_000)
+    _refused(_docs(str(lab)), 2, "a step text is at most")
+    (lab / "step1.md").write_bytes(before["step1.md"])
 
-def _docs(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", "docs", *args], capture_output=True, text=True, timeout=60
+    shutil.rmtree(lab / "assets")
+    (lab / "assets").write_text("not a folder")
+    _refused(_docs(str(lab)), 2, "assets: not a directory")
+    (lab / "assets").unlink()
+    (lab / "assets").mkdir()
+
+    _refused(
+        _docs(str(lab), "--endpoint-url", "https://sqs.us-east-1.amazonaws.com"),
+        2,
+        "not a local endpoint",
     )
+    assert _tree(lab) == before
+
+
+@pytest.mark.timeout(120)
+def test_a_step_that_fails_is_one_line_and_writes_nothing(starts_processes, tmp_path):
+    lab = _tiny_lab(tmp_path, "aws sqs get-queue-url --queue-name tiny-missing")
+    before = _tree(lab)
+    _refused(_docs(str(lab), timeout=110), 1, "tiny step 1/1 list: `aws sqs get-queue-url")
+    assert _tree(lab) == before
 
 
 @pytest.mark.timeout(60)
-def test_an_unknown_lab_is_one_line_naming_the_labs(starts_processes, tmp_path):
-    result = _docs("q99", "-o", str(tmp_path / "out"))
-    assert result.returncode == 2
-    assert result.stderr == "awsview: unknown lab 'q99'; known labs: ev04, ev05, q05\n"
-    assert not (tmp_path / "out").exists()
-
-
-@pytest.mark.timeout(60)
-def test_an_output_that_cannot_be_a_directory_is_one_line(starts_processes, tmp_path):
-    blocker = tmp_path / "file"
-    blocker.write_text("")
-    for output, reason in ((blocker, "is a file"), (blocker / "sub", "Not a directory")):
-        result = _docs(LAB, "-o", str(output))
-        assert result.returncode == 1, result.stderr
-        assert (
-            reason in result.stderr
-            and result.stderr.count("\n") == 1
-            and "Traceback" not in result.stderr
-        )
-
-
-# -- the docs' graph and replay screenshots: ev04 --------------------------------------------------
-
-EV04_STATES = ("CheckQuantity", "StoreOrder", "ReadSummary", "Rejected")
-EV04_MARKS = {  # each execution at a glance, as the graph in the viewer draws it
-    "retry-order": [
-        "✓ StoreOrder ×2",
-        "✓ succeeded on attempt 2 after TransientOrderError",
-        "✓ ReadSummary",
-        "· Rejected",
-    ],
-    "permanent-order": [
-        "↪ StoreOrder",
-        "↪ InvalidOrder caught → Rejected",
-        "· ReadSummary",
-        "✗ Rejected",
-        "✗ the execution failed here",
-    ],
-    "denied-order": [
-        "✗ StoreOrder",
-        "✗ failed: Lambda.AWSLambdaException",
-        "· ReadSummary",
-        "· Rejected",
-    ],
-}
-
-
-@pytest.fixture(scope="module")
-def ev04_pages(starts_processes, tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """`make screenshots`: ev04 played on a fresh emulator by the command line."""
-    out = tmp_path_factory.mktemp("docs-ev04") / "ev04"
-    result = subprocess.run(
-        [sys.executable, "-m", "awsview", "docs", "ev04", "-o", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=280,
-        env={**os.environ, **FOREIGN},
-    )
-    assert result.returncode == 0, result.stderr
-    assert re.fullmatch(r"ev04: 9 screenshots in \d+\.\d s", result.stdout.splitlines()[-1]), (
-        result.stdout
-    )
-    return out
-
-
-def test_ev04_docs_have_each_executions_graph_and_the_replay(ev04_pages):
-    names = sorted(p.name for p in ev04_pages.iterdir())
-    assert names == sorted(
-        [
-            "00-setup.svg",
-            "01-authorize.svg",
-            "02-workflow.svg",
-            "03-executions.svg",
-            "04-cleanup.svg",
-            "graph-retry-order.svg",
-            "graph-permanent-order.svg",
-            "graph-denied-order.svg",
-            "replay.svg",
-            "index.md",
-        ]
-    )
-    assert all(p.stat().st_size > 10_000 for p in ev04_pages.glob("*.svg"))
-    index = (ev04_pages / "index.md").read_text()
-    assert "## State machine graphs" in index and "## Replay" in index
-    for name in EV04_MARKS:
-        assert (
-            f"### Execution {name} on its state machine\n\n![ev04 graph-{name}](graph-{name}.svg)"
-            in index
-        )
-    assert "![ev04 replay](replay.svg)" in index
-
-
-@pytest.mark.parametrize("execution", list(EV04_MARKS))
-def test_a_graph_shot_is_the_execution_drawn_on_its_state_machine(ev04_pages, execution):
-    screen = "\n".join(screen_lines(ev04_pages / f"graph-{execution}.svg"))
-    lines = [line.strip() for line in screen.splitlines() if line.strip()]
-    assert lines[:2] == [f"Execution {execution}", "Graph of this execution"], (
-        screen
-    )  # scrolled to it
-    for state in EV04_STATES:
-        assert state in screen, f"{state} not in\n{screen}"
-    for mark in EV04_MARKS[execution]:
-        assert mark in screen, f"{mark!r} not in\n{screen}"
-    assert "Traceback" not in screen and "(no such state)" not in screen
-    # Muted parts (state types, the legend) are drawn in a colour of their own, not the
-    # background's.
-    svg = (ev04_pages / f"graph-{execution}.svg").read_text()
-    fills = dict(re.findall(r"\.([\w-]+) \{ fill: (#[0-9a-f]{6})", svg))
-    legend = re.search(r'<text class="([\w-]+)"[^>]*>[^<]*succeeded', svg)
-    assert legend and fills[legend.group(1)] != "#ffffff"  # the docs theme's background
-
-
-def test_the_replay_shot_shows_the_run_with_its_time_line(ev04_pages):
-    screen = screen_lines(ev04_pages / "replay.svg")
-    text = "\n".join(screen)
-    assert screen[0].startswith("AWS View · replay · ev04.rec · ev04: ")
-    assert "http://127.0.0.1:5000" in screen[0]  # the emulator's port frozen, as on the other pages
-    head = next(line for line in screen if "frame " in line)
-    assert re.search(r"‖ 1×  12:03:00  \+\d\d:\d\d of \d\d:\d\d  frame (\d+)/(\d+)", head), head
-    here, total = (int(n) for n in re.search(r"frame (\d+)/(\d+)", head).groups())
-    assert 1 < here < total  # after the executions step, the cleanup still to come
-    bar = screen[screen.index(head) + 1]
-    assert "●" in bar and bar.count("◆") >= 3 and "━" in bar, bar
-    for name in EV04_MARKS:
-        assert name in text  # the executions panel as it was then
-    assert "Traceback" not in text
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into any directory")
+def test_an_assets_folder_that_cannot_be_written_is_one_line(starts_processes, tmp_path):
+    lab = _tiny_lab(tmp_path)
+    (lab / "assets").chmod(0o500)
+    try:
+        _refused(_docs(str(lab)), 1, "cannot write into")
+    finally:
+        (lab / "assets").chmod(0o700)

@@ -233,14 +233,27 @@ def test_docs_from_a_recording(recording: Path, tmp_path: Path):
 def test_docs_index_of_a_lab_with_hostile_words(tmp_path: Path):
     from awsview.capture.docs import index_markdown
     from awsview.capture.docshots import Page
-    from awsview.labs import get_lab
+    from awsview.profiles.folder import builtin_dir, load_folder
 
-    lab = dataclasses.replace(get_lab("q05"), name=HOSTILE, title=HOSTILE)
-    pages = [Page(1, HOSTILE, HOSTILE, tmp_path / f"01-{FILE_NAME}.svg")]
+    folder, _ = load_folder(builtin_dir() / "q05")
+    lab = dataclasses.replace(folder, name=HOSTILE, title=HOSTILE)
+    pages = [Page(1, HOSTILE, HOSTILE, tmp_path / f"awsview-{FILE_NAME}.svg")]
     text = index_markdown(lab, pages, pages, Page(2, "replay", HOSTILE, tmp_path / "replay.svg"))
     assert_inert_markdown("docs index.md", text)
     image = [line for line in text.splitlines() if line.startswith("![")][0]
-    assert re.fullmatch(r"!\[[^\n]*\]\([A-Za-z0-9%._~-]+\)", image), image
+    assert re.fullmatch(r"!\[[^\n]*\]\(assets/[A-Za-z0-9%._~-]+\)", image), image
+
+
+def test_docs_step_text_links_of_a_lab_with_hostile_titles(tmp_path: Path):
+    from awsview.capture.steptexts import StepText, block, placed
+
+    text = StepText(1, "ja", HOSTILE, tmp_path / "ja" / "step1.md")
+    new = block(text, [(HOSTILE, tmp_path / "assets" / f"awsview-{FILE_NAME}.svg")])
+    assert_inert_markdown("docs step text", new)
+    image = new.splitlines()[1]
+    assert re.fullmatch(r"!\[[^\n]*\]\(\.\./assets/[A-Za-z0-9%._~-]+\)", image), image
+    body = placed("# Step\n", 1, new)
+    assert body.count("<!-- awsview:shot step=1 -->") == 1 and body.count("-->") == 2, body
 
 
 def test_refusals_that_quote_a_file_a_field_or_aws(recording: Path, tmp_path: Path):
