@@ -1,12 +1,15 @@
 """On a polled backend (stock moto: no change feed, as on AWS), a lab's resources that stopped
 changing cost only the cheap probes per round: a running execution's history is asked for its
 newest event alone, an execution is not described again while its listed status holds, a log
-group is read from the last event seen."""
+group is read from the last event seen; and in a viewer's own polling loops each of those probes,
+and each listing, is asked less often while it finds nothing new."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
+from collections import Counter
 from typing import Any
 
 import boto3
@@ -15,6 +18,7 @@ import pytest
 from awsview import profiles
 from awsview.aws import readonly, session
 from awsview.aws.session import Connection, Target
+from awsview.polling.quiet import ACTIVE_CEILING_S, LISTING_CEILING_S
 from awsview.polling.scheduler import Scheduler
 from tests.support.stock_moto import StockMoto
 
@@ -102,3 +106,78 @@ async def test_nothing_changing_costs_only_the_probes(stock_moto, monkeypatch):
     }
     # And the unchanged history is the one already read: nothing lost, nothing added.
     assert scheduler.model.with_prefix("history:")[0].data.history.events == events
+
+
+def _quiet_lab(url: str) -> None:
+    """Beside _lab's machine and log group: a table (no stream) with an item, a queue."""
+    kw: dict[str, Any] = {
+        "endpoint_url": url,
+        "region_name": "us-east-1",
+        "aws_access_key_id": "testing",
+        "aws_secret_access_key": "testing",
+    }
+    ddb, sqs = boto3.client("dynamodb", **kw), boto3.client("sqs", **kw)
+    ddb.create_table(
+        TableName=f"{PREFIX}orders",
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    ddb.put_item(TableName=f"{PREFIX}orders", Item={"id": {"S": "a"}})
+    sqs.create_queue(QueueName=f"{PREFIX}jobs")
+
+
+# Over WINDOW_S of a viewer's own polling loops, once its quiet resources reached their pace:
+# a probe of a resource that changes shows the lab's progress, so it is asked again at least every
+# quiet.ACTIVE_CEILING_S while the lab moves (the running execution keeps it moving); a listing
+# (machines, functions, queues, tables, roles, log groups) every quiet.LISTING_CEILING_S. The
+# scheduler alone would poll each every fast_interval (0.3 s): ~25 times over the window.
+WINDOW_S = 8.0
+PROBES = {  # per resource over the window: its probe, and how often at most
+    ("stepfunctions", "ListExecutions"): WINDOW_S / (0.8 * ACTIVE_CEILING_S) + 1,
+    ("stepfunctions", "GetExecutionHistory"): WINDOW_S / (0.8 * ACTIVE_CEILING_S) + 1,
+    ("logs", "FilterLogEvents"): WINDOW_S / (0.8 * ACTIVE_CEILING_S) + 1,
+    ("dynamodb", "Scan"): WINDOW_S / (0.8 * ACTIVE_CEILING_S) + 1,
+    ("sqs", "GetQueueAttributes"): WINDOW_S / (0.8 * ACTIVE_CEILING_S) + 1,
+}
+LISTINGS = {
+    ("stepfunctions", "ListStateMachines"),
+    ("logs", "DescribeLogGroups"),
+    ("dynamodb", "ListTables"),
+    ("sqs", "ListQueues"),
+    ("lambda", "ListFunctions"),
+    ("lambda", "ListEventSourceMappings"),
+    ("iam", "ListRoles"),
+}
+
+
+async def test_a_polled_backend_with_nothing_changing_gets_at_most_the_probes(stock_moto):
+    _lab(stock_moto)
+    _quiet_lab(stock_moto)
+    async with Connection(Target(endpoint_url=stock_moto)) as conn:
+        scheduler = Scheduler(conn, profiles.generic_profile(PREFIX), feed=False)
+        scheduler.start()
+        try:
+            deadline = time.monotonic() + 60
+            model = scheduler.model
+            while not (
+                model.with_prefix("history:")
+                and model.data(f"logs:{GROUP}")
+                and model.data(f"table:{PREFIX}orders")
+                and model.data("queues")
+            ):
+                assert time.monotonic() < deadline, "the first reads never came"
+                await asyncio.sleep(0.1)
+            # The quiet resources reach their pace: 0.3 + 0.6 + 1.2 + 2 s, each within ± 20 %.
+            await asyncio.sleep(2 * LISTING_CEILING_S)
+            before, changes = Counter(conn.limiter.calls), model.changed_at
+            await asyncio.sleep(WINDOW_S)
+            calls = Counter(conn.limiter.calls) - before
+        finally:
+            await scheduler.stop()
+    assert model.changed_at == changes, "something changed in the window"
+    assert {api for api in calls} <= set(PROBES) | LISTINGS | {("sts", "GetCallerIdentity")}, calls
+    for api, most in PROBES.items():
+        assert calls[api] <= most, f"{api}: {calls[api]} calls in {WINDOW_S} s (at most {most:.0f})"
+    for api in LISTINGS:
+        assert calls[api] <= WINDOW_S / (0.8 * LISTING_CEILING_S) + 1, f"{api}: {calls[api]}"
