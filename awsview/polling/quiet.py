@@ -24,7 +24,7 @@ from awsview.model.state import LabModel
 
 JITTER = 0.2
 BASE_S = 0.3
-ACTIVE_CEILING_S = 2.0  # what shows the lab's progress: never slower than a naive viewer
+ACTIVE_CEILING_S = 0.35  # what shows the lab's progress: within a quarter of a naive 2 s viewer
 LISTING_CEILING_S = 8.0  # what a lab creates now and then (machines, functions, queues)
 IDLE_CEILING_S = 24.0
 

@@ -345,7 +345,7 @@ class HistoryPoller(Poller):
         snapshots = []
         followed = executions[:MAX_HISTORIES]
         self._quiet.keep({e.arn for e in followed})
-        ceiling = sum(e.running for e in followed) / HISTORY_PROBES_PER_S
+        ceiling = max(1.0, sum(e.running for e in followed) / HISTORY_PROBES_PER_S)
         for execution in followed:
             if only is not None and execution.arn not in only:
                 continue

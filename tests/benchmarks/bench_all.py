@@ -365,12 +365,12 @@ async def emulator_phase(
     return phase
 
 
-async def stock_phase(samples: int, log: Callable[[str], None]) -> Phase:
+async def stock_phase(idle_s: float, samples: int, log: Callable[[str], None]) -> Phase:
     phase = Phase("stock moto", STOCK_KINDS)
     moto = await asyncio.to_thread(StockMoto)
     try:
         changes = await asyncio.to_thread(StockChanges, moto.url)
-        await watch(phase, moto.url, changes, None, False, 10.0, samples, False, log)
+        await watch(phase, moto.url, changes, None, False, idle_s, samples, False, log)
     finally:
         moto.stop()
     return phase
@@ -806,7 +806,7 @@ def main(
     )
     if stock_only:
         log("stock moto server (no change feed): AWS View polls it")
-        stock = asyncio.run(stock_phase(settings["stock_samples"], log))
+        stock = asyncio.run(stock_phase(settings["idle_s"], settings["stock_samples"], log))
         details(stock)
         print()
         print_table(table(None, stock, None))
@@ -828,7 +828,7 @@ def main(
         )
         return
     log("stock moto server (no change feed): AWS View polls it")
-    stock = asyncio.run(stock_phase(settings["stock_samples"], log))
+    stock = asyncio.run(stock_phase(settings["idle_s"], settings["stock_samples"], log))
     log("yardstick: a minimal Textual app (fresh processes)")
     ui: dict[str, Any] = {"minimal": bench_ui.yardstick(settings["keys"], PAINTS)}
     log("viewer at scale (a fresh process)")
