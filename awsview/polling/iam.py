@@ -100,6 +100,7 @@ class RolePoller(Poller):
         if not names:
             return []  # another lab's role
         if shown is None or not names <= set(shown):
+            self._quiet.forget(ROLES)  # listed again now, however lately it was
             return await self.poll(conn, model)
 
         async def read() -> tuple[Role, ...]:

@@ -95,6 +95,7 @@ class QueuePoller(Poller):
         if not names:
             return []  # another lab's queue
         if shown is None or not names <= set(shown):
+            self._listing.forget(QUEUES)  # listed again now, however lately it was
             return await self.poll(conn, model)
 
         async def read() -> tuple[Queue, ...]:
