@@ -23,9 +23,9 @@ Scans are billed, so they have a budget:
 Polled (no change feed, as on AWS), a table whose stream the viewer follows (a business table
 the lab gave a stream: `streams.StreamPoller`) is scanned when its stream shows a record the last
 scan did not see, and otherwise only as a quiet table idle (a safety read). A table without a
-stream, or one not found, waits longer after each read that found it as it was (`quiet.Quiet`:
-up to a naive viewer's 2 s while the lab moves, longer idle, with jitter); the first read that
-sees a change brings it back to the poller's pace.
+stream waits longer after each read that found it as it was (`quiet.Quiet`: about the poller's
+pace while the lab moves, up to 24 s idle, with jitter), one not found up to the listings' 8 s;
+the first read that sees a change brings it back to the poller's pace.
 
 An item equal to the one shown last time is kept as that very object, so the panels recognise
 its row as unchanged without comparing it again.
