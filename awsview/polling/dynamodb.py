@@ -20,12 +20,12 @@ Scans are billed, so they have a budget:
   a table once per change, and a full read skips a table not due too: without that, nothing
   would read it before the safety read, minutes later.
 
-Polled (no change feed, as on AWS), a table without a cheap way to know it changed waits longer
-after each read that found it unchanged: ``QUIET_BASE_S`` doubled per unchanged read up to
-``QUIET_MAX_S`` (never slower than a naive viewer's 2 s; divided by the connection's scale like
-the read units' wait), with jitter so that many tables and
-viewers do not read in step; the first read that sees a change brings it back to the poller's
-pace.
+Polled (no change feed, as on AWS), a table whose stream the viewer follows (a business table
+the lab gave a stream: `streams.StreamPoller`) is scanned when its stream shows a record the last
+scan did not see, and otherwise only as a quiet table idle (a safety read). A table without a
+stream waits longer after each read that found it as it was (`quiet.Quiet`: about the poller's
+pace while the lab moves, up to 24 s idle, with jitter), one not found up to the listings' 8 s;
+the first read that sees a change brings it back to the poller's pace.
 
 An item equal to the one shown last time is kept as that very object, so the panels recognise
 its row as unchanged without comparing it again.
@@ -34,7 +34,6 @@ its row as unchanged without comparing it again.
 from __future__ import annotations
 
 import asyncio
-import random
 import time
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -44,18 +43,16 @@ from awsview.aws.session import Connection
 from awsview.model import keys
 from awsview.model.items import diff_items, item_to_plain
 from awsview.model.resources import Table
-from awsview.model.snapshot import Snapshot
+from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller, listed
+from awsview.polling.quiet import IDLE_CEILING_S, LISTING_CEILING_S, Quiet
 
 TABLE = keys.TABLE  # key: table:<name>
 TABLES = keys.TABLES  # the list of table names, for generic profiles
 POLL_ITEMS = 2_000  # items read per table per poll at most (a smaller table: all of it)
 READ_UNITS_PER_S = 5.0  # per table on AWS: 18,000 read units an hour at most, ≈ $0.0023 on demand
 MAX_ITEMS = 20_000  # items per pass (the panels show 200; the filter searches all read)
-QUIET_BASE_S = 0.3  # polled: the wait after the first unchanged read, doubled per unchanged read
-QUIET_MAX_S = 2.0  # ... up to this
-JITTER = 0.2  # each wait is drawn within ± this fraction
 REDESCRIBE_S = 30.0  # one DescribeTable per table per half minute, beside scans every 0.3-8 s
 
 
@@ -85,8 +82,6 @@ class _Pass:
     truncated: bool = False  # the last pass stopped at MAX_ITEMS
     polls: int = 0  # polls into the pass under way
     pass_polls: int = 0  # polls the last complete pass took
-    quiet: int = 0  # reads in a row that found the table as it was
-    jitter: float = 1.0  # this wait's share of the quiet wait
 
 
 class TablePoller(Poller):
@@ -108,6 +103,9 @@ class TablePoller(Poller):
         self._items: dict[
             str, dict[tuple, dict[str, Any]]
         ] = {}  # table → key → the item last shown
+        self._quiet = Quiet()
+        self._listing = Quiet(LISTING_CEILING_S)
+        self._stream_seen: dict[str, str] = {}  # table → its stream's newest record at its scan
 
     async def _poll(
         self, conn: Connection, model: LabModel, only: frozenset[str] | None
@@ -115,31 +113,40 @@ class TablePoller(Poller):
         """The tables (``only``: those the change feed named), listed first in a generic view."""
         names = list(self.profile.tables())
         snapshots = []
-        if self.profile.generic:
+        before = model.get(TABLES)
+        if self.profile.generic and (
+            before is None or only is not None or self._listing.due(TABLES, model)
+        ):
             listing = await self.fetch(model, TABLES, lambda: self._list(conn))
+            self._listing.read(TABLES, before is None or listing.data != before.data)
             snapshots.append(listing)
             names, gone = listed(model, TABLE, listing)
             for name in gone:
                 self._forget(name)
+        elif self.profile.generic:  # listed lately and unchanged since
+            names = [s.key.split(":", 1)[1] for s in model.with_prefix(f"{TABLE}:")]
         if only is not None:
             names = [n for n in names if n in only]
         reference = set(self.profile.tables("reference"))
         now = time.monotonic()
         due, self.deferred = [], {}
         for name in names:
-            # A full read is the polled one (or the feed's safety read): there a quiet table
-            # waits longer; a table the feed named is read as soon as its units are paid back.
-            wait = self.wait(name, conn)
-            if only is None:
-                wait = max(wait, self.quiet_wait(name, conn))
-            at = self._passes[name].read_at + wait if name in self._passes else 0.0
-            if at <= now or model.get(f"{TABLE}:{name}") is None:
+            shown = model.get(f"{TABLE}:{name}")
+            if only is None and shown is not None and not self._due(name, model):
+                continue  # polled: its stream (or its quiet pace) says it is not worth a scan
+            # A table the feed named is read as soon as its read units are paid back.
+            at = self._passes[name].read_at + self.wait(name, conn) if name in self._passes else 0
+            if at <= now or shown is None:
                 due.append(name)
             else:  # its read units are not paid back yet: read when they are, the others now
                 self.deferred[name] = at
         # The tables are read at the same time: an item write shows after one scan, not after
         # every table's scan in turn.
-        snapshots += await asyncio.gather(
+        for name in due:
+            newest = self._stream_newest(name, model)
+            if newest is not None:
+                self._stream_seen[name] = newest
+        read = await asyncio.gather(
             *(
                 self.fetch(
                     model, f"{TABLE}:{name}", lambda n=name: self._table(conn, n, n in reference)
@@ -147,23 +154,44 @@ class TablePoller(Poller):
                 for name in due
             )
         )
-        return snapshots
+        for name, snapshot in zip(due, read):
+            if snapshot.health is not Health.OK:  # not found (or failing): as it was, or not
+                previous = model.get(f"{TABLE}:{name}")
+                self._quiet.read(name, previous is None or previous.health is not snapshot.health)
+        return snapshots + list(read)
+
+    def quiet_wait(self, name: str, model: LabModel) -> float:
+        """Seconds a polled ``name`` without a followed stream waits after its last read."""
+        return self._quiet.wait(name, model)
+
+    @staticmethod
+    def _stream_newest(name: str, model: LabModel) -> str | None:
+        """The sequence of the newest record of ``name``'s followed stream ("" before the
+        first); None when no stream of it is followed (or its last read failed)."""
+        stream = model.get(f"{keys.STREAM}:{name}")
+        if stream is None or stream.health is not Health.OK or stream.data is None:
+            return None
+        return stream.data[-1].sequence if stream.data else ""
+
+    def _due(self, name: str, model: LabModel) -> bool:
+        """Polled: whether ``name`` is scanned now. A followed stream is the probe: a record the
+        last scan did not see makes it due at once; without one the table waits as a quiet
+        table idle would (a safety read, in case the stream missed something)."""
+        newest = self._stream_newest(name, model)
+        shown = model.get(f"{TABLE}:{name}")
+        if shown is not None and shown.health is Health.ABSENT:
+            return self._quiet.due(name, model, LISTING_CEILING_S)  # a lab creates tables seldom
+        if newest is None:
+            return self._quiet.due(name, model)
+        if newest != self._stream_seen.get(name):
+            return True
+        return self._quiet.due(name, model, IDLE_CEILING_S)
 
     def wait(self, name: str, conn: Connection) -> float:
         """Seconds ``name`` waits after its last read before it is read again: its read units
         paid back at READ_UNITS_PER_S (times the connection's scale: ten on a local emulator)."""
         state = self._passes.get(name)
         return state.units / (READ_UNITS_PER_S * conn.limiter.scale) if state is not None else 0.0
-
-    def quiet_wait(self, name: str, conn: Connection) -> float:
-        """Seconds a polled ``name`` waits after its last read for having been found unchanged
-        ``quiet`` times in a row (0 after a change), divided like the read units' wait by the
-        connection's scale (a local endpoint's budgets are wider)."""
-        state = self._passes.get(name)
-        if state is None or not state.quiet:
-            return 0.0
-        wait = min(QUIET_MAX_S, QUIET_BASE_S * 2 ** (state.quiet - 1)) * state.jitter
-        return wait / conn.limiter.scale
 
     def _forget(self, name: str) -> None:
         for known in (
@@ -173,8 +201,10 @@ class TablePoller(Poller):
             self._passes,
             self._created,
             self._items,
+            self._stream_seen,
         ):
             known.pop(name, None)
+        self._quiet.forget(name)
 
     async def _list(self, conn: Connection) -> tuple[str, ...]:
         names = await conn.pages(
@@ -222,8 +252,7 @@ class TablePoller(Poller):
             previous if (previous := before.get(k)) == shown[k] else shown[k] for k in sorted(shown)
         )
         self._items[name] = dict(zip(sorted(shown), items))
-        state.quiet = state.quiet + 1 if seen and self._items[name] == before else 0
-        state.jitter = random.uniform(1 - JITTER, 1 + JITTER)
+        self._quiet.read(name, not seen or self._items[name] != before)
         baseline = (
             self._compare(name, items, keys) if is_reference and state.done is not None else None
         )

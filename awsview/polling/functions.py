@@ -10,6 +10,7 @@ from awsview.model.resources import Function, Mapping
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller
+from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 FUNCTIONS = keys.FUNCTIONS
 TRANSITIONAL = ("Creating", "Enabling", "Disabling", "Updating", "Deleting")
@@ -20,11 +21,31 @@ class FunctionPoller(Poller):
     slow_interval = 8.0
     follows = ("function", "mapping")  # two listings either way: read them whole
 
+    def __init__(self, profile):
+        super().__init__(profile)
+        self._quiet = Quiet(LISTING_CEILING_S)  # a lab deploys functions now and then
+
     def is_busy(self, model: LabModel) -> bool:
         return any(m.state in TRANSITIONAL for f in model.data(FUNCTIONS, ()) for m in f.mappings)
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
-        return [await self.fetch(model, FUNCTIONS, lambda: self._functions(conn))]
+        previous = model.get(FUNCTIONS)
+        if (
+            previous is not None
+            and not self.is_busy(model)
+            and not self._quiet.due(FUNCTIONS, model)
+        ):
+            return []
+        snapshot = await self.fetch(model, FUNCTIONS, lambda: self._functions(conn))
+        self._quiet.read(FUNCTIONS, previous is None or snapshot.data != previous.data)
+        return [snapshot]
+
+    async def refresh(
+        self, conn: Connection, model: LabModel, names: frozenset[str]
+    ) -> list[Snapshot[Any]]:
+        """The change feed named a function or a mapping: both listings, now."""
+        self._quiet.forget(FUNCTIONS)
+        return await self.poll(conn, model)
 
     async def _functions(self, conn: Connection) -> tuple[Function, ...]:
         listed = await conn.pages(

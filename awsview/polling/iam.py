@@ -14,6 +14,7 @@ from awsview.model.resources import PolicyGrant, Role
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller, healthy
+from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 ROLES = keys.ROLES
 
@@ -72,8 +73,19 @@ class RolePoller(Poller):
     slow_interval = 15.0
     follows = ("role",)
 
+    def __init__(self, profile):
+        super().__init__(profile)
+        # Polled, roles and their policies change when a lab step deploys: a read that found
+        # them as they were (three or more calls a role) waits longer before the next.
+        self._quiet = Quiet(LISTING_CEILING_S)
+
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
-        return [await self.fetch(model, ROLES, lambda: self._roles(conn))]
+        previous = model.get(ROLES)
+        if previous is not None and not self._quiet.due(ROLES, model):
+            return []
+        snapshot = await self.fetch(model, ROLES, lambda: self._roles(conn))
+        self._quiet.read(ROLES, previous is None or snapshot.data != previous.data)
+        return [snapshot]
 
     async def refresh(
         self, conn: Connection, model: LabModel, names: frozenset[str]
@@ -88,6 +100,7 @@ class RolePoller(Poller):
         if not names:
             return []  # another lab's role
         if shown is None or not names <= set(shown):
+            self._quiet.forget(ROLES)  # listed again now, however lately it was
             return await self.poll(conn, model)
 
         async def read() -> tuple[Role, ...]:

@@ -15,6 +15,7 @@ from awsview.model.resources import LogEntry, LogFeed
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Absent, Poller, listed
+from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 LOGS = keys.LOGS  # key: logs:<group>
 OVERLAP_MS = 0  # like `aws logs tail --follow`: from the last timestamp, deduplicated by event id
@@ -63,6 +64,8 @@ class LogPoller(Poller):
     def __init__(self, profile):
         super().__init__(profile)
         self._follows: dict[str, _Follow] = {}
+        self._quiet = Quiet()  # per group: FilterLogEvents from the last event seen is the probe
+        self._listing = Quiet(LISTING_CEILING_S)
 
     async def _poll(
         self, conn: Connection, model: LabModel, only: frozenset[str] | None
@@ -71,23 +74,42 @@ class LogPoller(Poller):
         groups = list(self.profile.log_groups)
         snapshots = []
         if self.profile.generic:
-            listing = await self.fetch(model, "log_groups", lambda: self._groups(conn))
-            snapshots.append(listing)
-            groups, gone = listed(model, LOGS, listing)
-            for group in gone:
-                self._follows.pop(group, None)
+            before = model.get("log_groups")
+            if before is None or only is not None or self._listing.due("log_groups", model):
+                listing = await self.fetch(model, "log_groups", lambda: self._groups(conn))
+                self._listing.read("log_groups", before is None or listing.data != before.data)
+                snapshots.append(listing)
+                groups, gone = listed(model, LOGS, listing)
+                for group in gone:
+                    self._follows.pop(group, None)
+            else:
+                groups = [s.key.split(":", 1)[1] for s in model.with_prefix(f"{LOGS}:")]
         if only is not None:
             groups = [g for g in groups if g in only]
+        else:  # polled: a group whose last reads brought nothing waits longer
+            groups = [
+                g for g in groups if model.get(f"{LOGS}:{g}") is None or self._quiet.due(g, model)
+            ]
+        self._quiet.keep(set(self._follows) | set(groups))
         # Side by side: one after another, a line of the first group waited for the reads of
         # the others (a Lambda and the function it calls write to two groups at once).
-        return snapshots + list(
-            await asyncio.gather(
-                *(
-                    self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
-                    for group in groups
-                )
+        previous = {g: model.get(f"{LOGS}:{g}") for g in groups}
+        read = await asyncio.gather(
+            *(
+                self.fetch(model, f"{LOGS}:{group}", lambda g=group: self._tail(conn, g))
+                for group in groups
             )
         )
+        for group, snapshot in zip(groups, read):
+            before = previous[group]
+            self._quiet.read(
+                group,
+                before is None
+                or snapshot.health is not before.health
+                or getattr(snapshot.data, "events_seen", None)
+                != getattr(before.data, "events_seen", None),
+            )
+        return snapshots + list(read)
 
     async def _groups(self, conn: Connection) -> tuple[str, ...]:
         described = await conn.pages(

@@ -14,6 +14,7 @@ from awsview.model.resources import Queue
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller, healthy
+from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 QUEUES = keys.QUEUES
 DEPTH_S = 300.0  # how far back each queue's depth is kept (the panel's sparkline spans it)
@@ -50,12 +51,36 @@ class QueuePoller(Poller):
     def __init__(self, profile):
         super().__init__(profile)
         self._depth: dict[str, list[tuple[float, int, int]]] = {}  # queue URL -> change points
+        # Polled: the listing (a lab creates queues now and then) and each queue's counts wait
+        # longer while they stay as they were.
+        self._listing = Quiet(LISTING_CEILING_S)
+        self._counts = Quiet()
 
     def is_busy(self, model: LabModel) -> bool:
         return any(not q.empty for q in model.data(QUEUES, ()))
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
-        return [await self.fetch(model, QUEUES, lambda: self._queues(conn))]
+        known = model.get(QUEUES)
+        if not healthy(known) or known.data is None or self._listing.due(QUEUES, model):
+            snapshot = await self.fetch(model, QUEUES, lambda: self._queues(conn))
+            self._listing.read(
+                QUEUES,
+                known is None
+                or [q.url for q in snapshot.data or ()] != [q.url for q in known.data or ()],
+            )
+            return [snapshot]
+        shown = known.data
+        due = [q for q in shown if self._counts.due(q.url, model)]
+        if not due:
+            return []
+
+        async def read() -> tuple[Queue, ...]:
+            fresh = {q.url: q for q in await self._read(conn, [q.url for q in due])}
+            if len(fresh) != len(due):
+                return await self._queues(conn)  # one was deleted meanwhile: list them again
+            return tuple(fresh.get(q.url, q) for q in shown)
+
+        return [await self.fetch(model, QUEUES, read)]
 
     async def refresh(
         self, conn: Connection, model: LabModel, names: frozenset[str]
@@ -70,6 +95,7 @@ class QueuePoller(Poller):
         if not names:
             return []  # another lab's queue
         if shown is None or not names <= set(shown):
+            self._listing.forget(QUEUES)  # listed again now, however lately it was
             return await self.poll(conn, model)
 
         async def read() -> tuple[Queue, ...]:
@@ -89,6 +115,7 @@ class QueuePoller(Poller):
         )
         # Only a full listing forgets a queue's depth: the feed's reads name just a few.
         self._depth = {url: points for url, points in self._depth.items() if url in urls}
+        self._counts.keep(set(urls))
         return tuple(sorted(await self._read(conn, urls), key=lambda q: q.name))
 
     async def _read(self, conn: Connection, urls: list[str]) -> list[Queue]:
@@ -140,6 +167,7 @@ class QueuePoller(Poller):
         """The queue's change points, a new one only when a count changed: an idle queue's data
         stays the same object's equal, so it is not a change for the model (or a recording)."""
         points = self._depth.setdefault(url, [])
+        self._counts.read(url, not points or points[-1][1:] != (visible, in_flight))
         if points and points[-1][1:] == (visible, in_flight):
             return tuple(points)
         points.append((now, visible, in_flight))

@@ -27,6 +27,7 @@ from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller
 from awsview.polling.changefeed import ChangeFeedFollower, FeedChange, NoFeed
+from awsview.polling.quiet import paced_context
 from awsview.polling.store import DecisionStore
 from awsview.profiles import LabProfile
 
@@ -329,8 +330,10 @@ class Scheduler:
         await asyncio.sleep(max(0.0, min(gap, left)))
 
     def start(self) -> None:
+        # Paced: inside these loops a quiet resource of a polled backend may wait (quiet.py).
         self._tasks = [
-            asyncio.create_task(self._loop(p), name=f"poll-{p.kind}") for p in self.pollers
+            asyncio.create_task(self._loop(p), name=f"poll-{p.kind}", context=paced_context())
+            for p in self.pollers
         ]
         if self.follower is not None:
             self._tasks.append(asyncio.create_task(self.follower.run(), name="change-feed"))

@@ -21,6 +21,7 @@ from awsview.model.resources import Execution, History, StateMachine
 from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller
+from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 MACHINES = keys.STATE_MACHINES
 EXECUTIONS = keys.EXECUTIONS  # key: executions:<machine name>
@@ -28,6 +29,10 @@ HISTORY = keys.HISTORY  # key: history:<execution arn>
 REDESCRIBE_S = 30.0
 MAX_EXECUTIONS = 100  # newest first, per machine
 MAX_HISTORIES = 25  # newest executions whose histories are followed
+# Polled, the probes of running executions' histories that found nothing new share this rate
+# (GetExecutionHistory refills at 5 per second for the whole account): with many executions
+# waiting in a Retry or a Wait state, each is probed less often.
+HISTORY_PROBES_PER_S = 1.0
 
 
 def _json(text: str | None) -> Any:
@@ -72,6 +77,7 @@ class StateMachinePoller(Poller):
     def __init__(self, profile):
         super().__init__(profile)
         self._described: dict[str, tuple[float, StateMachine]] = {}
+        self._quiet = Quiet(LISTING_CEILING_S)
 
     async def refresh(
         self, conn: Connection, model: LabModel, names: frozenset[str]
@@ -82,9 +88,13 @@ class StateMachinePoller(Poller):
             return []
         for arn in names:
             self._described.pop(arn, None)
+        self._quiet.forget(MACHINES)
         return await self.poll(conn, model)
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+        if model.get(MACHINES) is not None and not self._quiet.due(MACHINES, model):
+            return []  # listed lately and unchanged since: a lab creates machines seldom
+
         async def fetch() -> tuple[StateMachine, ...]:
             listed = await conn.pages("stepfunctions", "list_state_machines", "stateMachines")
             machines = []
@@ -103,7 +113,10 @@ class StateMachinePoller(Poller):
             self._described = {k: v for k, v in self._described.items() if k in live}
             return tuple(sorted(machines, key=lambda m: m.name))
 
-        return [await self.fetch(model, MACHINES, fetch)]
+        previous = model.get(MACHINES)
+        snapshot = await self.fetch(model, MACHINES, fetch)
+        self._quiet.read(MACHINES, previous is None or snapshot.data != previous.data)
+        return [snapshot]
 
     async def _describe(self, conn: Connection, entry: dict[str, Any]) -> StateMachine:
         detail = await conn.call(
@@ -137,6 +150,7 @@ class ExecutionPoller(Poller):
         super().__init__(profile)
         # Finished executions by (ARN, start): a lab run again reuses execution names and ARNs.
         self._finished: dict[tuple[str, Any], Execution] = {}
+        self._quiet = Quiet()  # per machine: its listing is the probe of its executions
 
     def is_busy(self, model: LabModel) -> bool:
         return any(e.running for s in model.with_prefix(f"{EXECUTIONS}:") for e in (s.data or ()))
@@ -145,14 +159,17 @@ class ExecutionPoller(Poller):
         machines = model.data(MACHINES, ())
         snapshots = []
         for machine in machines:
-            snapshots.append(
-                await self.fetch(
-                    model,
-                    f"{EXECUTIONS}:{machine.name}",
-                    lambda m=machine: self._executions(conn, m, model),
-                )
+            key = f"{EXECUTIONS}:{machine.name}"
+            previous = model.get(key)
+            if previous is not None and not self._quiet.due(key, model):
+                continue
+            snapshot = await self.fetch(
+                model, key, lambda m=machine: self._executions(conn, m, model)
             )
+            self._quiet.read(key, previous is None or snapshot.data != previous.data)
+            snapshots.append(snapshot)
         live = {f"{EXECUTIONS}:{m.name}" for m in machines}
+        self._quiet.keep(live)
         gone = [s.key for s in model.with_prefix(f"{EXECUTIONS}:") if s.key not in live]
         if model.get(MACHINES) is not None and model.get(MACHINES).data is not None:
             model.drop(gone)  # machines were listed successfully and these are no longer there
@@ -205,13 +222,15 @@ class ExecutionPoller(Poller):
     async def _executions(
         self, conn: Connection, machine: StateMachine, model: LabModel
     ) -> tuple[Execution, ...]:
-        listed = await conn.pages(
-            "stepfunctions",
-            "list_executions",
-            "executions",
-            limit=MAX_EXECUTIONS,
-            stateMachineArn=machine.arn,
-        )
+        # One page, newest first: the panel shows no more than it holds.
+        listed = (
+            await conn.call(
+                "stepfunctions",
+                "list_executions",
+                maxResults=MAX_EXECUTIONS,
+                stateMachineArn=machine.arn,
+            )
+        ).get("executions") or []
         # A running execution is described once; after that only when the listing shows another
         # status (its input is fixed; its output and error come with the end). The lab's retries
         # keep executions RUNNING for seconds, and on stock moto they never end: describing each
@@ -275,6 +294,10 @@ class HistoryPoller(Poller):
     follows = ("execution", "history")
     after = (f"{EXECUTIONS}:",)
 
+    def __init__(self, profile):
+        super().__init__(profile)
+        self._quiet = Quiet()  # per running execution: the probe that found nothing new waits
+
     def is_busy(self, model: LabModel) -> bool:
         return any(not s.data.complete for s in model.with_prefix(f"{HISTORY}:") if s.data)
 
@@ -320,7 +343,10 @@ class HistoryPoller(Poller):
                 ]
             )
         snapshots = []
-        for execution in executions[:MAX_HISTORIES]:
+        followed = executions[:MAX_HISTORIES]
+        self._quiet.keep({e.arn for e in followed})
+        ceiling = max(1.0, sum(e.running for e in followed) / HISTORY_PROBES_PER_S)
+        for execution in followed:
             if only is not None and execution.arn not in only:
                 continue
             key = f"{HISTORY}:{execution.arn}"
@@ -333,11 +359,24 @@ class HistoryPoller(Poller):
                 previous = None  # the same ARN ran again: a new history
             if previous is not None and previous.data is not None and previous.data.complete:
                 continue  # finished and fully fetched: never asked again
-            snapshots.append(
-                await self.fetch(
-                    model, key, lambda e=execution, p=previous: self._history(conn, e, p)
-                )
+            known = previous is not None and previous.data is not None
+            if (
+                only is None
+                and known
+                and execution.running
+                and not self._quiet.due(execution.arn, model, ceiling)
+            ):
+                continue  # running, and its newest event was the one known at the last probe
+            snapshot = await self.fetch(
+                model, key, lambda e=execution, p=previous: self._history(conn, e, p)
             )
+            self._quiet.read(
+                execution.arn,
+                not known
+                or snapshot.data is None
+                or snapshot.data.history is not previous.data.history,
+            )
+            snapshots.append(snapshot)
         return snapshots
 
     async def _history(self, conn: Connection, execution: Execution, previous: Any) -> History:

@@ -3,6 +3,7 @@ the evidence available on real AWS where the emulator's journal is not."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from awsview.aws.errors import error_code
@@ -17,6 +18,9 @@ from awsview.polling.base import Poller
 STREAM = keys.STREAM  # key: stream:<table>
 MAX_RECORDS = 20_000
 PAGES_PER_SHARD = 5
+# A stream's shards change every few hours (one closes, its children open): described this
+# often, the reads between are GetRecords alone, the table's probe (dynamodb.py).
+REDESCRIBE_S = 30.0
 
 
 class StreamPoller(Poller):
@@ -31,6 +35,7 @@ class StreamPoller(Poller):
         self._iterators: dict[tuple[str, str], str | None] = {}  # (stream, shard) -> next iterator
         self._last_seq: dict[tuple[str, str], str] = {}
         self._records: dict[str, list[StreamRecord]] = {}
+        self._shards: dict[str, tuple[float, list[dict[str, Any]]]] = {}  # stream -> (at, shards)
 
     async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
         snapshots = []
@@ -51,10 +56,14 @@ class StreamPoller(Poller):
         self, conn: Connection, table: str, stream_arn: str
     ) -> tuple[StreamRecord, ...]:
         records = self._records.setdefault(stream_arn, [])
-        description = (await conn.call("dynamodbstreams", "describe_stream", StreamArn=stream_arn))[
-            "StreamDescription"
-        ]
-        for shard in description.get("Shards", []):
+        described = self._shards.get(stream_arn)
+        if described is None or time.monotonic() - described[0] > REDESCRIBE_S:
+            description = (
+                await conn.call("dynamodbstreams", "describe_stream", StreamArn=stream_arn)
+            )["StreamDescription"]
+            described = (time.monotonic(), list(description.get("Shards", [])))
+            self._shards[stream_arn] = described
+        for shard in described[1]:
             key = (stream_arn, shard["ShardId"])
             iterator = self._iterators.get(key)
             if key not in self._iterators:

@@ -1,0 +1,92 @@
+"""Polled (stock moto, as on AWS), a business table whose stream the viewer follows is scanned
+when the stream shows a record the last scan did not see; while the stream shows nothing new,
+only the rare safety scan of a quiet table."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import boto3
+import pytest
+
+from awsview.aws.session import Connection, Target
+from awsview.model.state import LabModel
+from awsview.polling.dynamodb import TablePoller
+from awsview.polling.quiet import PACED
+from awsview.polling.streams import StreamPoller
+from awsview.profiles import LabProfile, Resource
+from tests.support.stock_moto import StockMoto
+
+TABLE = "cost-s-orders"
+WINDOW_S = 8.0
+
+
+@pytest.fixture
+def stock_moto(tmp_path):
+    server = StockMoto(cwd=tmp_path, timeout=30)
+    try:
+        yield server.url
+    finally:
+        server.stop()
+
+
+async def test_a_table_with_a_followed_stream_is_scanned_when_its_stream_moves(stock_moto):
+    ddb = boto3.client(
+        "dynamodb",
+        endpoint_url=stock_moto,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )
+    ddb.create_table(
+        TableName=TABLE,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
+    )
+    ddb.put_item(TableName=TABLE, Item={"id": {"S": "a"}})
+    profile = LabProfile(
+        name="cost-s",
+        title="cost-s",
+        prefix="cost-s-",
+        resources=(Resource("table", TABLE, True, "business"),),
+    )
+    PACED.set(True)  # polled as in a scheduler's loops (a one-off read reads everything)
+    model = LabModel()
+    tables, streams = TablePoller(profile), StreamPoller(profile)
+    async with Connection(Target(endpoint_url=stock_moto)) as conn:
+        conn.limiter.scale = 1.0  # the read units' wait as on AWS
+
+        def scans() -> int:
+            return conn.limiter.calls[("dynamodb", "Scan")]
+
+        def ids() -> set[str]:
+            table = model.data(f"table:{TABLE}")
+            return {i["id"] for i in table.items} if table is not None else set()
+
+        async def poll_until(done, limit: float) -> None:  # as often as a busy lab makes it poll
+            deadline = time.monotonic() + limit
+            while not done():
+                assert time.monotonic() < deadline, "not within the time given"
+                model.apply(await tables.poll(conn, model))
+                model.apply(await streams.poll(conn, model))
+                await asyncio.sleep(0.05)
+
+        def followed() -> bool:
+            return ids() == {"a"} and bool(model.data(f"stream:{TABLE}"))
+
+        await poll_until(followed, 30)
+        await poll_until(lambda: scans() >= 2, 10)  # one more once the stream was first read
+        before = scans()
+        end = time.monotonic() + WINDOW_S
+        await poll_until(lambda: time.monotonic() > end, WINDOW_S + 5)
+        # Polled 0.05 s apart: a table without a stream would be scanned every ~0.35 s here;
+        # with one, the first safety scan comes after ~3 s, the next ~6 s later.
+        assert scans() - before <= 2, f"{scans() - before} scans while the stream showed nothing"
+
+        await asyncio.to_thread(ddb.put_item, TableName=TABLE, Item={"id": {"S": "b"}})
+        before = scans()
+        await poll_until(lambda: "b" in ids(), 10)
+        assert scans() - before <= 2, "the stream's new record made the table due at once"
