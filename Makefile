@@ -47,12 +47,14 @@ test-fast: lint
 
 # bench_all: machine yardsticks, then AWS View against its baselines on the emulator (change feed) and
 # on stock moto (polled), scale, first paint, docs, each figure as a ratio (BENCH_ARGS=--quick for a
-# shorter run); bench_lambda: Lambda invocations; bench_class: learners one class view follows.
+# shorter run); bench_lambda: Lambda invocations; bench_class: learners one class view follows;
+# bench_labs: `lab check --twice` of every lab in labs/ against its 60 s budget.
 bench: $(STAMP)
 	$(BIN)/python -m tests.benchmarks.bench_all $(BENCH_ARGS)
 	$(BIN)/python -m tests.benchmarks.bench_lambda
 	$(BIN)/python -m tests.benchmarks.bench_class
 	$(BIN)/python -m tests.benchmarks.bench_recording
+	$(BIN)/python -m tests.benchmarks.bench_labs
 
 # The docs site (mkdocs.yml, pages under docs/, the reference generated from the parser) into
 # site/; --strict: a dead link or a missing page fails it.

@@ -101,7 +101,7 @@ KINDS: dict[str, Kind] = {
             (_P + "queues:QueuePoller",),
             _D + "_queue",
             key_columns=frozenset({"QUEUE", "VISIBLE", "IN FLIGHT", "5 MIN: VISIBLE / IN FLIGHT"}),
-            spare_columns=frozenset({"DELAYED", "DLQ"}),
+            spare_columns=frozenset({"DELAYED", "OLDEST", "DLQ"}),
         ),
         Kind(
             "functions",

@@ -49,6 +49,7 @@ CALLS: dict[tuple[str, str], tuple[str, str | None]] = {
     ("dynamodbstreams", "GetRecords"): STREAMS,
     ("sqs", "ListQueues"): ACCOUNT,
     ("sqs", "GetQueueAttributes"): QUEUES,
+    ("cloudwatch", "GetMetricData"): ACCOUNT,  # a queue's oldest message age
     ("lambda", "ListFunctions"): ACCOUNT,
     ("lambda", "ListEventSourceMappings"): ACCOUNT,
     ("logs", "DescribeLogGroups"): ACCOUNT,

@@ -97,6 +97,10 @@ _LAMBDA_OTHER = Quota(15, 15, pool="control-plane")
 # IAM is global and throttles reads per account without publishing a rate: a conservative guess.
 _IAM = Quota(10, 10, documented=False)
 
+# https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/cloudwatch_limits.html
+# (GetMetricData: 50 transactions per second per account and Region; up to 500 metrics a call).
+_CLOUDWATCH = Quota(50, 50)
+
 # https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_iam-quotas.html
 # ("AWS STS request quotas": 600 requests per second per account and Region).
 _STS = Quota(600, 600)
@@ -116,4 +120,4 @@ def quota(service: str, operation: str) -> Quota | None:
         return _DYNAMODBSTREAMS.get(operation)
     if service == "lambda":
         return _LAMBDA.get(operation, _LAMBDA_OTHER)
-    return {"sqs": _SQS, "iam": _IAM, "sts": _STS}.get(service)
+    return {"sqs": _SQS, "iam": _IAM, "sts": _STS, "cloudwatch": _CLOUDWATCH}.get(service)

@@ -280,6 +280,10 @@ READ_OPERATIONS: dict[str, frozenset[str]] = {
             "ListVirtualMFADevices",
         }
     ),
+    # Only the metric SQS publishes and nothing else does: the age of a queue's oldest message
+    # (ApproximateAgeOfOldestMessage). Left out: every Put*, alarm, dashboard, stream and
+    # insight-rule operation, and GetMetricWidgetImage (renders server-side, reads no lab fact).
+    "cloudwatch": frozenset({"GetMetricData"}),
     # Left out: AssumeRole, AssumeRoleWithSAML, AssumeRoleWithWebIdentity, AssumeRoot,
     # GetSessionToken, GetFederationToken, GetDelegatedAccessToken, GetWebIdentityToken (all
     # mint credentials or tokens), DecodeAuthorizationMessage (reads nothing of the lab).

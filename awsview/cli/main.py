@@ -55,6 +55,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             # Lab detection reads every profile, once a screen is up: a broken one is said here.
             profiles.load_all()
+        if "prefix" in takes and args.prefix and isinstance(getattr(args, "lab", None), str):
+            _prefix_of_lab(args.command, args.lab, args.prefix)
         code = run_command(args)
         sys.stdout.flush()  # a closed pipe is found here, not at exit with a traceback
         return code
@@ -71,6 +73,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+def _prefix_of_lab(command: str, lab: str, prefix: str) -> None:
+    """--lab names its resources itself: a --prefix beside it must be the lab's, never dropped
+    without a word."""
+    from awsview import profiles
+
+    named = profiles.load(lab).prefix
+    if prefix != named:
+        raise UsageError(
+            f"awsview {command}: --prefix {prefix} does not go with --lab {lab}, whose "
+            f"resources are named {named}*: give one or the other"
+        )
 
 
 def needs(args: argparse.Namespace) -> list[tuple[str, str]]:

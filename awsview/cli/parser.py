@@ -59,7 +59,10 @@ SHARED: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "prefix": (
         "--prefix",
-        {"metavar": "PREFIX", "help": "with no known lab: only resources named PREFIX*"},
+        {
+            "metavar": "PREFIX",
+            "help": "only resources named PREFIX* (a lab only if its prefix is PREFIX)",
+        },
     ),
     "theme": (
         "--theme",

@@ -293,6 +293,7 @@ def _queue(model: LabModel, ident: str, key: str) -> Detail | None:
             ("Visible", queue.visible),
             ("In flight", queue.in_flight),
             ("Delayed", queue.delayed),
+            ("Oldest message, s", queue.oldest_age_s),
             ("Visibility timeout", queue.visibility_timeout),
             ("URL", queue.url),
             ("ARN", queue.arn),

@@ -17,7 +17,7 @@ from typing import Any
 from awsview import kinds
 from awsview.model import keys, untrusted
 from awsview.model.items import format_value
-from awsview.model.snapshot import Health, Snapshot
+from awsview.model.snapshot import Health, Snapshot, age_text
 from awsview.model.state import LabModel
 from awsview.profiles import LabProfile
 
@@ -353,6 +353,7 @@ def queues(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
                 str(q.in_flight),
                 sparklines(q.depth, now),
                 str(q.delayed),
+                _oldest(q.oldest_age_s, snapshot, now),
                 cell(q.dlq_arn and f"{q.dlq_arn.rsplit(':', 1)[-1]} after {q.max_receive_count}"),
             ),
         )
@@ -363,12 +364,19 @@ def queues(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
             "queues",
             "SQS queues",
             [snapshot] if snapshot else [],
-            ("QUEUE", "VISIBLE", "IN FLIGHT", DEPTH_COLUMN, "DELAYED", "DLQ"),
+            ("QUEUE", "VISIBLE", "IN FLIGHT", DEPTH_COLUMN, "DELAYED", "OLDEST", "DLQ"),
             rows,
             now,
             "no queues",
         )
     ]
+
+
+def _oldest(age: float | None, snapshot: Snapshot[Any] | None, now: float) -> str:
+    """The oldest message's age now: as read, plus the time since the read."""
+    if age is None or snapshot is None:
+        return ""
+    return age_text(age + max(0.0, now - (snapshot.fetched_at or now)))
 
 
 def functions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:

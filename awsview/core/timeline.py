@@ -163,8 +163,9 @@ class Timeline:
 class Evidence:
     """Everything the timeline is built from; the pollers' data, already parsed."""
 
-    business_tables: tuple[str, ...]
+    business_tables: tuple[str, ...]  # none: every table named prefix*
     business_key: str = "id"
+    prefix: str = ""  # the view's: another lab's decisions on the same endpoint stay out
     journal_id: str | None = None
     decisions: tuple[Mapping[str, Any], ...] = ()  # emulator journal rows
     invocations: tuple[Mapping[str, Any], ...] = ()
@@ -396,14 +397,20 @@ def collect(evidence: Evidence) -> tuple[dict[str, Decision], list[str], list[st
     """Every decision the evidence holds (by identity), the sources used and those missing."""
     invocations = {str(i.get("request_id")): i for i in evidence.invocations if i.get("request_id")}
     business = set(evidence.business_tables)
-    decisions: dict[str, Decision] = {
-        d.ident: d for d in evidence.stored if not business or d.table in business
-    }
+
+    def wanted(table: Any) -> bool:
+        return (
+            table in business
+            if business
+            else isinstance(table, str) and table.startswith(evidence.prefix)
+        )
+
+    decisions: dict[str, Decision] = {d.ident: d for d in evidence.stored if wanted(d.table)}
     sources, missing = [], []
     if evidence.journal_id is not None:
         sources.append("emulator journal (exact)")
         for row in evidence.decisions:
-            if not business or row.get("table_name") in business:
+            if wanted(row.get("table_name")):
                 decision = from_journal(row, evidence.journal_id, invocations)
                 decisions[decision.ident] = decision
     else:

@@ -36,6 +36,25 @@ def header_caller(headers: Any) -> dict[str, Any]:
     return {"kind": "api", "user_agent": agent.split(" ")[0][:80]}
 
 
+def oldest_message_ages() -> dict[str, float | None]:
+    """Each SQS queue's ARN and the age in seconds of its oldest message not deleted yet (in
+    flight and delayed ones too), None when it has none: AWS's ApproximateAgeOfOldestMessage,
+    which SQS only publishes to CloudWatch. moto keeps it as each message's sent timestamp in
+    ``Queue._messages`` (moto 5.2); the lists are copied, since SQS calls change them meanwhile."""
+    from moto.sqs.models import sqs_backends
+
+    now_ms = time.time() * 1000
+    ages: dict[str, float | None] = {}
+    for regions in list(sqs_backends.values()):
+        for backend in list(regions.values()):
+            for queue in list(backend.queues.values()):
+                sent = [m.sent_timestamp for m in list(queue._messages) if m.sent_timestamp]
+                ages[queue.queue_arn] = (
+                    round(max(0.0, now_ms - min(sent)) / 1000, 3) if sent else None
+                )
+    return ages
+
+
 def install(runtime: LambdaRuntime) -> None:
     _patch_lambda(runtime)
     _patch_event_source_mappings()

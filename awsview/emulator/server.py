@@ -1,7 +1,8 @@
 """The embedded lab emulator: moto server plus real Lambda code, SQS polling, permission checks,
 the write-decision journal and the change feed, on one local port.
 
-The journal and the change feed are readable (GET only) under ``/_awsview/`` — a path no AWS API
+The journal, the change feed and each queue's oldest message age (``queues``: what AWS publishes
+only as a CloudWatch metric) are readable (GET only) under ``/_awsview/`` — a path no AWS API
 uses. Nothing under it can change anything.
 """
 
@@ -531,6 +532,10 @@ def _answer(route: str, environ: dict, emulator: Emulator) -> tuple[str, dict[st
         if wait != wait or since < 0:  # NaN
             return "400 Bad Request", {"error": "since must be ≥ 0 and wait a number of seconds"}
         return "200 OK", emulator.feed.since(since, wait, query.get("feed", [None])[0])
+    if route == "queues":
+        from awsview.emulator.moto_patches import oldest_message_ages
+
+        return "200 OK", {"oldest_age_s": oldest_message_ages(), "instance": emulator.instance}
     if route in ("journal", "decisions"):
         rows = [d.to_json() for d in emulator.journal.decisions(since, limit)]
     elif route == "invocations":

@@ -113,6 +113,9 @@ class Queue:
     # a message that keeps failing and coming back is a visible/in-flight see-saw.
     depth: tuple[tuple[float, int, int], ...] = ()
     created: float | None = None  # CreatedTimestamp (whole seconds on AWS)
+    # Seconds since its oldest message was sent (ApproximateAgeOfOldestMessage); None: no message,
+    # or the endpoint does not say.
+    oldest_age_s: float | None = None
 
     @property
     def empty(self) -> bool:

@@ -48,13 +48,12 @@ class Snapshot(Generic[T]):
         """A short human phrase: "0.4 s ago", "stale 12 s — connection refused", "absent"."""
         now = time.time() if now is None else now
         if self.health is Health.OK:
-            return "live" if self.live else f"{_age(now - (self.fetched_at or now))} ago"
+            return "live" if self.live else f"{age_text(now - (self.fetched_at or now))} ago"
         if self.health is Health.ABSENT:
             return f"absent — {self.note}" if self.note else "absent"
         if self.health is Health.STALE:
-            return (
-                f"stale {_age(now - (self.fetched_at or self.error_since or now))} — {self.error}"
-            )
+            since = now - (self.fetched_at or self.error_since or now)
+            return f"stale {age_text(since)} — {self.error}"
         return f"error — {self.error}"
 
     def to_json(self, now: float | None = None) -> dict[str, Any]:
@@ -70,7 +69,8 @@ class Snapshot(Generic[T]):
         }
 
 
-def _age(seconds: float) -> str:
+def age_text(seconds: float) -> str:
+    """``4.2 s``, ``42 s``, ``3 min``."""
     seconds = max(0.0, seconds)
     if seconds < 10:
         return f"{seconds:.1f} s"

@@ -53,13 +53,16 @@ class NeedsPrefix(PreflightError):
 async def detect_profile(conn: Connection, prefix: str = "") -> profiles.LabProfile:
     """The lab whose resources exist here; otherwise a generic view of the names under
     ``prefix``. With no prefix that is the whole region: only on a local endpoint (an emulator),
-    anywhere else NeedsPrefix says which prefixes exist."""
+    anywhere else NeedsPrefix says which prefixes exist. A prefix given is the user's choice: only
+    a lab named by exactly that prefix is shown in its place."""
     known = []
     for name in profiles.available():
         try:
-            known.append(profiles.load(name))
+            lab = profiles.load(name)
         except profiles.ProfileError:
             continue  # a broken lab folder is said when it is named (and by `awsview lab list`)
+        if not prefix or lab.prefix == prefix:
+            known.append(lab)
     names: list[str] = []
     for service, method, key, token_in, token_out in (
         ("lambda", "list_functions", "Functions", "Marker", "NextMarker"),

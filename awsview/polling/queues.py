@@ -1,10 +1,12 @@
-"""SQS queues: visible / in-flight / delayed counts and redrive. Never ReceiveMessage: that
-would hide messages from the lab's consumer."""
+"""SQS queues: visible / in-flight / delayed counts, redrive, and the age of the oldest message
+(`awsview.polling.queueage`). Never ReceiveMessage: that would hide messages from the lab's
+consumer."""
 
 from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from typing import Any
 
 from awsview.aws.errors import classify
@@ -14,6 +16,7 @@ from awsview.model.resources import Queue
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller, healthy
+from awsview.polling.queueage import OldestAges
 from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 QUEUES = keys.QUEUES
@@ -55,6 +58,10 @@ class QueuePoller(Poller):
         # longer while they stay as they were.
         self._listing = Quiet(LISTING_CEILING_S)
         self._counts = Quiet()
+        self._ages = OldestAges()
+
+    async def close(self) -> None:
+        await self._ages.close()
 
     def is_busy(self, model: LabModel) -> bool:
         return any(not q.empty for q in model.data(QUEUES, ()))
@@ -159,7 +166,9 @@ class QueuePoller(Poller):
                     created=_float(attributes.get("CreatedTimestamp")),
                 )
             )
-        return queues
+        # An empty queue has no oldest message: only the others are asked about.
+        ages = await self._ages.ages(conn, [(q.name, q.arn) for q in queues if not q.empty])
+        return [replace(q, oldest_age_s=ages.get(q.arn)) if not q.empty else q for q in queues]
 
     def _follow_depth(
         self, url: str, now: float, visible: int, in_flight: int

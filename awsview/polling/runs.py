@@ -1,7 +1,11 @@
 """Which run of the lab the viewer is looking at (`awsview.core.runs`), from the creation times the
 other pollers fetched and the write decisions the timeline collected — no AWS calls of its own.
 The runs and the creation time of each resource are kept in the viewer's store, per endpoint (or
-account and region) and lab, so a viewer started later, or again, knows the runs it saw begin."""
+account and region) and lab, so a viewer started later, or again, knows the runs it saw begin.
+
+A view by ``--prefix`` alone (no lab profile) follows the same rules: its resources are the
+tables, queues, state machines and roles listed under the prefix, each one the learner's (no
+setup is known), and its book is kept under the prefix."""
 
 from __future__ import annotations
 
@@ -14,7 +18,7 @@ from awsview.model import keys
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
 from awsview.polling.store import DecisionStore
-from awsview.profiles import LabProfile
+from awsview.profiles import LabProfile, Resource
 
 RUNS = keys.RUNS
 ANSWERED = (Health.OK, Health.ABSENT)
@@ -26,11 +30,36 @@ def scope_of(conn: Connection) -> str:
     return conn.resolved.scope
 
 
+LISTS = {"queue": keys.QUEUES, "state_machine": keys.STATE_MACHINES, "role": keys.ROLES}
+
+
+def book_name(profile: LabProfile) -> str:
+    """Whose runs these are in the store: the lab's, or the prefix's for a view without a lab."""
+    return f"prefix:{profile.prefix}" if profile.generic else profile.name
+
+
+def watched(profile: LabProfile, model: LabModel) -> tuple[tuple[Resource, ...], bool]:
+    """The resources that tell runs apart, and whether their lists answered: the lab's own, or
+    for a view without a lab every one listed under its prefix."""
+    if not profile.generic:
+        return profile.resources, True
+    found: list[Resource] = []
+    complete = True
+    for kind, key in (("table", keys.TABLES), *LISTS.items()):
+        snapshot = model.get(key)
+        if snapshot is None or snapshot.health not in ANSWERED:
+            complete = False
+            continue
+        for entry in snapshot.data or ():
+            found.append(Resource(kind, entry if isinstance(entry, str) else entry.name, False))
+    return tuple(found), complete
+
+
 def sightings(profile: LabProfile, model: LabModel) -> tuple[list[Sighting], bool]:
     """The lab's tables, queues, state machines and roles that exist, with their creation times;
     and whether every one of those kinds answered (a failed listing proves nothing)."""
     found: list[Sighting] = []
-    complete = True
+    resources, complete = watched(profile, model)
 
     def listed(key: str) -> tuple[Any, ...]:
         nonlocal complete
@@ -50,7 +79,7 @@ def sightings(profile: LabProfile, model: LabModel) -> tuple[list[Sighting], boo
                 Sighting(f"{kind.replace('_', ' ')} {name}", float(moment), provided, whole)
             )
 
-    for resource in profile.resources:
+    for resource in resources:
         name, provided = resource.name, resource.provided
         if resource.kind == "table":
             snapshot = model.get(keys.table(name))
@@ -59,10 +88,7 @@ def sightings(profile: LabProfile, model: LabModel) -> tuple[list[Sighting], boo
             elif snapshot.data is not None:
                 seen("table", name, snapshot.data.created, provided)
         elif resource.kind in ("queue", "state_machine", "role"):
-            key = {"queue": "queues", "state_machine": "state_machines", "role": "roles"}[
-                resource.kind
-            ]
-            match = next((r for r in listed(key) if r.name == name), None)
+            match = next((r for r in listed(LISTS[resource.kind]) if r.name == name), None)
             if match is not None:
                 seen(resource.kind, name, match.created, provided)
     return found, complete
@@ -83,7 +109,7 @@ class RunKeeper:
             self._scope = scope_of(conn)
             try:
                 self._store = self._store or DecisionStore()
-                self._book = self._store.run_book(self._scope, self.profile.name)
+                self._book = self._store.run_book(self._scope, book_name(self.profile))
             except Exception:  # an unusable state dir must not stop the viewer; it just forgets
                 self._store, self._book = None, RunBook()
         return self._book
@@ -92,8 +118,6 @@ class RunKeeper:
         self, conn: Connection, model: LabModel, writes: Callable[[], Iterable[float]]
     ) -> tuple[Run, ...]:
         """The runs after this round's sightings; ``writes`` gives every write decision's time."""
-        if self.profile.generic:
-            return ()  # no lab, no resources that tell its runs apart
         book = self._loaded(conn)
         found, complete = sightings(self.profile, model)
         started = None
@@ -106,7 +130,7 @@ class RunKeeper:
         began, seen = book.observe(found, complete, started, writes)
         if (began or seen) and self._store is not None:
             try:
-                self._store.keep_runs(self._scope, self.profile.name, began, seen)
+                self._store.keep_runs(self._scope, book_name(self.profile), began, seen)
             except Exception:
                 pass  # the book still has them for this session
         return closed(book.runs)

@@ -113,6 +113,7 @@ class TimelinePoller(Poller):
         evidence = timeline.Evidence(
             business_tables=self.profile.tables("business") if not self.profile.generic else (),
             business_key=self.profile.business_key,
+            prefix=self.profile.prefix,
             journal_id=data.journal_id if data is not None else None,
             decisions=data.decisions if data is not None else (),
             invocations=data.invocations if data is not None else (),
@@ -160,7 +161,8 @@ class TimelinePoller(Poller):
         """ "Seen gone" marks for items of open lifetimes that a scan showed and the next
         does not."""
         marks = []
-        for name in self.profile.tables("business"):
+        names = model.data(keys.TABLES, ()) if self.profile.generic else ()
+        for name in names or self.profile.tables("business"):
             snapshot = model.get(keys.table(name))
             if (
                 snapshot is None

@@ -209,12 +209,14 @@ async def test_every_call_the_viewer_makes_is_in_the_policy(authorized, lab, mon
 
 def test_the_allow_list_maps_into_iam_actions():
     """Each service of the allow-list names its actions with its IAM prefix (botocore's signing
-    name: `states`, not `stepfunctions`), so any read the pollers take from it can be granted."""
+    name: `states`, not `stepfunctions`), so any read the pollers take from it can be granted.
+    CloudWatch is the one service whose IAM prefix is not its signing name (`monitoring`)."""
     import botocore.session
 
     loader = botocore.session.get_session()
     for service, operations in READ_OPERATIONS.items():
         signing = loader.get_service_model(service).signing_name
+        signing = {"monitoring": "cloudwatch"}.get(signing, signing)
         for operation in operations:
             assert action(service, operation) == f"{signing}:{operation}", (service, operation)
 

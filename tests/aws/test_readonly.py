@@ -20,7 +20,17 @@ from botocore.config import Config
 
 from awsview.aws.readonly import READ_OPERATIONS, ReadOnlyViolation, guard, is_read_operation
 
-SERVICES = ["stepfunctions", "dynamodb", "dynamodbstreams", "sqs", "lambda", "logs", "iam", "sts"]
+SERVICES = [
+    "stepfunctions",
+    "dynamodb",
+    "dynamodbstreams",
+    "sqs",
+    "lambda",
+    "logs",
+    "iam",
+    "sts",
+    "cloudwatch",
+]
 CREDENTIALS = {
     "aws_access_key_id": "testing",
     "aws_secret_access_key": "testing",

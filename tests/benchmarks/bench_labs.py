@@ -1,0 +1,101 @@
+"""`awsview lab check LAB --twice` for every lab folder in labs/: its wall time against the
+budget (60 s per lab on a 2-core machine), and as a ratio to a yardstick measured in the same
+run, so that a slower machine is told from a slower lab check. Prints figures; asserts nothing.
+
+    python -m tests.benchmarks.bench_labs [LAB ...]        (or: make bench)
+
+The yardstick is what every lab check is made of: an embedded emulator started until it listens,
+one AWS CLI command against it, and the emulator stopped (the median of a few). A lab check
+starts one emulator and runs tens of CLI commands and verify scripts, twice.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from tests.support.emulator import RunningEmulator
+
+LABS = Path(__file__).resolve().parents[2] / "labs"
+BUDGET_S = 60.0
+YARDSTICK_RUNS = 3
+CHECK_TIMEOUT_S = 900
+
+
+def _env(scratch: Path) -> dict[str, str]:
+    """The venv's bin first on PATH (the labs' commands run `aws`), a state dir of its own."""
+    bindir = str(Path(sys.executable).parent)
+    return {
+        **os.environ,
+        "PATH": os.pathsep.join([bindir, os.environ.get("PATH", os.defpath)]),
+        "XDG_STATE_HOME": str(scratch / "state"),
+        "AWS_PAGER": "",
+    }
+
+
+def yardstick_s(scratch: Path) -> float:
+    """Median wall time of: an emulator started until it listens, `aws sts get-caller-identity`
+    against it, the emulator stopped."""
+    took = []
+    for n in range(YARDSTICK_RUNS):
+        started = time.perf_counter()
+        running = RunningEmulator(state_dir=scratch / f"yardstick-{n}").start()
+        try:
+            subprocess.run(
+                ["aws", "sts", "get-caller-identity"],
+                env={**running.env, "PATH": _env(scratch)["PATH"]},
+                capture_output=True,
+                check=True,
+                timeout=60,
+            )
+        finally:
+            running.stop()
+        took.append(time.perf_counter() - started)
+    return statistics.median(took)
+
+
+def check_s(lab: str, scratch: Path) -> tuple[float, int, str]:
+    """Wall time, exit status and last output line of `awsview lab check LAB --twice`."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "awsview", "lab", "check", lab, "--twice"],
+        capture_output=True,
+        text=True,
+        timeout=CHECK_TIMEOUT_S,
+        env=_env(scratch),
+        stdin=subprocess.DEVNULL,
+    )
+    took = time.perf_counter() - started
+    said = [line for line in (done.stdout + done.stderr).splitlines() if line.strip()]
+    return took, done.returncode, said[-1] if said else ""
+
+
+def main(labs: list[str]) -> None:
+    labs = labs or sorted(p.name for p in LABS.iterdir() if (p / "index.json").is_file())
+    print(f"== awsview lab check --twice, per lab (budget {BUDGET_S:.0f} s)", flush=True)
+    with tempfile.TemporaryDirectory(prefix="awsview-bench-labs-") as tmp:
+        scratch = Path(tmp)
+        yardstick = yardstick_s(scratch)
+        print(
+            f"   yardstick: emulator start + one AWS CLI call + stop, median of "
+            f"{YARDSTICK_RUNS}: {yardstick:.2f} s (the budget is {BUDGET_S / yardstick:.0f}×)",
+            flush=True,
+        )
+        print(f"   {'LAB':<18}{'WALL':>8}  {'× YARDSTICK':>11}  BUDGET  EXIT", flush=True)
+        for lab in labs:
+            took, code, last = check_s(lab, scratch)
+            met = "met" if took <= BUDGET_S and code == 0 else "NO"
+            print(
+                f"   {lab:<18}{took:>7.1f}s  {took / yardstick:>10.1f}×  {met:<6}  {code}"
+                + (f"  ({last[:120]})" if code else ""),
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
