@@ -30,10 +30,9 @@ from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
 from awsview.ui import compat, keytable, themes
 from awsview.ui.compat import action_name
-from awsview.ui.viewer import rowkeys
+from awsview.ui.viewer import rowkeys, switching
 from awsview.ui.viewer.board import PanelBoard
 from awsview.ui.viewer.cells import alive, plain
-from awsview.ui.viewer import switching
 from awsview.ui.viewer.commands import PanelCommands, switch_commands
 from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelTable, PanelView
 from awsview.ui.viewer.presenter import Presenter, allows
@@ -453,7 +452,9 @@ class AWSViewApp(App[int]):
         when that check fails, the old target then polled on."""
         if self.target is None or not self.switchable:
             return
-        self._retarget(switching.retargeted(self.target, profile, region))
+        target = switching.retargeted(self.target, profile, region)
+        if target != self.target:
+            self._retarget(target)
 
     @work(exclusive=True, group="switch", exit_on_error=False)
     async def _retarget(self, target: Target) -> None:

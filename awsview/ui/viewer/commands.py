@@ -68,7 +68,11 @@ def lab_choices(app: Any) -> list[tuple[str, str, object]]:
 def profile_choices(app: Any) -> list[tuple[str, str, object]]:
     current = app.target.profile if app.target else None
     return [
-        (name, "current" if name == current else "AWS profile", partial(app.switch_target, profile=name))
+        (
+            name,
+            "current" if name == current else "AWS profile",
+            partial(app.switch_target, profile=name),
+        )
         for name in session.profile_names()
     ]
 
@@ -82,7 +86,10 @@ def region_choices(app: Any) -> list[tuple[str, str, object]]:
 
 
 def theme_choices(app: Any) -> list[tuple[str, str, object]]:
-    return [(name, "colours of the viewer", partial(app.pick_theme, name)) for name in app.awsview_themes]
+    return [
+        (name, "colours of the viewer", partial(app.pick_theme, name))
+        for name in app.awsview_themes
+    ]
 
 
 def switch_commands(app: Any) -> Iterator[SystemCommand]:
@@ -100,7 +107,9 @@ def switch_commands(app: Any) -> Iterator[SystemCommand]:
             lambda: pick(app, profile_choices(app), "AWS profile…"),
         )
         yield SystemCommand(
-            "Switch region…", "poll another region", lambda: pick(app, region_choices(app), "Region…")
+            "Switch region…",
+            "poll another region",
+            lambda: pick(app, region_choices(app), "Region…"),
         )
     yield SystemCommand(
         "Switch theme…", "colours of the viewer", lambda: pick(app, theme_choices(app), "Theme…")
