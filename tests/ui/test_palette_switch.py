@@ -9,45 +9,16 @@ import gc
 
 import aiohttp
 import pytest
-from textual.command import CommandInput, CommandList, CommandPalette
 
 from awsview.aws.session import Target
 from awsview.labs.player import LabPlayer
 from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.presenter import Presenter
 from tests.support import sample
-from tests.support.helpers import status, until
+from tests.support.helpers import palette, status, until
 from tests.support.probe import body, full_rows, view
 
 pytestmark = pytest.mark.timeout(180)
-
-
-KEY_NAMES = {" ": "space", "-": "minus", "/": "slash"}
-
-
-async def palette(pilot, app: AWSViewApp, *picks: str) -> None:
-    """Open the palette and pick ``picks`` in turn: a command, then its choice."""
-    await pilot.press("ctrl+p")
-    for pick in picks:
-        await until(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
-        await pilot.press(*[KEY_NAMES.get(c, c) for c in pick.rstrip("…")])
-
-        def offered(pick=pick) -> bool:
-            found = app.screen.query_one(CommandList)
-            return found.option_count > 0 and str(found.get_option_at_index(0).prompt).startswith(
-                pick
-            )
-
-        await until(pilot, offered, what=f"{pick!r} offered")
-        await pilot.press("down", "enter")
-        await until(
-            pilot,
-            lambda pick=pick: (
-                not isinstance(app.screen, CommandPalette)
-                or app.screen.query_one(CommandInput).value == ""
-            ),
-            what=f"{pick!r} picked",
-        )
 
 
 def titles(app: AWSViewApp) -> list[str]:

@@ -94,13 +94,13 @@ def theme_choices(app: Any) -> list[tuple[str, str, object]]:
 
 def switch_commands(app: Any) -> Iterator[SystemCommand]:
     """The palette's "Switch …" commands: none in a presenter screen or a replay (the app says
-    with ``switchable``); lab, profile and region only while polling a live endpoint."""
+    with ``switchable``); profile and region only while polling a live endpoint."""
     if not app.switchable:
         return
+    yield SystemCommand(
+        "Switch lab…", "show another lab's panels", lambda: pick(app, lab_choices(app), "Lab…")
+    )
     if app.target is not None:
-        yield SystemCommand(
-            "Switch lab…", "show another lab's panels", lambda: pick(app, lab_choices(app), "Lab…")
-        )
         yield SystemCommand(
             "Switch AWS profile…",
             "poll through another profile of the AWS configuration",
