@@ -179,3 +179,24 @@ async def test_no_switch_in_a_presenter_screen_or_a_replay():
     from awsview.ui.viewer.replay import ReplayApp
 
     assert ReplayApp.SWITCHES is False
+
+
+async def test_a_switch_to_a_real_account_is_announced_and_a_broken_one_refused(
+    tmp_path, monkeypatch
+):
+    from awsview.ui.viewer import switching
+
+    config = tmp_path / "config"
+    config.write_text(
+        "[profile real]\nregion = eu-west-1\n"
+        "aws_access_key_id = AKIAEXAMPLE\naws_secret_access_key = secret\n"
+        "[profile expired]\nregion = eu-west-1\ncredential_process = false\n"
+    )
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(config))
+    problem, announcement = await switching.check(Target(profile="real"))
+    assert problem is None and "real AWS account" in announcement and "eu-west-1" in announcement
+    assert "secret" not in announcement
+    problem, announcement = await switching.check(Target(profile="expired"))
+    assert announcement is None and problem.startswith("profile 'expired'")
+    problem, _ = await switching.check(Target(profile="real", region="eu-wset-1"))
+    assert "did you mean eu-west-1" in problem
