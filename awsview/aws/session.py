@@ -235,6 +235,25 @@ def resolve(target: Target) -> Resolved:
     return resolved
 
 
+def profile_names() -> list[str]:
+    """The profiles of the shared config and credentials files, as botocore reads them."""
+    try:
+        return sorted(botocore_session().available_profiles)
+    except Exception:  # a config file botocore cannot parse: no profile to offer
+        return []
+
+
+def partition_regions(region: str | None) -> list[str]:
+    """The regions of ``region``'s partition in botocore's data, ``region`` first (the
+    commercial partition's when it is None or unknown)."""
+    data = botocore_session().get_data("endpoints")
+    partitions = data.get("partitions", [])
+    chosen = next((p for p in partitions if region in p.get("regions", {})), None)
+    chosen = chosen or next((p for p in partitions if p.get("partition") == "aws"), None)
+    names = sorted(chosen.get("regions", {})) if chosen else []
+    return ([region] if region else []) + [n for n in names if n != region]
+
+
 def identified(resolved: Resolved, timeout: float = 2.0) -> Resolved:
     """``resolved``, marked as the AWS View emulator when its one plain-http endpoint off
     loopback answers as one (one GET of its identity route; nothing is asked of AWS, of https,

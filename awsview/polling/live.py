@@ -52,7 +52,8 @@ class LivePolling:
         self._asked = False
 
     def switch(self, lab: str) -> None:
-        """Show another lab from the next moment on (same connection)."""
+        """Show another lab from the next moment on (same connection); "" for no lab: the
+        resources named by the prefix only."""
         self._switch.put_nowait(("lab", lab))
 
     def use_prefix(self, prefix: str) -> None:
@@ -131,5 +132,5 @@ class LivePolling:
             if kind == "prefix":
                 self.prefix = value
                 return profiles.generic_profile(value)
-            self.lab = value
-            return profiles.load(value)
+            self.lab = value or None
+            return profiles.load(value) if value else profiles.generic_profile(self.prefix)

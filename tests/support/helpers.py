@@ -218,3 +218,33 @@ async def until(pilot, predicate, timeout: float = 30.0, what: str = "condition"
 
 def status(app) -> str:
     return str(app.query_one("#status").render())
+
+
+KEY_NAMES = {" ": "space", "-": "minus", "/": "slash"}
+
+
+async def palette(pilot, app, *picks: str) -> None:
+    """Open the palette and pick ``picks`` in turn: a command, then its choice."""
+    from textual.command import CommandInput, CommandList, CommandPalette
+
+    await pilot.press("ctrl+p")
+    for pick in picks:
+        await until(pilot, lambda: isinstance(app.screen, CommandPalette), what="the palette")
+        await pilot.press(*[KEY_NAMES.get(c, c) for c in pick.rstrip("…")])
+
+        def offered(pick=pick) -> bool:
+            found = app.screen.query_one(CommandList)
+            return found.option_count > 0 and str(found.get_option_at_index(0).prompt).startswith(
+                pick
+            )
+
+        await until(pilot, offered, what=f"{pick!r} offered")
+        await pilot.press("down", "enter")
+        await until(
+            pilot,
+            lambda pick=pick: (
+                not isinstance(app.screen, CommandPalette)
+                or app.screen.query_one(CommandInput).value == ""
+            ),
+            what=f"{pick!r} picked",
+        )

@@ -7,8 +7,7 @@ import dataclasses
 import time
 
 import pytest
-from textual.command import CommandPalette
-from textual.widgets import DataTable, OptionList
+from textual.widgets import DataTable
 
 from awsview import profiles
 from awsview.model.resources import Execution, Table
@@ -25,6 +24,7 @@ from awsview.ui.viewer.app import (
 )
 from awsview.ui.viewer.screens import DetailScreen, HelpScreen
 from tests.support import sample
+from tests.support.helpers import palette
 from tests.support.probe import body, full_rows, rows, screen_lines, settle, view
 
 pytestmark = pytest.mark.usefixtures("utc")  # times on screen read the same everywhere
@@ -226,15 +226,7 @@ async def test_palette_switches_lab_and_theme():
         assert app.theme == "awsview-dark"
         await pilot.press("t")
         assert app.theme != "awsview-dark" and app.theme in app.awsview_themes
-        await pilot.press("ctrl+p", *"Lab: q05")
-        for _ in range(600):  # the palette searches in a worker: wait for its hits, not a guess
-            if (
-                isinstance(app.screen, CommandPalette)
-                and app.screen.query_one(OptionList).option_count
-            ):
-                break
-            await pilot.pause(0.05)
-        await pilot.press("enter")
+        await palette(pilot, app, "Switch lab…", "q05")
         await settle(pilot)
         assert app.profile.name == "q05"
         assert "queues" in app.board.views

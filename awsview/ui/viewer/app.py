@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from textual import events, on, work
-from textual.app import App, ComposeResult
+from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
+from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
 from awsview import profiles
@@ -29,10 +30,10 @@ from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
 from awsview.ui import compat, keytable, themes
 from awsview.ui.compat import action_name
-from awsview.ui.viewer import rowkeys
+from awsview.ui.viewer import rowkeys, switching
 from awsview.ui.viewer.board import PanelBoard
 from awsview.ui.viewer.cells import alive, plain
-from awsview.ui.viewer.commands import LabCommands, PanelCommands, ThemeCommands
+from awsview.ui.viewer.commands import PanelCommands, switch_commands
 from awsview.ui.viewer.panel import HIGHLIGHT_S, PanelTable, PanelView
 from awsview.ui.viewer.presenter import Presenter, allows
 
@@ -121,7 +122,8 @@ class AWSViewApp(App[int]):
     CSS_PATH = "app.tcss"
     TITLE = "AWS View"
     AUTO_FOCUS = None  # keys go to the app until the learner picks a panel (tab, ], click)
-    COMMANDS = App.COMMANDS | {LabCommands, ThemeCommands, PanelCommands}
+    COMMANDS = App.COMMANDS | {PanelCommands}
+    SWITCHES = True  # the palette may switch lab, profile, region and theme (not in a replay)
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
         Binding("question_mark", "help", "Help", id="help"),
@@ -415,12 +417,74 @@ class AWSViewApp(App[int]):
             self.prefix = prefix
             self.live.use_prefix(prefix)
 
+    # -- switching (the command palette) ---------------------------------------------------
+
+    @property
+    def switchable(self) -> bool:
+        """The palette offers its "Switch …" commands: never to a presenter screen or a replay."""
+        return self.SWITCHES and not self.presenter
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        for command in super().get_system_commands(screen):
+            if command.title != "Theme":  # Textual's own: "Switch theme…" offers the viewer's
+                yield command
+        yield from switch_commands(self)
+
     def switch_lab(self, lab: str) -> None:
-        """Show another lab's panels (the palette's "Lab: …"); polling goes on, same endpoint."""
+        """Show another lab's panels ("" for none: the prefix's resources); same endpoint."""
+        self.lab = lab or None
         if self.live is not None:
             self.live.switch(lab)
         elif self.model is not None:
-            self._attach_model(profiles.load(lab), self.model)
+            self._attach_model(
+                profiles.load(lab) if lab else profiles.generic_profile(self.prefix), self.model
+            )
+
+    def current_region(self) -> str | None:
+        """The region polled, as the connection resolved it (else as asked)."""
+        if self.live is not None and self.live.region:
+            return self.live.region
+        return self.target.region if self.target else None
+
+    def switch_target(self, profile: str | None = None, region: str | None = None) -> None:
+        """Poll through another AWS profile or in another region (the endpoint given on the
+        command line stays). Checked as `awsview watch` checks at start; refused in one line
+        when that check fails, the old target then polled on."""
+        if self.target is None or not self.switchable:
+            return
+        target = switching.retargeted(self.target, profile, region)
+        if target != self.target:
+            self._retarget(target)
+
+    @work(exclusive=True, group="switch", exit_on_error=False)
+    async def _retarget(self, target: Target) -> None:
+        problem, announcement = await switching.check(target)
+        if problem is not None:
+            self.notify(f"cannot switch: {problem}", severity="error", timeout=10, markup=False)
+            return
+        await self.stop_polling()
+        self.target = target
+        if self.model is not None and self._on_model_change in self.model.listeners:
+            self.model.listeners.remove(self._on_model_change)
+        self.model = None
+        self.profile = None  # the lab is detected (or loaded) again on the new target
+        self.diagnosis = None
+        self.changes = ItemChanges()
+        self.feed = PanelFeed(self.feed.cap)
+        if alive(self._board):
+            self.board.clear_panels()
+        self.status = ("ok", f"connecting to {target.describe()}…")
+        self._show_status()
+        if announcement:
+            self.notify(announcement, severity="warning", timeout=10, markup=False)
+        self._poll()
+        self._diagnose()
+
+    async def stop_polling(self) -> None:
+        """Stop the pollers, their connection and the doctor's probe, and wait until they have
+        (their clients closed, every task ended)."""
+        await switching.stop_workers([w for w in self.workers if w.group in ("poll", "doctor")])
+        self.live = None
 
     def _age_memory(self) -> None:
         """Keep Python's full garbage collections short.

@@ -84,6 +84,8 @@ class TimeLine(Static):
 class ReplayApp(AWSViewApp):
     """The viewer over one channel of a recording."""
 
+    SWITCHES = False  # a recording shows what it recorded: no lab, profile or region to switch
+
     BINDINGS = [
         Binding("space", "replay_toggle", "Play/pause", id="replay-play"),
         Binding("full_stop", "replay_step(1)", "Step", id="replay-step"),
