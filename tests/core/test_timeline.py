@@ -326,9 +326,9 @@ def test_explain_is_linear_and_its_summary_stays_short():
     from datetime import datetime, timedelta
 
     from awsview.core.explain import explain
-    from awsview.labs.workflow import workflow_definition
     from awsview.model.asl import parse_definition
     from awsview.model.history import parse_history
+    from tests.support.sample import workflow_definition
 
     start = datetime(2026, 1, 1, tzinfo=UTC)
     raw = [

@@ -10,13 +10,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
-from awsview.labs import LABS, LabError, UnknownLab, get_lab
 from awsview.labs.context import LabContext
-from awsview.labs.player import LabPlayer
 from awsview.labs.provision import worker_source, zip_app
 from awsview.labs.q05 import worker_for
 from awsview.labs.workflow import workflow_definition, workflow_template
+
+from awsview.labs import LABS, LabError, UnknownLab, get_lab
+from awsview.labs.player import LabPlayer
 
 # sha256 of the handler printed in seed 000 (ev05), between `cat > app.py <<'PYTHON'` and PYTHON.
 EV05_PROTECTED_SHA256 = "5c8a325d0f126b80c05cee1dbc962bf9e35df81bf6912650c21ad0437940a5e4"

@@ -218,3 +218,15 @@ async def until(pilot, predicate, timeout: float = 30.0, what: str = "condition"
 
 def status(app) -> str:
     return str(app.query_one("#status").render())
+
+
+def folder_workflow(lab: str, worker_arn: str) -> dict:
+    """What a lab folder's workflow step makes of its ``workflow-template.json``: the worker's
+    ARN in the two tasks (the step's ``jq``)."""
+    from awsview.profiles.folder import builtin_dir
+
+    path = builtin_dir() / lab / "assets" / "workflow-template.json"
+    definition = json.loads(path.read_text(encoding="utf-8"))
+    definition["States"]["StoreOrder"]["Parameters"]["FunctionName"] = worker_arn
+    definition["States"]["ReadSummary"]["Parameters"]["FunctionName"] = worker_arn
+    return definition
