@@ -96,7 +96,17 @@ class LabPlayer:
             step = self.lab.folder.steps[number - 1]
             commands, _ = step_commands(self.lab.folder, step)
             label = f"{self.lab.name} step {number}/{len(self.lab.steps)} {step.key}"
-            self._run(commands, f"step{number}.sh", label)
+            try:
+                self._run(commands, f"step{number}.sh", label)
+            except LabError as error:
+                if step.key == "cleanup" or not _not_found(str(error)):
+                    raise
+                # Most often the lab's provided resources were never set up (or an emulator
+                # restarted without them): say the command that makes them.
+                raise LabError(
+                    f"{error} — are the lab's provided resources there? "
+                    f"`awsview lab setup {self.lab.name}` creates them"
+                ) from error
             played.append(step.key)
         return played
 
@@ -110,3 +120,10 @@ class LabPlayer:
             self.log(f"{label}: {line}")
         if not outcome.ok:
             raise LabError(f"{label}: {outcome.said()}")
+
+
+def _not_found(said: str) -> bool:
+    """Whether a failed command's last line is AWS saying a resource does not exist."""
+    from awsview.aws.errors import NOT_FOUND_CODES
+
+    return any(f"({code})" in said for code in NOT_FOUND_CODES | {"NoSuchEntity"})
