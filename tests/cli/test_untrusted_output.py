@@ -233,9 +233,9 @@ def test_docs_from_a_recording(recording: Path, tmp_path: Path):
 def test_docs_index_of_a_lab_with_hostile_words(tmp_path: Path):
     from awsview.capture.docs import index_markdown
     from awsview.capture.docshots import Page
-    from awsview.labs import get_lab
+    from awsview.labs import Lab, get_lab
 
-    lab = dataclasses.replace(get_lab("q05"), name=HOSTILE, title=HOSTILE)
+    lab = Lab(dataclasses.replace(get_lab("q05").folder, name=HOSTILE, title=HOSTILE))
     pages = [Page(1, HOSTILE, HOSTILE, tmp_path / f"01-{FILE_NAME}.svg")]
     text = index_markdown(lab, pages, pages, Page(2, "replay", HOSTILE, tmp_path / "replay.svg"))
     assert_inert_markdown("docs index.md", text)
