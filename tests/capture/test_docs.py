@@ -171,7 +171,8 @@ def _docs(*args: str) -> subprocess.CompletedProcess:
 def test_an_unknown_lab_is_one_line_naming_the_labs(starts_processes, tmp_path):
     result = _docs("q99", "-o", str(tmp_path / "out"))
     assert result.returncode == 2
-    assert result.stderr == "awsview: unknown lab 'q99'; known labs: ev04, ev05, q05\n"
+    known = "dlq, ev04, ev05, lambda-diagnose, q05"  # every lab folder found, built-in ones too
+    assert result.stderr == f"awsview: unknown lab 'q99'; known labs: {known}\n"
     assert not (tmp_path / "out").exists()
 
 
