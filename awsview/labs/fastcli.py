@@ -14,7 +14,8 @@ to the real ``aws`` whenever the server cannot take the command (not started, go
 Protocol, one connection per command: the client sends a 4-byte length and a JSON request
 ({"argv", "env", "cwd"}) with its fds 0, 1, 2 attached to the first message; the server answers
 ``A`` once the child is forked, then the exit status as text when it ends. A client that goes
-away (killed at its step's timeout) has its child killed.
+away (killed at its step's timeout) has its child killed. The socket lives in a directory only
+this user can enter (mkdtemp's 0700).
 """
 
 from __future__ import annotations
@@ -90,12 +91,11 @@ def usable(real_aws: str | None) -> bool:
         return False
     if importlib.util.find_spec("awscli") is None:
         return False
-    return Path(real_aws).resolve().parent == Path(sys.executable).parent.resolve() or _same_python(
-        real_aws
-    )
+    return _same_python(real_aws)
 
 
 def _same_python(script: str) -> bool:
+    """Whether ``script`` is a Python script run by this interpreter (as pip writes ``aws``)."""
     try:
         with open(script, "rb") as handle:
             first = handle.readline(512)
