@@ -108,9 +108,9 @@ def played_lab(
             from tests.support.helpers import wait_for
 
             running = spawn_emulator(tmp_path_factory.mktemp(f"played-{lab}-{until}"))
-            player = LabPlayer(lab, endpoint_url=running.endpoint_url, log=lambda line: None)
-            player.setup()
-            player.play(until=until)
+            with LabPlayer(lab, endpoint_url=running.endpoint_url, log=lambda line: None) as player:
+                player.setup()
+                player.play(until=until)
             if (lab, until) == ("q05", "deploy"):
                 # The step sends its message and returns; the worker writes the order a moment
                 # later: every reader sees it written.

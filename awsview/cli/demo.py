@@ -11,9 +11,9 @@ from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, has_terminal
 
 
 def run(args: argparse.Namespace) -> int:
-    return play(
-        args.lab or ["ev04", "ev05", "q05"], theme=args.theme, step_seconds=args.step_seconds
-    )
+    from awsview.labs import BUILTIN
+
+    return play(args.lab or list(BUILTIN), theme=args.theme, step_seconds=args.step_seconds)
 
 
 def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8.0) -> int:

@@ -90,11 +90,15 @@ def _say_outcome(label: str, outcome: Outcome) -> str:
 
 
 def play(folder: LabFolder, args: argparse.Namespace) -> int:
-    """``awsview lab play DIR``: setup.sh, then each step's commands, output as it comes."""
+    """``awsview lab play DIR``: setup.sh, then each step's commands, output as it comes;
+    ``lab setup`` only setup.sh, ``lab clean`` only the step keyed ``cleanup``."""
     from awsview.aws.session import ConfigError
 
     try:
-        steps = pick_steps(folder, args.until)
+        if args.action == "clean":
+            steps = tuple(s for s in folder.steps if s.key == "cleanup")
+        else:
+            steps = pick_steps(folder, args.until)
         where = endpoint_of(args)
     except (ValueError, ConfigError) as exc:
         return fail(str(exc), EXIT_USAGE)
@@ -110,7 +114,7 @@ def play(folder: LabFolder, args: argparse.Namespace) -> int:
     except FileNotFoundError as exc:
         return fail(f"{folder.name}: {exc}", EXIT_USAGE)
     try:
-        if folder.background:
+        if folder.background and args.action != "clean":
             print(clean(f"{folder.name} setup: {folder.background}"), flush=True)
             outcome = workspace.run(
                 workspace.script(folder.background), "setup.sh", STEP_TIMEOUT, stream=True

@@ -1,19 +1,38 @@
-"""The labs AWS View is built for, as data, and a player that performs their steps."""
+"""The labs AWS View plays: lab folders (the built-in ones under ``labs/``, or any found on the
+search path, see awsview.profiles.folder), and a player that performs their steps."""
 
 from __future__ import annotations
 
-from awsview.labs import ev04, ev05, q05
+from pathlib import Path
+
 from awsview.labs.model import Lab, LabError, Step, UnknownLab
 
-LABS: dict[str, Lab] = {lab.name: lab for lab in (ev04.LAB, ev05.LAB, q05.LAB)}
+BUILTIN = ("ev04", "ev05", "q05")  # what `awsview demo` plays, in order
 
 
-def get_lab(name: str) -> Lab:
-    """The lab with this name (ev04, ev05, q05); UnknownLab names the known ones."""
-    try:
-        return LABS[name]
-    except (KeyError, TypeError):
-        raise UnknownLab(str(name), sorted(LABS)) from None
+def get_lab(name: str | Path, lang: str | None = None) -> Lab:
+    """The lab folder ``name`` names (a path, or a name on the search path); UnknownLab names
+    the known ones. A malformed folder raises ProfileError (file:line: what is wrong)."""
+    from awsview.profiles.folder import discover, is_folder_reference
+    from awsview.profiles.folder import load_folder as read
+
+    text = str(name)
+    if isinstance(name, Path) or is_folder_reference(text) or Path(text, "index.json").is_file():
+        path = Path(name)
+    else:
+        found = discover().get(text)
+        if found is None:
+            raise UnknownLab(text, names())
+        path = found[0]
+    folder, _ = read(path, lang)
+    return Lab(folder)
 
 
-__all__ = ["LABS", "Lab", "LabError", "Step", "UnknownLab", "get_lab"]
+def names() -> list[str]:
+    """The names of every lab found on the search path."""
+    from awsview.profiles.folder import discover
+
+    return sorted(discover())
+
+
+__all__ = ["BUILTIN", "Lab", "LabError", "Step", "UnknownLab", "get_lab", "names"]

@@ -1,7 +1,7 @@
 """The demo driver: plays labs step by step inside the running viewer, with a step banner.
 
 Before each step the banner says what comes next and counts down; `space` pauses the countdown,
-`n` plays the step at once. The lab player's boto3 calls run in a thread; the viewer keeps
+`n` plays the step at once. The lab folder's commands run in a thread; the viewer keeps
 polling the same endpoint meanwhile, so every step shows up in the panels as it happens.
 """
 

@@ -1,15 +1,12 @@
-"""A lab as data: its provided resources and the learner's steps, in order."""
+"""A lab as AWS View plays it: a lab folder's name, title and steps, in order."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
 
 from awsview.model.errors import FailedError, UserError
-
-if TYPE_CHECKING:
-    from awsview.labs.context import LabContext
+from awsview.profiles.folder import LabFolder
 
 
 class LabError(FailedError):
@@ -27,31 +24,42 @@ class UnknownLab(UserError, ValueError):
 
 @dataclass(frozen=True)
 class Step:
-    """One learner step of a lab text, e.g. ev04's "executions"."""
+    """One learner step of a lab folder, e.g. ev04's "executions" (step3.md)."""
 
     key: str
     title: str
-    run: Callable[[LabContext], None]
+    number: int
 
 
 @dataclass(frozen=True)
 class Lab:
-    """A lab: its name, the seed text it follows, what exists before and what the learner does."""
+    """A lab folder: its name, title and the learner's steps."""
 
-    name: str
-    title: str
-    seed: str
-    prefix: str
-    provide: Callable[[LabContext], None]
-    steps: tuple[Step, ...]
+    folder: LabFolder
+
+    @property
+    def name(self) -> str:
+        return self.folder.name
+
+    @property
+    def title(self) -> str:
+        return self.folder.title
+
+    @property
+    def path(self) -> Path:
+        return self.folder.path
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return tuple(Step(s.key, s.title, s.number) for s in self.folder.steps)
 
     def step(self, which: int | str) -> Step:
-        """The step with this 1-based number or key."""
-        for number, step in enumerate(self.steps, start=1):
-            if which == number or which == step.key:
+        """The step with this 1-based number (or its digits) or key."""
+        for step in self.steps:
+            if which in (step.number, str(step.number), step.key):
                 return step
-        known = ", ".join(f"{n}={s.key}" for n, s in enumerate(self.steps, start=1))
+        known = ", ".join(f"{s.number}={s.key}" for s in self.steps)
         raise LabError(f"lab {self.name} has no step {which!r}; its steps are {known}")
 
     def number(self, step: Step) -> int:
-        return self.steps.index(step) + 1
+        return step.number

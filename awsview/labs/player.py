@@ -1,128 +1,129 @@
-"""Plays a lab against an endpoint: what exists before, then the learner's steps in order."""
+"""Plays a lab folder against an endpoint from Python: its ``setup.sh`` (what the VM provides),
+then the learner's steps, each in bash with the AWS CLI (awsview.labs.script), as ``awsview lab
+play`` does. The commands, `awsview demo`, the docs capture and the tests use it.
+
+One player is one lab VM: its scratch home (the lab's assets, the files a step writes for a later
+one) lives as long as the player, so steps can be played one at a time."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
-from botocore.exceptions import (
-    BotoCoreError,
-    ClientError,
-    ConnectionClosedError,
-    ConnectTimeoutError,
-    EndpointConnectionError,
-    NoCredentialsError,
-    ReadTimeoutError,
-)
+from awsview.labs.model import Lab, LabError
+from awsview.labs.script import STEP_TIMEOUT, Workspace
 
-from awsview.aws.errors import NOT_FOUND_CODES
-from awsview.labs.context import LabContext
-from awsview.labs.model import Lab, LabError, Step
-
-UNREACHABLE = (
-    EndpointConnectionError,
-    ConnectTimeoutError,
-    ReadTimeoutError,
-    ConnectionClosedError,
-)
+DEFAULT_REGION = "us-east-1"
 
 
 class LabPlayer:
-    """Performs a lab's commands with boto3, each step deriving what it needs from the endpoint.
+    """Performs a lab folder's commands on ``endpoint_url`` (None: the AWS the shell's
+    configuration reaches; the CLI refuses that without --real-account before it gets here).
 
-    endpoint_url, region and profile None leave each to the SDK's configuration (environment,
-    shared config, the standard credential chain); raises ConfigError if that cannot work.
-    """
+    ``log`` gets each line the commands print, once the step or setup has run."""
 
     def __init__(
         self,
-        lab: Lab | str,
+        lab: Lab | str | Path,
         endpoint_url: str | None = None,
         region: str | None = None,
         log: Callable[[str], None] = print,
-        profile: str | None = None,
+        isolated: bool = False,
+        local: bool = True,
     ):
-        if isinstance(lab, str):
+        if not isinstance(lab, Lab):
             from awsview.labs import get_lab
 
             lab = get_lab(lab)
         self.lab = lab
         self.log = log
-        self._label = lab.name
-        self.context = LabContext(endpoint_url, region, self._say, profile=profile)
+        self.endpoint_url = endpoint_url
+        self._workspace: Workspace | None = None
+        self._region = region or DEFAULT_REGION
+        self._isolated, self._local = isolated, local
+
+    @property
+    def workspace(self) -> Workspace:
+        """The lab's VM, made on first use (its assets copied under a scratch home)."""
+        if self._workspace is None:
+            try:
+                self._workspace = Workspace(
+                    self.lab.folder,
+                    self.endpoint_url or "",
+                    self._region,
+                    isolated=self._isolated,
+                    local=self._local,
+                )
+            except FileNotFoundError as exc:
+                raise LabError(f"{self.lab.name}: {exc}") from exc
+        return self._workspace
+
+    def close(self) -> None:
+        """Remove the scratch home (nothing on the endpoint is touched)."""
+        if self._workspace is not None:
+            self._workspace.close()
+            self._workspace = None
+
+    def __enter__(self) -> LabPlayer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
 
     def setup(self) -> None:
-        """Create the lab's provided resources; existing ones are reused."""
-        self._perform("setup", self.lab.provide)
+        """Run the lab's ``setup.sh`` (nothing when it has none)."""
+        background = self.lab.folder.background
+        if background:
+            self._run(self.workspace.script(background), "setup.sh", f"{self.lab.name} setup")
 
     def play(self, until: int | str | None = None, only: int | str | None = None) -> list[str]:
-        """Perform the learner's steps in order, stopping after `until`; or just `only`.
+        """Perform the learner's steps in order, stopping after ``until`` (a number or a key);
+        or just ``only``. Returns the keys of the steps performed."""
+        from awsview.labs.script import step_commands
 
-        Returns the keys of the steps performed.
-        """
         if only is not None:
             if until is not None:
                 raise LabError("play() takes until or only, not both")
-            steps = [self.lab.step(only)]
+            numbers = [self.lab.step(only).number]
         else:
-            last = len(self.lab.steps) if until is None else self.lab.number(self.lab.step(until))
-            steps = list(self.lab.steps[:last])
-        for step in steps:
-            self._play_step(step)
-        return [step.key for step in steps]
-
-    def clean(self) -> None:
-        """The lab's cleanup step only."""
-        self._play_step(self.lab.step("cleanup"))
-
-    def _play_step(self, step: Step) -> None:
-        label = f"{self.lab.number(step)}/{len(self.lab.steps)} {step.key}"
-        try:
-            self._perform(label, step.run, step.title)
-        except LabError as error:
-            cause = error.__cause__
-            if (
-                step.key != "cleanup"
-                and isinstance(cause, ClientError)
-                and cause.response.get("Error", {}).get("Code") in NOT_FOUND_CODES
-            ):
+            last = len(self.lab.steps) if until is None else self.lab.step(until).number
+            numbers = list(range(1, last + 1))
+        played = []
+        for number in numbers:
+            step = self.lab.folder.steps[number - 1]
+            commands, _ = step_commands(self.lab.folder, step)
+            label = f"{self.lab.name} step {number}/{len(self.lab.steps)} {step.key}"
+            try:
+                self._run(commands, f"step{number}.sh", label)
+            except LabError as error:
+                if step.key == "cleanup" or not _not_found(str(error)):
+                    raise
                 # Most often the lab's provided resources were never set up (or an emulator
                 # restarted without them): say the command that makes them.
                 raise LabError(
                     f"{error} — are the lab's provided resources there? "
                     f"`awsview lab setup {self.lab.name}` creates them"
-                ) from cause
-            raise
+                ) from error
+            played.append(step.key)
+        return played
 
-    def _perform(self, label: str, run: Callable[[LabContext], None], title: str = "") -> None:
-        self._label = f"{self.lab.name} {label}"
-        if title:
-            self._say(title)
-        try:
-            run(self.context)
-        except LabError as error:
-            raise LabError(f"{self._label}: {_one_line(error)}") from error
-        except ClientError as error:
-            detail = error.response.get("Error", {})
-            raise LabError(
-                f"{self._label}: {error.operation_name} failed: "
-                f"{detail.get('Code', '?')}: {_one_line(detail.get('Message', ''))}"
-            ) from error
-        except UNREACHABLE as error:
-            where = self.context.endpoint_url or "AWS"
-            raise LabError(f"{self._label}: cannot reach {where}: {_one_line(error)}") from error
-        except NoCredentialsError as error:
-            raise LabError(
-                f"{self._label}: no AWS credentials found (set a profile, or "
-                "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY)"
-            ) from error
-        except BotoCoreError as error:
-            raise LabError(f"{self._label}: {_one_line(error)}") from error
-        finally:
-            self._label = self.lab.name
+    def clean(self) -> None:
+        """The lab's cleanup step only (its step keyed ``cleanup``)."""
+        self.play(only="cleanup")
 
-    def _say(self, message: str) -> None:
-        self.log(f"{self._label}: {message}")
+    def _run(self, commands: str, name: str, label: str) -> None:
+        outcome = self.workspace.run(commands, name, STEP_TIMEOUT)
+        for line in outcome.output.splitlines():
+            self.log(f"{label}: {line}")
+        if not outcome.ok:
+            raise LabError(f"{label}: {outcome.said()}")
 
 
-def _one_line(error: object) -> str:
-    return " ".join(str(error).split())
+def _not_found(said: str) -> bool:
+    """Whether a failed command's last line is AWS saying a resource does not exist."""
+    from awsview.aws.errors import NOT_FOUND_CODES
+
+    return any(f"({code})" in said for code in NOT_FOUND_CODES | {"NoSuchEntity"})

@@ -133,9 +133,10 @@ class Workspace:
         return self.home / "project"
 
     def rewrite(self, text: str) -> str:
-        """The lab's hard-coded endpoint made the one played on."""
+        """The lab's hard-coded endpoint made the one played on (on AWS itself, with no
+        endpoint, the text stays as the lab wrote it)."""
         wrote, real = urlsplit(self.folder.endpoint), urlsplit(self.endpoint_url)
-        if not wrote.netloc or wrote.netloc == real.netloc:
+        if not real.netloc or not wrote.netloc or wrote.netloc == real.netloc:
             return text
         return text.replace(self.folder.endpoint, self.endpoint_url).replace(
             wrote.netloc, real.netloc
@@ -176,17 +177,23 @@ class Workspace:
     def _pin_endpoint(self, env: dict[str, str]) -> None:
         """AWS CLI v1 sends a few services (SQS in us-east-1) to their legacy host whatever
         AWS_ENDPOINT_URL says; an ``aws`` first on PATH gives each command the endpoint
-        explicitly."""
+        explicitly, and hands it to the fork server when it can (awsview.labs.fastcli)."""
+        from awsview.labs import fastcli
+
         real = shutil.which("aws", path=env["PATH"])
         if real is None:
             return  # the commands say "aws: command not found", as on a VM without it
         shim = self.root / "bin" / "aws"
         shim.parent.mkdir(exist_ok=True)
-        shim.write_text(
-            f'#!/bin/sh\nexec {shlex.quote(real)} --endpoint-url "$AWS_ENDPOINT_URL" "$@"\n',
-            encoding="utf-8",
-        )
-        shim.chmod(0o755)
+        if fastcli.usable(real):
+            fastcli.write_client(shim, real)
+            env[fastcli.SOCKET_ENV] = fastcli.server().socket_path
+        else:
+            shim.write_text(
+                f'#!/bin/sh\nexec {shlex.quote(real)} --endpoint-url "$AWS_ENDPOINT_URL" "$@"\n',
+                encoding="utf-8",
+            )
+            shim.chmod(0o755)
         env["PATH"] = os.pathsep.join([str(shim.parent), env["PATH"]])
 
     def _copy_assets(self) -> None:

@@ -103,7 +103,7 @@ def leaky_lab(
         player = LabPlayer("q05", endpoint_url=running.endpoint_url, log=lambda s: None)
         player.setup()
         player.play(until="repeats")
-        lam = player.context.client("lambda")
+        lam = running.client("lambda")
         lam.update_function_code(
             FunctionName="labex-q05-worker", ZipFile=zip_code(LEAKY_WORKER, "worker.py")
         )

@@ -45,8 +45,7 @@ def myapp(spawn_emulator, tmp_path_factory):
     emulator.stop()
 
 
-# A lab folder has no `lab clean` (its last step cleans up): setup and play are what write.
-@pytest.mark.parametrize("action", ["setup", "play"])
+@pytest.mark.parametrize("action", ["setup", "play", "clean"])
 def test_a_lab_refuses_aws_without_real_account(starts_processes, action):
     env = {
         **os.environ,

@@ -117,14 +117,23 @@ class Fixture:
     queue_url: str
 
 
+_players: dict[tuple[str, str], LabPlayer] = {}
+
+
+def _player(lab: str, url: str) -> LabPlayer:
+    """One lab VM per lab and endpoint: a later step finds the files an earlier one wrote."""
+    if (lab, url) not in _players:
+        _players[(lab, url)] = LabPlayer(lab, endpoint_url=url, log=lambda line: None)
+    return _players[(lab, url)]
+
+
 def prepare(url: str) -> Fixture:
     """The labs' set-up, ev04 up to its workflow, q05 connected, an empty bench queue and the
     seed order (its first summary also creates the worker's log group)."""
-    quiet = {"endpoint_url": url, "log": lambda line: None}
     for lab in ("ev04", "q05"):
-        LabPlayer(lab, **quiet).setup()
-    LabPlayer("ev04", **quiet).play(until="workflow")
-    LabPlayer("q05", **quiet).play(only="connect")
+        _player(lab, url).setup()
+    _player("ev04", url).play(until="workflow")
+    _player("q05", url).play(only="connect")
     kw = {
         "endpoint_url": url,
         "region_name": "us-east-1",
@@ -148,10 +157,9 @@ def prepare(url: str) -> Fixture:
 
 def play_lab(url: str) -> None:
     """The learner's part of the benchmark lab: ev04's executions, then q05's deploy and repeats."""
-    quiet = {"endpoint_url": url, "log": lambda line: None}
-    LabPlayer("ev04", **quiet).play(only="executions")
-    LabPlayer("q05", **quiet).play(only="deploy")
-    LabPlayer("q05", **quiet).play(only="repeats")
+    _player("ev04", url).play(only="executions")
+    _player("q05", url).play(only="deploy")
+    _player("q05", url).play(only="repeats")
 
 
 class Changes:

@@ -271,8 +271,7 @@ def test_a_config_file_endpoint_is_said_with_its_line(clean_env, capsys):
 # -- what counts as local --------------------------------------------------------------------------
 
 
-# A lab folder has no `lab clean` (its last step cleans up): setup and play are what write.
-@pytest.mark.parametrize("action", ["setup", "play"])
+@pytest.mark.parametrize("action", ["setup", "play", "clean"])
 @pytest.mark.parametrize("url", ["https://172.31.5.9", "https://10.1.2.3:443", "https://[fe80::1]"])
 def test_a_lab_on_a_private_address_needs_real_account_and_sends_nothing(
     clean_env, off_loopback, capsys, action, url

@@ -177,7 +177,7 @@ async def test_same_id_different_quantity_is_a_rejected_conflict_and_the_worker_
         )
         assert conflicts[0].before == conflicts[0].after and conflicts[0].before["quantity"] == 4
         assert any(
-            "ValueError: Order ID already exists with different details" in n
+            "ValueError: order id already stored with different details" in n
             for n in conflicts[0].notes
         )
         assert key.verdict.conflicts >= 1 and "conflict" in key.verdict.text
@@ -326,9 +326,9 @@ def test_explain_is_linear_and_its_summary_stays_short():
     from datetime import datetime, timedelta
 
     from awsview.core.explain import explain
-    from awsview.labs.workflow import workflow_definition
     from awsview.model.asl import parse_definition
     from awsview.model.history import parse_history
+    from tests.support.sample import workflow_definition
 
     start = datetime(2026, 1, 1, tzinfo=UTC)
     raw = [

@@ -75,3 +75,41 @@ def test_a_lab_speaks_its_other_language_from_lang_or_lang_flag(
     where = re.escape(str(copy / "index.json"))
     said = broken.stderr.strip()
     assert re.fullmatch(rf"awsview: {where}:\d+: ja/step3.md is not in the lab folder", said)
+
+
+def test_lab_clean_by_name_plays_only_the_cleanup_step(tmp_path: Path, emulator: RunningEmulator):
+    """`awsview lab clean NAME` finds the built-in folder and runs its step keyed cleanup (not
+    setup.sh); a folder without such a step is refused in one line."""
+    where = ("--endpoint-url", emulator.endpoint_url)
+
+    def lab(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [sys.executable, "-m", "awsview", "lab", *args, *where],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+
+    played = lab("play", "q05", "--until", "deploy")  # its log group is there to delete
+    assert played.returncode == 0, played.stdout + played.stderr
+    done = lab("clean", "q05")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "q05 step 4/4 cleanup" in done.stdout and "q05 setup" not in done.stdout
+    queues = emulator.client("sqs").list_queues().get("QueueUrls", [])
+    assert not [url for url in queues if url.endswith("/labex-q05-jobs")]
+    lam = emulator.client("lambda")
+    assert (
+        lam.list_event_source_mappings(FunctionName="labex-q05-worker")["EventSourceMappings"] == []
+    )
+    lam.get_function_configuration(FunctionName="labex-q05-worker")  # provided: it stays
+
+    lonely = tmp_path / "lonely"
+    shutil.copytree(BUILTIN / "ev05", lonely)
+    toml = (lonely / "awsview.toml").read_text(encoding="utf-8")
+    (lonely / "awsview.toml").write_text(toml.replace('key = "cleanup"', 'key = "tidy"'))
+    refused = lab("clean", str(lonely))
+    assert refused.returncode == 2
+    assert refused.stderr.strip().splitlines() == [
+        f"awsview: lab lonely has no step keyed cleanup in its awsview.toml "
+        f"(awsview lab play {lonely} plays it to the end)"
+    ]

@@ -1,6 +1,6 @@
 """ev05 played step by step on the emulator: one business write through retries and re-runs.
 
-Every step runs in a new LabPlayer, as if typed in a new shell: it must find what it needs.
+The lab folder labs/ev05 is played by one LabPlayer (one lab VM) a step per test, in order.
 """
 
 from __future__ import annotations
@@ -12,11 +12,9 @@ import json
 import pytest
 from botocore.exceptions import ClientError
 
-from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
-from awsview.labs.provision import worker_source, zip_app
-from awsview.labs.workflow import workflow_definition
-from tests.support.helpers import log_messages
+from awsview.profiles.folder import builtin_dir
+from tests.support.helpers import folder_workflow, log_messages
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -31,10 +29,19 @@ PROTECTED = {"id": {"S": "protected-order"}, "quantity": {"N": "4"}, "total_cent
 DIFFERENT = {"id": {"S": "different-order"}, "quantity": {"N": "1"}, "total_cents": {"N": "350"}}
 
 
+_players: dict[str, LabPlayer] = {}
+
+
 def run(emulator, action: str, **kwargs) -> list[str]:
-    """One LabPlayer call (setup, play or clean); returns the progress lines it logged."""
+    """One call of the module's LabPlayer (setup, play or clean): its VM keeps the files a step
+    writes for a later one. Returns the lines the commands printed."""
     lines: list[str] = []
-    player = LabPlayer(get_lab("ev05"), endpoint_url=emulator.endpoint_url, log=lines.append)
+    player = _players.get(emulator.endpoint_url)
+    if player is None:
+        player = _players[emulator.endpoint_url] = LabPlayer(
+            "ev05", endpoint_url=emulator.endpoint_url
+        )
+    player.log = lines.append
     getattr(player, action)(**kwargs)
     return lines
 
@@ -74,7 +81,7 @@ def test_setup_provides_the_unprotected_worker(emulator):
     assert config["Runtime"] == "python3.12" and config["Handler"] == "app.handler"
     environment = config["Environment"]["Variables"]
     assert environment == {"ORDERS_TABLE": ORDERS, "ATTEMPTS_TABLE": ATTEMPTS}
-    assert "ConditionExpression" not in worker_source("ev05_initial.py")
+    assert "ConditionExpression" not in (builtin_dir() / "ev05" / "assets" / "app.py").read_text()
     assert emulator.client("dynamodb").scan(TableName=REFERENCE)["Items"] == REFERENCE_ITEMS
 
 
@@ -82,11 +89,13 @@ def test_deploy_replaces_the_code_with_the_protected_handler(emulator):
     lam = emulator.client("lambda")
     before = lam.get_function_configuration(FunctionName=WORKER)["CodeSha256"]
     lines = run(emulator, "play", until="deploy")
-    archive = zip_app(worker_source("ev05_protected.py"))
+    project = _players[emulator.endpoint_url].workspace.cwd
+    assert 'ConditionExpression="attribute_not_exists(id)"' in (project / "app.py").read_text()
+    archive = (project / "worker.zip").read_bytes()
     expected = base64.b64encode(hashlib.sha256(archive).digest()).decode()
     after = lam.get_function_configuration(FunctionName=WORKER)
     assert after["CodeSha256"] == expected != before
-    assert any(expected in line for line in lines)
+    assert any(line.endswith(expected) for line in lines)
     assert after["Handler"] == "app.handler"
 
 
@@ -96,7 +105,10 @@ def test_workflow_is_the_same_shape_as_ev04(emulator):
     machines = sfn.list_state_machines()["stateMachines"]
     assert [m["name"] for m in machines] == [ORDERS]
     described = sfn.describe_state_machine(stateMachineArn=machines[0]["stateMachineArn"])
-    assert json.loads(described["definition"]) == json.loads(workflow_definition(WORKER))
+    worker_arn = emulator.client("lambda").get_function_configuration(FunctionName=WORKER)[
+        "FunctionArn"
+    ]
+    assert json.loads(described["definition"]) == folder_workflow("ev05", worker_arn)
     assert described["roleArn"].endswith(f":role/{ROLE}")
     emulator.client("iam").get_role_policy(RoleName=ROLE, PolicyName="InvokeWorker")
     assert sfn.list_executions(stateMachineArn=machines[0]["stateMachineArn"])["executions"] == []

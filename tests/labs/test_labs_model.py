@@ -1,47 +1,34 @@
-"""The labs as data: names, steps, worker sources, and how q05's worker is pointed."""
+"""The built-in labs as lab folders: names, steps, their workers and workflow, how a worker is
+pointed at the endpoint played on, and the one-line errors of a play that cannot go on."""
 
 from __future__ import annotations
 
 import ast
-import hashlib
-import io
 import json
-import zipfile
-from pathlib import Path
+import re
 
 import pytest
 
-from awsview.labs import LABS, LabError, UnknownLab, get_lab
-from awsview.labs.context import LabContext
+from awsview.labs import BUILTIN, LabError, UnknownLab, get_lab, names
 from awsview.labs.player import LabPlayer
-from awsview.labs.provision import worker_source, zip_app
-from awsview.labs.q05 import worker_for
-from awsview.labs.workflow import workflow_definition, workflow_template
-
-# sha256 of the handler printed in seed 000 (ev05), between `cat > app.py <<'PYTHON'` and PYTHON.
-EV05_PROTECTED_SHA256 = "5c8a325d0f126b80c05cee1dbc962bf9e35df81bf6912650c21ad0437940a5e4"
-
-
-def _seed(name: str) -> str | None:
-    here = Path(__file__).resolve().parents[2]
-    for shared in (here.parent / "shared", here / "shared"):
-        path = shared / "seeds" / name
-        if path.exists():
-            return path.read_text(encoding="utf-8")
-    return None
+from awsview.profiles.folder import builtin_dir
+from tests.support.helpers import folder_workflow
 
 
 def test_labs_and_their_steps():
-    assert sorted(LABS) == ["ev04", "ev05", "q05"]
-    keys = {name: [step.key for step in lab.steps] for name, lab in LABS.items()}
+    assert {"ev04", "ev05", "q05"} <= set(names())
+    assert BUILTIN == ("ev04", "ev05", "q05")
+    keys = {name: [step.key for step in get_lab(name).steps] for name in BUILTIN}
     assert keys == {
         "ev04": ["authorize", "workflow", "executions", "cleanup"],
         "ev05": ["deploy", "workflow", "executions", "cleanup"],
         "q05": ["connect", "deploy", "repeats", "cleanup"],
     }
-    for lab in LABS.values():
+    for name in BUILTIN:
+        lab = get_lab(name)
         assert all(step.title for step in lab.steps)
-        assert lab.step(1) is lab.steps[0] and lab.step("cleanup") is lab.steps[-1]
+        assert lab.step(1) == lab.steps[0] and lab.step("cleanup") == lab.steps[-1]
+        assert lab.step("2") == lab.steps[1]  # --until's digits
 
 
 def test_unknown_lab_names_itself_and_the_known_ones():
@@ -60,50 +47,47 @@ def test_unknown_step_is_a_lab_error_listing_the_steps():
         get_lab("ev04").step("deploy")
 
 
-def test_unreachable_endpoint_is_one_line_lab_error():
-    player = LabPlayer("ev04", endpoint_url="http://127.0.0.1:9", log=lambda line: None)
-    with pytest.raises(LabError) as caught:
-        player.play(only="authorize")
+def test_unreachable_endpoint_is_one_line_lab_error(starts_processes):
+    with LabPlayer("ev04", endpoint_url="http://127.0.0.1:9", log=lambda line: None) as player:
+        with pytest.raises(LabError) as caught:
+            player.play(only="authorize")
     message = str(caught.value)
     assert "\n" not in message
-    assert message.startswith("ev04 1/4 authorize: cannot reach http://127.0.0.1:9")
+    assert message.startswith("ev04 step 1/4 authorize: `")
+    assert 'Could not connect to the endpoint URL: "http://127.0.0.1:9/' in message
 
 
 def test_workers_are_valid_python():
-    for name in (
-        "ev04_worker.py",
-        "ev05_initial.py",
-        "ev05_protected.py",
-        "q05_initial.py",
-        "q05_protected.py",
-    ):
-        ast.parse(worker_source(name), filename=name)
+    sources = sorted(builtin_dir().glob("*/assets/*.py"))
+    assert {p.parent.parent.name for p in sources} >= {"ev04", "ev05", "q05"}
+    for path in sources:
+        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
 
 
-def test_ev05_protected_worker_is_the_lab_text_byte_for_byte():
-    source = worker_source("ev05_protected.py")
-    assert hashlib.sha256(source.encode()).hexdigest() == EV05_PROTECTED_SHA256
-    seed = _seed("000_e6f04f0cbe250192.txt")
-    if seed is not None:
-        assert "cat > app.py <<'PYTHON'\n" + source + "PYTHON\n" in seed
+def test_the_protected_workers_the_steps_write_make_the_write_conditional():
+    """ev05's step 1 edits app.py, q05's step 2 writes it whole: either way the order write is
+    conditional on the order id (the plays in test_labs_ev05/q05 show what it does)."""
+    q05 = (builtin_dir() / "q05" / "step2.md").read_text(encoding="utf-8")
+    protected = q05.split("cat > app.py <<'PY'\n", 1)[1].split("\nPY\n", 1)[0]
+    ast.parse(protected)
+    assert "attribute_not_exists(id)" in protected
+    ev05 = (builtin_dir() / "ev05" / "step1.md").read_text(encoding="utf-8")
+    assert 'ConditionExpression="attribute_not_exists(id)"' in ev05
+    for lab in ("ev05", "q05"):
+        initial = (builtin_dir() / lab / "assets" / "app.py").read_text(encoding="utf-8")
+        assert "ConditionExpression" not in initial
 
 
-def test_q05_protected_worker_is_the_lab_text_reindented():
-    source = worker_source("q05_protected.py")
-    stripped = "".join(line.lstrip(" ") + "\n" for line in source.splitlines())
-    assert "ConditionExpression='attribute_not_exists(id)'" in source
-    seed = _seed("002_70b7cb8b13170c87.txt")
-    if seed is not None:
-        assert "cat > app.py <<'PY'\n" + stripped + "PY\n" in seed
-
-
-def test_workflow_definition_is_the_template_with_the_worker_name():
-    definition = json.loads(workflow_definition("labex-ev04-worker"))
-    template = json.loads(workflow_template())
-    assert definition["States"]["StoreOrder"]["Parameters"]["FunctionName"] == "labex-ev04-worker"
-    assert definition["States"]["ReadSummary"]["Parameters"]["FunctionName"] == "labex-ev04-worker"
-    template["States"]["StoreOrder"]["Parameters"]["FunctionName"] = "labex-ev04-worker"
-    template["States"]["ReadSummary"]["Parameters"]["FunctionName"] = "labex-ev04-worker"
+def test_workflow_definition_is_the_template_with_the_worker():
+    arn = "arn:aws:lambda:us-east-1:123456789012:function:labex-ev04-worker"
+    definition = folder_workflow("ev04", arn)
+    template = json.loads(
+        (builtin_dir() / "ev04" / "assets" / "workflow-template.json").read_text(encoding="utf-8")
+    )
+    assert definition["States"]["StoreOrder"]["Parameters"]["FunctionName"] == arn
+    assert definition["States"]["ReadSummary"]["Parameters"]["FunctionName"] == arn
+    template["States"]["StoreOrder"]["Parameters"]["FunctionName"] = arn
+    template["States"]["ReadSummary"]["Parameters"]["FunctionName"] = arn
     assert definition == template
     retry = definition["States"]["StoreOrder"]["Retry"]
     assert retry == [
@@ -114,42 +98,26 @@ def test_workflow_definition_is_the_template_with_the_worker_name():
             "MaxAttempts": 2,
         }
     ]
-
-
-def test_zip_has_app_py_at_its_root_and_a_stable_hash():
-    archive = zipfile.ZipFile(io.BytesIO(zip_app("print(1)\n")))
-    assert archive.namelist() == ["app.py"]
-    assert archive.read("app.py") == b"print(1)\n"
-    assert zip_app("print(1)\n") == zip_app("print(1)\n")
+    assert definition["States"]["StoreOrder"]["Catch"][0]["ErrorEquals"] == ["InvalidOrder"]
 
 
 @pytest.mark.parametrize(
-    ("endpoint", "region", "expected"),
+    ("endpoint", "expected"),
     [
-        (
-            "http://127.0.0.1:5000",
-            "us-east-1",
-            "boto3.client('dynamodb',endpoint_url='http://127.0.0.1:5000',region_name='us-east-1')",
-        ),
-        (
-            "http://127.0.0.1:4566",
-            "us-east-1",
-            "boto3.client('dynamodb',endpoint_url='http://127.0.0.1:4566',region_name='us-east-1')",
-        ),
-        (None, "us-east-1", "boto3.client('dynamodb',region_name='us-east-1')"),
-        (None, "eu-central-1", "boto3.client('dynamodb',region_name='eu-central-1')"),
+        ("http://127.0.0.1:5000", 'endpoint_url="http://127.0.0.1:5000"'),
+        ("http://127.0.0.1:4566", 'endpoint_url="http://127.0.0.1:4566"'),
+        (None, 'endpoint_url="http://127.0.0.1:5000"'),  # AWS itself: the lab's text as it is
     ],
 )
-def test_q05_worker_is_pointed_at_the_players_endpoint(endpoint, region, expected):
-    context = LabContext(endpoint, region, log=lambda line: None)
-    for name in ("q05_initial.py", "q05_protected.py"):
-        source = worker_for(context, name)
-        assert expected in source
-        original = worker_source(name)
-        # Only that one line changes.
-        pairs = zip(source.splitlines(), original.splitlines(), strict=True)
-        changed = [a for a, b in pairs if a != b]
-        assert len(changed) <= 1
+def test_q05_worker_is_pointed_at_the_players_endpoint(endpoint, expected, starts_processes):
+    original = (builtin_dir() / "q05" / "assets" / "app.py").read_text(encoding="utf-8")
+    with LabPlayer("q05", endpoint_url=endpoint, log=lambda line: None) as player:
+        placed = (player.workspace.cwd / "app.py").read_text(encoding="utf-8")
+    assert expected in placed
+    # Only that one line changes.
+    pairs = zip(placed.splitlines(), original.splitlines(), strict=True)
+    changed = [a for a, b in pairs if a != b]
+    assert len(changed) <= 1
 
 
 @pytest.mark.parametrize("name", ["ev04", "ev05", "q05"])
@@ -157,10 +125,10 @@ def test_playing_without_setup_says_which_command_provides_the_resources(name, e
     """A learner who plays before `lab setup` (or after the emulator restarted without its
     state) is told the command, in one line, besides the API's own error. (This module's
     emulator never has a lab set up.)"""
-    player = LabPlayer(name, endpoint_url=emulator.endpoint_url, log=lambda line: None)
-    with pytest.raises(LabError) as caught:
-        player.play()
+    with LabPlayer(name, endpoint_url=emulator.endpoint_url, log=lambda line: None) as player:
+        with pytest.raises(LabError) as caught:
+            player.play()
     message = str(caught.value)
     assert "\n" not in message
-    assert "failed: ResourceNotFoundException" in message
+    assert re.search(r"\((ResourceNotFoundException|NoSuchEntity)\)", message), message
     assert message.endswith(f"`awsview lab setup {name}` creates them")

@@ -1,6 +1,6 @@
 """q05 played step by step on the emulator: an idempotent SQS consumer.
 
-Every step runs in a new LabPlayer, as if typed in a new shell: it must find what it needs.
+The lab folder labs/q05 is played by one LabPlayer (one lab VM) a step per test, in order.
 """
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import json
 
 import pytest
 
-from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
 from tests.support.helpers import log_messages
 
@@ -25,10 +24,19 @@ DEDUP = {"id": {"S": "dedup-order"}, "quantity": {"N": "4"}, "total_cents": {"N"
 OTHER = {"id": {"S": "other-order"}, "quantity": {"N": "1"}, "total_cents": {"N": "350"}}
 
 
+_players: dict[str, LabPlayer] = {}
+
+
 def run(emulator, action: str, **kwargs) -> list[str]:
-    """One LabPlayer call (setup, play or clean); returns the progress lines it logged."""
+    """One call of the module's LabPlayer (setup, play or clean): its VM keeps the files a step
+    writes for a later one. Returns the lines the commands printed."""
     lines: list[str] = []
-    player = LabPlayer(get_lab("q05"), endpoint_url=emulator.endpoint_url, log=lines.append)
+    player = _players.get(emulator.endpoint_url)
+    if player is None:
+        player = _players[emulator.endpoint_url] = LabPlayer(
+            "q05", endpoint_url=emulator.endpoint_url
+        )
+    player.log = lines.append
     getattr(player, action)(**kwargs)
     return lines
 
@@ -98,10 +106,17 @@ def test_connect_creates_an_empty_queue_and_an_enabled_mapping(emulator):
 def test_deploy_consumes_the_first_order(emulator):
     lines = run(emulator, "play", only="deploy")
     assert any(
+        line.endswith("queue: 0+0 visible+in flight; dedup-order stored as: dedup-order")
+        for line in lines
+    )
+    logged = [
+        line for m in log_messages(emulator.client("logs"), LOG_GROUP) for line in m.split("\n")
+    ]
+    assert any(
         line.endswith(
             'RESULT {"duplicate": false, "id": "dedup-order", "processed": true, "quantity": 4}'
         )
-        for line in lines
+        for line in logged
     )
     assert sorted_items(emulator, ORDERS) == [DEDUP]
     assert queue_counts(emulator) == (0, 0)

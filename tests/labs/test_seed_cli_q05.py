@@ -12,7 +12,6 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -120,7 +119,9 @@ def test_q05_seed_commands_through_the_aws_cli(starts_processes, emulator, tmp_p
     assert mapping["Function"].endswith(":function:labex-q05-worker")
     assert (mapping["Batch"], mapping["State"]) == (1, "Enabled")
 
-    seed_code = resources.files("awsview.labs.workers").joinpath("q05_protected.py").read_text()
+    # The protected worker as the lab folder's step 2 writes it (its `cat > app.py` block).
+    step2 = (Path(__file__).parents[2] / "labs" / "q05" / "step2.md").read_text()
+    seed_code = step2.split("cat > app.py <<'PY'\n", 1)[1].split("\nPY\n", 1)[0] + "\n"
     (tmp_path / "app.py").write_text(
         seed_code.replace("http://127.0.0.1:5000", emulator.endpoint_url)
     )

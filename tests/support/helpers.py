@@ -248,3 +248,15 @@ async def palette(pilot, app, *picks: str) -> None:
             ),
             what=f"{pick!r} picked",
         )
+
+
+def folder_workflow(lab: str, worker_arn: str) -> dict:
+    """What a lab folder's workflow step makes of its ``workflow-template.json``: the worker's
+    ARN in the two tasks (the step's ``jq``)."""
+    from awsview.profiles.folder import builtin_dir
+
+    path = builtin_dir() / lab / "assets" / "workflow-template.json"
+    definition = json.loads(path.read_text(encoding="utf-8"))
+    definition["States"]["StoreOrder"]["Parameters"]["FunctionName"] = worker_arn
+    definition["States"]["ReadSummary"]["Parameters"]["FunctionName"] = worker_arn
+    return definition

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 from unittest import mock
 
@@ -197,9 +198,16 @@ def _history_events(
     return events
 
 
-def ev04() -> tuple[profiles.LabProfile, LabModel]:
-    from awsview.labs.workflow import workflow_definition
+def workflow_definition(worker: str) -> str:
+    """The order workflow of the synthetic ev04 model (ev04_workflow.json beside this module),
+    with the worker's name in its two tasks."""
+    definition = json.loads((Path(__file__).with_name("ev04_workflow.json")).read_text("utf-8"))
+    definition["States"]["StoreOrder"]["Parameters"]["FunctionName"] = worker
+    definition["States"]["ReadSummary"]["Parameters"]["FunctionName"] = worker
+    return json.dumps(definition, indent=2)
 
+
+def ev04() -> tuple[profiles.LabProfile, LabModel]:
     profile = profiles.load("ev04")
     prefix, worker = profile.prefix, f"{profile.prefix}worker"
     machine_arn = _arn("states", "stateMachine", f"{prefix}orders")

@@ -74,10 +74,10 @@ async def test_cards_show_step_marks_and_an_error_never_as_empty(halfway, untouc
         await settle(pilot)
         ada, bob, cy = (cards(app)[n].text.splitlines() for n in ("Ada", "Bob [/bold]", "Cy"))
         assert ada[0] == f"q05 · {halfway.endpoint_url}"
-        assert ada[1].startswith("step 2/4 deploy · Deploy atomic protection")
+        assert ada[1].startswith("step 2/4 deploy · Deploy Atomic Protection")
         assert ada[2] == "✓ ✓ ✗ · ·  2/5"  # on repeats; the cleanup is not reached yet
         assert ada[3].startswith("updated ")
-        assert bob[1].startswith("no step done yet · next: Connect an empty queue")
+        assert bob[1].startswith("no step done yet · next: Connect an Empty Queue")
         assert bob[2] == "✗ · · · ·  0/5"  # on the first step; nothing else is wrong yet
         assert cy[1] == "no checkpoints read yet"
         assert "error — connection refused" in " ".join(cy[2:])

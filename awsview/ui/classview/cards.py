@@ -40,11 +40,9 @@ def columns_for(width: int) -> int:
 @lru_cache(maxsize=64)
 def lab_steps(profile: LabProfile) -> tuple[tuple[str, str], ...]:
     """(key, title) of each step that has checkpoints, in the lab's order; the title is the lab
-    text's when AWS View plays this lab, the key otherwise."""
-    from awsview.labs import LABS
-
-    lab = LABS.get(profile.name)
-    titles = {step.key: step.title for step in lab.steps} if lab else {}
+    text's when the profile is a lab folder's, the key otherwise."""
+    steps = profile.folder.steps if profile.folder is not None else ()
+    titles = {step.key: step.title for step in steps}
     keys = dict.fromkeys(c.step for c in profile.checkpoints)
     return tuple((key, titles.get(key, key)) for key in keys)
 

@@ -1,0 +1,417 @@
+"""The AWS CLI, fast: a fork server that has imported awscli once and runs each ``aws ARGS`` of a
+lab's bash in a forked child, with the caller's argv, environment, working directory and
+standard file descriptors (passed over a Unix socket), answering its exit status.
+
+Why: a lab's steps run the CLI dozens of times (loops poll `describe-execution`), and each
+``aws`` process spends most of its life importing botocore and awscli. A forked child has them
+already; it builds its session from the caller's environment as a fresh process would.
+
+Used only when AWS View plays on an endpoint it owns or was pointed at, and only when the
+``aws`` found on PATH is the awscli of this interpreter (the same code either way).
+``AWSVIEW_FAST_CLI=0`` turns it off. The client (the ``aws`` first on the lab's PATH) falls back
+to the real ``aws`` whenever the server cannot take the command (not started, gone, refused).
+
+Protocol, one connection per command: the client sends a 4-byte length and a JSON request
+({"argv", "env", "cwd"}) with its fds 0, 1, 2 attached to the first message; the server answers
+``A`` once the child is forked, then the exit status as text when it ends. A client that goes
+away (killed at its step's timeout) has its child killed. The socket lives in a directory only
+this user can enter (mkdtemp's 0700).
+"""
+
+from __future__ import annotations
+
+import atexit
+import importlib.util
+import json
+import os
+import selectors
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SWITCH = "AWSVIEW_FAST_CLI"  # "0": every command runs the real `aws`
+SOCKET_ENV = "AWSVIEW_FAST_CLI_SOCKET"
+MAX_REQUEST = 4 * 1024 * 1024  # an environment and argv larger than this is not a lab's
+
+# The client runs once per `aws` command: standard library only, no site (-IS), nothing slow.
+CLIENT = r"""
+import json, os, socket, sys
+REAL = {real!r}
+
+
+def real():
+    argv = [REAL]
+    if os.environ.get("AWS_ENDPOINT_URL"):
+        argv += ["--endpoint-url", os.environ["AWS_ENDPOINT_URL"]]
+    os.execv(REAL, argv + sys.argv[1:])
+
+
+path = os.environ.get({socket_env!r}, "")
+if not path or os.environ.get({switch!r}) == "0":
+    real()
+try:
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.connect(path)
+    body = json.dumps(
+        {{"argv": sys.argv[1:], "env": dict(os.environ), "cwd": os.getcwd()}}
+    ).encode()
+    data = len(body).to_bytes(4, "big") + body
+    sent = socket.send_fds(conn, [data[:65536]], [0, 1, 2])
+    conn.sendall(data[sent:])
+    accepted = conn.recv(1)
+except OSError:
+    accepted = b""
+if accepted != b"A":
+    real()
+answer = b""
+while True:
+    try:
+        chunk = conn.recv(64)
+    except InterruptedError:
+        continue
+    if not chunk:
+        break
+    answer += chunk
+try:
+    sys.exit(int(answer))
+except ValueError:
+    sys.stderr.write("aws: the command ended without an exit status\n")
+    sys.exit(255)
+"""
+
+
+def usable(real_aws: str | None) -> bool:
+    """Whether commands may go to the fork server: switched on, on Linux (pidfd), and the real
+    ``aws`` is this interpreter's awscli (the same code a forked child runs)."""
+    if os.environ.get(SWITCH) == "0" or real_aws is None or not hasattr(os, "pidfd_open"):
+        return False
+    if importlib.util.find_spec("awscli") is None:
+        return False
+    return _same_python(real_aws)
+
+
+def _same_python(script: str) -> bool:
+    """Whether ``script`` is a Python script run by this interpreter (as pip writes ``aws``)."""
+    try:
+        with open(script, "rb") as handle:
+            first = handle.readline(512)
+    except OSError:
+        return False
+    if not first.startswith(b"#!"):
+        return False
+    words = first[2:].decode(errors="replace").split()
+    return bool(words) and Path(words[0]).resolve() == Path(sys.executable).resolve()
+
+
+def write_client(path: Path, real_aws: str) -> None:
+    """The ``aws`` a lab's bash finds first: hands its command to the server."""
+    code = CLIENT.format(real=real_aws, socket_env=SOCKET_ENV, switch=SWITCH)
+    shebang = f"#!{sys.executable} -IS\n"
+    if len(shebang) > 120 or " " in sys.executable:  # the kernel cuts long or spaced shebangs
+        client = path.with_name("aws-client.py")
+        client.write_text(code, encoding="utf-8")
+        path.write_text(
+            f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -IS {shlex.quote(str(client))} "$@"\n',
+            encoding="utf-8",
+        )
+    else:
+        path.write_text(shebang + code, encoding="utf-8")
+    path.chmod(0o755)
+
+
+class Server:
+    """The fork server, in a process of its own; one per AWS View process, started on first
+    use and stopped at exit (or when AWS View's process goes: it watches a pipe from it)."""
+
+    def __init__(self) -> None:
+        self.directory = Path(tempfile.mkdtemp(prefix="awsview-cli-"))
+        self.socket_path = str(self.directory / "cli.sock")
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(self.socket_path)
+        listener.listen(64)
+        # Bound here, so a command can connect at once: it waits in the backlog until the
+        # server has imported awscli.
+        self._lifeline, theirs = os.pipe()
+        # The server's own environment only serves its warm-up: never a real account's.
+        env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+        env.update(
+            AWS_CONFIG_FILE=os.devnull,
+            AWS_SHARED_CREDENTIALS_FILE=os.devnull,
+            AWS_EC2_METADATA_DISABLED="true",
+        )
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "awsview.labs.fastcli", str(listener.fileno()), str(theirs)],
+            pass_fds=(listener.fileno(), theirs),
+            stdin=subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+        )
+        listener.close()
+        os.close(theirs)
+
+    def stop(self) -> None:
+        if self._lifeline >= 0:
+            os.close(self._lifeline)  # the server kills what still runs and leaves
+            self._lifeline = -1
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        import shutil
+
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+_server: Server | None = None
+
+
+def server() -> Server:
+    """This process's fork server, started on first use."""
+    global _server
+    if _server is None or _server.process.poll() is not None:
+        _server = Server()
+        atexit.register(_server.stop)
+    return _server
+
+
+# --- the server process ------------------------------------------------------------------
+
+
+def serve(listener: socket.socket, lifeline: int) -> None:
+    """Accept commands until the lifeline closes; each one runs in a forked child."""
+    import awscli.clidriver
+    import awscli.handlers  # noqa: F401  (the CLI's customizations, loaded by every command)
+
+    try:
+        _prepare()
+    except Exception:
+        pass
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ, "accept")
+    selector.register(lifeline, selectors.EVENT_READ, "lifeline")
+    children: dict[int, tuple[int, socket.socket]] = {}  # pidfd: (pid, connection)
+    while True:
+        for key, _ in selector.select():
+            if key.data == "lifeline":
+                for pid, _conn in children.values():
+                    _kill(pid)
+                return
+            if key.data == "accept":
+                conn, _ = listener.accept()
+                started = _start(conn, listener, lifeline, children)
+                if started is None:
+                    conn.close()
+                    continue
+                pidfd, pid = started
+                children[pidfd] = (pid, conn)
+                selector.register(pidfd, selectors.EVENT_READ, "child")
+                selector.register(conn, selectors.EVENT_READ, ("client", pid))
+            elif key.data == "child":
+                pidfd = key.fd
+                pid, conn = children.pop(pidfd)
+                selector.unregister(pidfd)
+                os.close(pidfd)
+                _, status = os.waitpid(pid, 0)
+                code = os.waitstatus_to_exitcode(status)
+                try:
+                    selector.unregister(conn)
+                except KeyError:
+                    pass  # its client went first
+                try:
+                    conn.sendall(str(128 - code if code < 0 else code).encode())
+                except OSError:
+                    pass
+                conn.close()
+            else:  # the client said something or went away: it never speaks, so it went
+                _, pid = key.data
+                selector.unregister(key.fileobj)
+                _kill(pid)
+
+
+WARM = ("sts", "dynamodb", "iam", "lambda", "stepfunctions", "sqs", "logs")  # the labs' services
+
+
+def _prepare() -> None:
+    """Read, once and in the server, the data files a command reads (the endpoints, the CLI's
+    own data, the labs' service models, waiters and paginators: most of what a child would
+    still spend after the imports). A child is handed each parsed file once, untouched, as if
+    it had parsed it itself; a second read of a file in the same child parses it again.
+
+    This is the one place that wraps the CLI's internals (botocore's loaders, as awscli
+    imports them)."""
+    import copy
+
+    import awscli.clidriver
+    from botocore import loaders  # the one awscli.clidriver uses
+
+    parsed: dict[str, object] = {}
+    listed: dict[tuple[tuple[str, ...], str], list[str]] = {}
+    load_file = loaders.JSONFileLoader.load_file
+    list_services = loaders.Loader.list_available_services
+
+    def recording(self, file_path):  # type: ignore[no-untyped-def]
+        data = load_file(self, file_path)
+        if data is not None:
+            parsed[file_path] = copy.deepcopy(data)
+        return data
+
+    def listed_once(self, type_name):  # type: ignore[no-untyped-def]
+        key = (tuple(self.search_paths), type_name)
+        if key not in listed:
+            listed[key] = list(list_services(self, type_name))
+        return list(listed[key])
+
+    loaders.Loader.list_available_services = listed_once  # type: ignore[method-assign]
+    loaders.JSONFileLoader.load_file = recording  # type: ignore[method-assign]
+    try:
+        session = awscli.clidriver.create_clidriver().session
+        session.get_available_services()
+        client = {
+            "region_name": "us-east-1",
+            "endpoint_url": "http://127.0.0.1:9",
+            "aws_access_key_id": "warm",
+            "aws_secret_access_key": "warm",
+        }
+        for service in WARM:
+            for read, keywords in (
+                (session.create_client, client),
+                (session.get_waiter_model, {}),  # not every service has waiters
+                (session.get_paginator_model, {}),
+            ):
+                try:
+                    read(service, **keywords)
+                except Exception:  # a file this service lacks
+                    continue
+    finally:
+        loaders.JSONFileLoader.load_file = load_file  # type: ignore[method-assign]
+
+    def handed_once(self, file_path):  # type: ignore[no-untyped-def]
+        data = parsed.pop(file_path, None)
+        return data if data is not None else load_file(self, file_path)
+
+    loaders.JSONFileLoader.load_file = handed_once  # type: ignore[method-assign]
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+
+
+def _start(
+    conn: socket.socket,
+    listener: socket.socket,
+    lifeline: int,
+    children: dict[int, tuple[int, socket.socket]],
+) -> tuple[int, int] | None:
+    """Read one request and fork its child; (pidfd, pid), or None for a bad request."""
+    conn.settimeout(10)
+    fds: list[int] = []
+    try:
+        data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
+        while len(data) < 4:
+            more = conn.recv(65536)
+            if not more:
+                raise ValueError("short request")
+            data += more
+        size = int.from_bytes(data[:4], "big")
+        if size > MAX_REQUEST or len(fds) != 3:
+            raise ValueError("bad request")
+        while len(data) < 4 + size:
+            more = conn.recv(65536)
+            if not more:
+                raise ValueError("short request")
+            data += more
+        request = json.loads(data[4 : 4 + size])
+        argv = [str(a) for a in request["argv"]]
+        env = {str(k): str(v) for k, v in request["env"].items()}
+        cwd = str(request["cwd"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        for fd in fds:
+            os.close(fd)
+        return None
+    conn.settimeout(None)
+    try:
+        pid = os.fork()
+    except OSError:  # no process left: the client runs the real `aws`
+        for fd in fds:
+            os.close(fd)
+        return None
+    if pid == 0:
+        _child(argv, env, cwd, fds, [listener.fileno(), lifeline, conn.fileno()] + list(children))
+    for fd in fds:
+        os.close(fd)
+    try:
+        conn.sendall(b"A")
+    except OSError:
+        _kill(pid)
+    return os.pidfd_open(pid), pid
+
+
+def _data_path() -> None:
+    """What importing awscli does to the environment, done again for the caller's: botocore
+    finds the CLI's own data through AWS_DATA_PATH."""
+    import awscli
+
+    paths = [
+        os.path.expanduser(os.path.expandvars(p))
+        for p in os.environ.get("AWS_DATA_PATH", "").split(os.pathsep)
+        if "AWS_DATA_PATH" in os.environ
+    ]
+    paths.append(os.path.join(os.path.dirname(os.path.abspath(awscli.__file__)), "data"))
+    awscli._awscli_data_path[:] = paths
+    os.environ["AWS_DATA_PATH"] = os.pathsep.join(paths)
+
+
+def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int], close: list[int]):
+    """In the forked child: become the caller's `aws` process and run the command."""
+    code = 255
+    try:
+        os.setsid()  # a signal for the server's group is not the command's
+        for fd in close:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        _data_path()
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as `aws | head` behaves
+        sys.argv = ["aws"]
+        if env.get("AWS_ENDPOINT_URL"):
+            sys.argv += ["--endpoint-url", env["AWS_ENDPOINT_URL"]]
+        sys.argv += argv
+        from awscli.clidriver import main
+
+        code = main()
+    except SystemExit as exit:
+        code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+    except KeyboardInterrupt:
+        code = 130
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 255
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code if isinstance(code, int) else 255)
+
+
+if __name__ == "__main__":
+    serve(socket.socket(fileno=int(sys.argv[1])), int(sys.argv[2]))

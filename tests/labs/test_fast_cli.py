@@ -1,0 +1,131 @@
+"""The fast AWS CLI a lab's bash finds first (awsview.labs.fastcli): each command, run in a child
+of the fork server, prints and exits as the real `aws` does against the same emulator."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from awsview.labs import fastcli
+
+pytestmark = pytest.mark.timeout(300)
+
+
+@pytest.fixture(scope="module")
+def clis(emulator, tmp_path_factory: pytest.TempPathFactory):
+    """(the fast `aws`, the real one, their environment, a working directory)."""
+    real = shutil.which("aws", path=str(Path(sys.executable).parent))
+    assert real is not None and fastcli.usable(real)
+    where = tmp_path_factory.mktemp("fastcli")
+    fast = where / "bin" / "aws"
+    fast.parent.mkdir()
+    # No real `aws` to fall back on: only the server can answer these.
+    fastcli.write_client(fast, str(where / "no-such-aws"))
+    env = {
+        **emulator.env,
+        "PATH": os.environ.get("PATH", os.defpath),
+        "HOME": str(where),
+        fastcli.SOCKET_ENV: fastcli.server().socket_path,
+    }
+    work = where / "work"
+    work.mkdir()
+    return fast, real, env, work
+
+
+def both(clis, *args: str, stdin: str | None = None) -> tuple[tuple, tuple]:
+    """(exit status, stdout, stderr) of the fast and of the real CLI, same arguments."""
+    fast, real, env, work = clis
+    answers = []
+    for argv in ([str(fast), *args], [real, "--endpoint-url", env["AWS_ENDPOINT_URL"], *args]):
+        done = subprocess.run(
+            argv, cwd=work, env=env, input=stdin, capture_output=True, text=True, timeout=120
+        )
+        answers.append((done.returncode, done.stdout, done.stderr))
+    return answers[0], answers[1]
+
+
+def fast(clis, *args: str) -> subprocess.CompletedProcess:
+    cli, _, env, work = clis
+    return subprocess.run(
+        [str(cli), *args], cwd=work, env=env, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_output_and_status_equal_the_real_cli(clis):
+    _, _, _, work = clis
+    # What changes the emulator runs once, through the fast CLI; what reads it, through both.
+    (work / "item.json").write_text('{"id": {"S": "one"}, "n": {"N": "1"}}')
+    for args, said in (
+        (("sqs", "create-queue", "--queue-name", "fast-cli-jobs", "--query", "QueueUrl",
+          "--output", "text"), "/fast-cli-jobs\n"),
+        (("dynamodb", "create-table", "--table-name", "fast-cli-items", "--attribute-definitions",
+          "AttributeName=id,AttributeType=S", "--key-schema", "AttributeName=id,KeyType=HASH",
+          "--billing-mode", "PAY_PER_REQUEST", "--query", "TableDescription.TableName"),
+         '"fast-cli-items"\n'),
+        (("dynamodb", "put-item", "--table-name", "fast-cli-items", "--item", "file://item.json"),
+         ""),  # file:// relative to the command's working directory
+    ):  # fmt: skip
+        done = fast(clis, *args)
+        assert (done.returncode, done.stderr) == (0, ""), args
+        assert done.stdout.endswith(said), (args, done.stdout)
+    for args in (
+        ("sts", "get-caller-identity"),
+        ("sts", "get-caller-identity", "--query", "Account", "--output", "text"),
+        ("sqs", "list-queues", "--output", "table"),
+        ("dynamodb", "describe-table", "--table-name", "fast-cli-items", "--query",
+         "Table.[TableName, KeySchema]"),
+        ("dynamodb", "get-item", "--table-name", "fast-cli-items", "--key", '{"id":{"S":"one"}}',
+         "--query", "Item.n.N", "--output", "text"),
+    ):  # fmt: skip
+        fast_answer, real_answer = both(clis, *args)
+        assert fast_answer == real_answer, args
+        assert fast_answer[0] == 0, fast_answer
+
+
+def test_an_error_has_the_real_clis_status_and_words(clis):
+    for args in (
+        ("dynamodb", "describe-table", "--table-name", "fast-cli-nothing"),  # AWS says no
+        ("sqs", "get-queue-url"),  # a required argument missing: the CLI's usage error
+        ("dynamodb", "put-item", "--table-name", "x", "--item", "file://missing.json"),
+        ("no-such-service", "list"),
+    ):
+        fast_answer, real_answer = both(clis, *args)
+        assert fast_answer == real_answer, args
+        assert fast_answer[0] not in (0, None), fast_answer
+
+
+def test_stdin_reaches_the_command(clis):
+    """The command's standard input is the caller's (its fd 0, passed to the child)."""
+    table = ("--table-name", "fast-cli-stdin")
+    schema = ("--key-schema", "AttributeName=id,KeyType=HASH")
+    fast(clis, "dynamodb", "create-table", *table, *schema, "--billing-mode", "PAY_PER_REQUEST",
+         "--attribute-definitions", "AttributeName=id,AttributeType=S")  # fmt: skip
+    fast(clis, "dynamodb", "put-item", *table, "--item", '{"id": {"S": "one"}, "n": {"N": "7"}}')
+    key = json.dumps({"id": {"S": "one"}})
+    fast_answer, real_answer = both(
+        clis, "dynamodb", "get-item", *table, "--key",
+        "file:///dev/stdin", "--query", "Item.n.N", "--output", "text", stdin=key,
+    )  # fmt: skip
+    assert fast_answer == real_answer == (0, "7\n", "")
+
+
+def test_without_the_server_the_real_cli_answers(clis, tmp_path: Path):
+    _, real, env, work = clis
+    client = tmp_path / "aws"
+    fastcli.write_client(client, real)
+    for gone in ({fastcli.SOCKET_ENV: str(tmp_path / "nothing.sock")}, {fastcli.SWITCH: "0"}):
+        done = subprocess.run(
+            [str(client), "sts", "get-caller-identity", "--query", "Account", "--output", "text"],
+            cwd=work,
+            env={**env, **gone},
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert (done.returncode, done.stdout.strip()) == (0, "123456789012"), done.stderr
