@@ -83,7 +83,7 @@ def configured_where(url: str, profile: str | None) -> str:
         with open(config, encoding="utf-8", errors="replace") as lines:
             for number, line in enumerate(lines, start=1):
                 if url in line:
-                    return f"{config}, line {number}: endpoint_url"
+                    return f"{config}:{number}: endpoint_url"
     except OSError:
         pass
     return f"endpoint_url of profile {profile or 'default'} in {config}"

@@ -45,6 +45,10 @@ MODULES = (
     "awsview.profiles",
     "awsview.core.runs",
 )
+# A recording names each type as the code that wrote it did ("module:Class"); a type that moved or
+# was renamed since is read as its current one, not as an opaque value. Keys are a former module
+# (its types keep their names) or a former "module:Class"; values say where it is now.
+FORMER_NAMES: dict[str, str] = {}
 OPAQUE_REPR = 2000  # characters of repr kept for an object of no known type
 # A number is written as its text: DynamoDB's have 38 digits and an exponent within ±130, so
 # longer text, or an exponent far beyond, is not a value the model held (and a 100,000-digit
@@ -109,6 +113,14 @@ def _type_name(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+def current_name(name: str) -> str:
+    """The running code's name for a type a recording names."""
+    if name in FORMER_NAMES:
+        return FORMER_NAMES[name]
+    module, colon, qualname = name.partition(":")
+    return f"{FORMER_NAMES[module]}{colon}{qualname}" if module in FORMER_NAMES else name
+
+
 def _written_fields(cls: type) -> tuple[str, ...]:
     return tuple(f.name for f in dataclasses.fields(cls) if f.compare)
 
@@ -134,7 +146,7 @@ class Codec:
         self._fields: dict[type, tuple[str, ...]] = {}
         self._builders: list[Callable[[list[Any]], Any] | None] = []
         for index, (name, fields) in enumerate(_checked_schema(schema)):
-            cls = local.get(name)
+            cls = local.get(current_name(name))
             if cls is not None and (fields is None) == dataclasses.is_dataclass(cls):
                 cls = None  # the file says another kind of type: its values stay opaque
             if cls is not None:

@@ -4,6 +4,8 @@ that says where to look."""
 
 from __future__ import annotations
 
+import re
+import tomllib
 from pathlib import Path
 
 from awsview.model.errors import UserError
@@ -36,6 +38,13 @@ def read_utf8(path: Path) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise NotText(
-            f"{path}, line {line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}); "
+            f"{path}:{line}: not UTF-8 (byte 0x{data[exc.start]:02x} at column {column}); "
             "save the file as UTF-8"
         ) from None
+
+
+def toml_error(path: Path | str, exc: tomllib.TOMLDecodeError) -> str:
+    """A TOML syntax error as every file error is said: ``file:N: what``."""
+    match = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+    said = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
+    return f"{path}{f':{match.group(1)}' if match else ''}: {said}"

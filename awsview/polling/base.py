@@ -107,3 +107,17 @@ def listed(model: LabModel, kind: str, listing: Snapshot[Any]) -> tuple[list[str
 
 def healthy(snapshot: Snapshot[Any] | None) -> bool:
     return snapshot is not None and snapshot.health is Health.OK
+
+
+async def unless_deleted(call: Awaitable[Any]) -> Any:
+    """The answer of a call about one listed item, or None if it was deleted since the listing.
+
+    The lab's cleanup deletes while the viewer reads: a not-found on one item must drop that
+    item (or that part of it), not turn the whole listing absent.
+    """
+    try:
+        return await call
+    except Exception as exc:  # calls raise many types; classify() finds not-found
+        if classify(exc).is_not_found:
+            return None
+        raise

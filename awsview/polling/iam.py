@@ -7,13 +7,12 @@ from datetime import datetime
 from typing import Any
 from urllib.parse import unquote
 
-from awsview.aws.errors import classify
 from awsview.aws.session import Connection
 from awsview.model import keys
 from awsview.model.resources import PolicyGrant, Role
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabModel
-from awsview.polling.base import Poller, healthy
+from awsview.polling.base import Poller, healthy, unless_deleted
 from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 ROLES = keys.ROLES
@@ -106,13 +105,12 @@ class RolePoller(Poller):
         async def read() -> tuple[Role, ...]:
             roles = dict(shown)
             for name in names:
-                try:
-                    entry = (await conn.call("iam", "get_role", RoleName=name))["Role"]
-                    roles[name] = await self._role(conn, entry)
-                except Exception as exc:  # calls raise many types; classify() finds not-found
-                    if not classify(exc).is_not_found:
-                        raise
+                got = await unless_deleted(conn.call("iam", "get_role", RoleName=name))
+                role = None if got is None else await unless_deleted(self._role(conn, got["Role"]))
+                if role is None:
                     roles.pop(name, None)  # deleted
+                else:
+                    roles[name] = role
             return tuple(sorted(roles.values(), key=lambda r: r.name))
 
         return [await self.fetch(model, ROLES, read)]
@@ -125,12 +123,9 @@ class RolePoller(Poller):
         for entry in listed:
             if not self.prefix_match(entry["RoleName"]):
                 continue
-            try:
-                roles.append(await self._role(conn, entry))
-            except Exception as exc:  # calls raise many types; classify() finds not-found
-                if classify(exc).is_not_found:
-                    continue  # deleted while we looked
-                raise
+            role = await unless_deleted(self._role(conn, entry))
+            if role is not None:  # else deleted while we looked
+                roles.append(role)
         return tuple(sorted(roles, key=lambda r: r.name))
 
     async def _role(self, conn: Connection, entry: dict[str, Any]) -> Role:
@@ -145,12 +140,11 @@ class RolePoller(Poller):
             RoleName=name,
         )
         for policy in inline:
-            try:
-                got = await conn.call("iam", "get_role_policy", RoleName=name, PolicyName=policy)
-            except Exception as exc:  # calls raise many types; classify() finds not-found
-                if classify(exc).is_not_found:
-                    continue  # the policy was deleted while we looked; the role is still there
-                raise
+            got = await unless_deleted(
+                conn.call("iam", "get_role_policy", RoleName=name, PolicyName=policy)
+            )
+            if got is None:
+                continue  # the policy was deleted while we looked; the role is still there
             found += grants(policy, _document(got.get("PolicyDocument")))
         attached = await conn.pages(
             "iam",

@@ -9,13 +9,12 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from awsview.aws.errors import classify
 from awsview.aws.session import Connection
 from awsview.model import keys
 from awsview.model.resources import Queue
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabModel
-from awsview.polling.base import Poller, healthy
+from awsview.polling.base import Poller, healthy, unless_deleted
 from awsview.polling.queueage import OldestAges
 from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
@@ -129,16 +128,12 @@ class QueuePoller(Poller):
         queues = []
         now = time.time()
         for url in urls:
-            try:
-                attributes = (
-                    await conn.call(
-                        "sqs", "get_queue_attributes", QueueUrl=url, AttributeNames=ATTRIBUTES
-                    )
-                )["Attributes"]
-            except Exception as exc:  # calls raise many types; classify() finds not-found
-                if classify(exc).is_not_found:
-                    continue  # deleted between the listing and this call
-                raise
+            got = await unless_deleted(
+                conn.call("sqs", "get_queue_attributes", QueueUrl=url, AttributeNames=ATTRIBUTES)
+            )
+            if got is None:
+                continue  # deleted between the listing and this call
+            attributes = got["Attributes"]
             redrive = {}
             if attributes.get("RedrivePolicy"):
                 try:

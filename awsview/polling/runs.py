@@ -17,7 +17,7 @@ from awsview.core.runs import Run, RunBook, Sighting, closed
 from awsview.model import keys
 from awsview.model.snapshot import Health
 from awsview.model.state import LabModel
-from awsview.polling.store import DecisionStore
+from awsview.polling.store import UNUSABLE, DecisionStore
 from awsview.profiles import LabProfile, Resource
 
 RUNS = keys.RUNS
@@ -110,7 +110,7 @@ class RunKeeper:
             try:
                 self._store = self._store or DecisionStore()
                 self._book = self._store.run_book(self._scope, book_name(self.profile))
-            except Exception:  # an unusable state dir must not stop the viewer; it just forgets
+            except UNUSABLE:  # an unusable state dir must not stop the viewer; it just forgets
                 self._store, self._book = None, RunBook()
         return self._book
 
@@ -131,6 +131,6 @@ class RunKeeper:
         if (began or seen) and self._store is not None:
             try:
                 self._store.keep_runs(self._scope, book_name(self.profile), began, seen)
-            except Exception:
+            except UNUSABLE:
                 pass  # the book still has them for this session
         return closed(book.runs)

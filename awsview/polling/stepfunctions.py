@@ -9,10 +9,9 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Iterable
+from collections.abc import Iterable
 from typing import Any
 
-from awsview.aws.errors import classify
 from awsview.aws.session import Connection
 from awsview.model import keys
 from awsview.model.asl import DefinitionError, parse_definition
@@ -20,7 +19,7 @@ from awsview.model.history import parse_history
 from awsview.model.resources import Execution, History, StateMachine
 from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
-from awsview.polling.base import Poller
+from awsview.polling.base import Poller, unless_deleted
 from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 MACHINES = keys.STATE_MACHINES
@@ -42,20 +41,6 @@ def _json(text: str | None) -> Any:
         return json.loads(text)
     except ValueError:
         return text
-
-
-async def _unless_deleted(call: Awaitable[Any]) -> Any:
-    """The answer of a call about one listed item, or None if it was deleted since the listing.
-
-    The lab's cleanup deletes while the viewer reads: a not-found on one item must drop that
-    item, not turn the whole listing absent.
-    """
-    try:
-        return await call
-    except Exception as exc:  # calls raise many types; classify() finds not-found
-        if classify(exc).is_not_found:
-            return None
-        raise
 
 
 def _newest_first(executions: Iterable[Execution]) -> list[Execution]:
@@ -103,7 +88,7 @@ class StateMachinePoller(Poller):
                     continue
                 cached = self._described.get(entry["stateMachineArn"])
                 if cached is None or time.monotonic() - cached[0] > REDESCRIBE_S:
-                    described = await _unless_deleted(self._describe(conn, entry))
+                    described = await unless_deleted(self._describe(conn, entry))
                     if described is None:
                         continue  # deleted between the listing and the describe: it is gone
                     cached = (time.monotonic(), described)
@@ -205,7 +190,7 @@ class ExecutionPoller(Poller):
             return await self._executions(conn, machine, model)
         described = await asyncio.gather(
             *(
-                _unless_deleted(conn.call("stepfunctions", "describe_execution", executionArn=arn))
+                unless_deleted(conn.call("stepfunctions", "describe_execution", executionArn=arn))
                 for arn in sorted(arns)
             )
         )
@@ -250,7 +235,7 @@ class ExecutionPoller(Poller):
             if cached is not None:
                 executions.append(cached)
                 continue
-            described = await _unless_deleted(
+            described = await unless_deleted(
                 conn.call("stepfunctions", "describe_execution", executionArn=arn)
             )
             if described is None:

@@ -51,6 +51,11 @@ CREATE TABLE IF NOT EXISTS sightings (
 """
 
 
+# What an unusable state dir raises (unwritable, full, not a database): the pollers then carry on
+# with a memory for this session only. Anything else is a bug and is not swallowed.
+UNUSABLE = (OSError, sqlite3.Error)
+
+
 def default_path() -> Path:
     base = os.environ.get("XDG_STATE_HOME") or os.path.join(
         os.path.expanduser("~"), ".local", "state"
@@ -65,7 +70,7 @@ def unusable(path: Path | None = None) -> str | None:
     where = Path(path) if path else default_path()
     try:
         DecisionStore(where).close()
-    except (OSError, sqlite3.Error) as exc:
+    except UNUSABLE as exc:
         why = getattr(exc, "strerror", None) or str(exc)
         return (
             f"cannot keep the viewer's state in {where.parent} ({why}): write decisions and "

@@ -21,7 +21,7 @@ from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabModel
 from awsview.polling.base import Poller
 from awsview.polling.runs import RUNS, RunKeeper, scope_of
-from awsview.polling.store import DecisionStore
+from awsview.polling.store import UNUSABLE, DecisionStore
 
 TIMELINE = keys.TIMELINE
 GONE_AFTER_S = 5.0
@@ -77,7 +77,7 @@ class TimelinePoller(Poller):
             try:
                 self._store = self._store or DecisionStore()
                 self._stored = {d.ident: d for d in self._store.load(self._scope)}
-            except Exception:  # an unusable state dir must not stop the viewer; it just forgets
+            except UNUSABLE:  # an unusable state dir must not stop the viewer; it just forgets
                 self._store, self._stored = None, {}
         return self._stored
 
@@ -151,7 +151,7 @@ class TimelinePoller(Poller):
         if fresh and self._store is not None:
             try:
                 self._store.save(self._scope, fresh)
-            except Exception:
+            except UNUSABLE:
                 pass  # memory still has them for this session
         for decision in fresh:
             memory[decision.ident] = decision
@@ -225,7 +225,7 @@ class CheckpointPoller(Poller):
                         scope, f"held:{lab}:{run}:{index}", str(moment)
                     ),
                 )
-            except Exception:  # no usable state dir: remember for this session only
+            except UNUSABLE:  # no usable state dir: remember for this session only
                 self._memory = Memory()
         runs = model.data(RUNS, ())
         self._memory.enter_run(runs[-1].number if runs else 0)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from awsview import kinds
 from awsview.model.errors import UserError
-from awsview.model.textfile import NotText, read_utf8
+from awsview.model.textfile import NotText, read_utf8, toml_error
 from awsview.profiles.folder import is_folder_reference
 from awsview.profiles.schema import SchemaError
 from awsview.profiles.statements import STATEMENTS, statement_problem  # noqa: F401
@@ -192,7 +192,7 @@ def load_file(path: Path) -> LabProfile:
     except OSError as exc:
         raise ProfileError(f"{path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ProfileError(f"{path}: {exc}") from None
+        raise ProfileError(toml_error(path, exc)) from None
     return _Parser(path, text).profile(data)
 
 
@@ -207,7 +207,7 @@ class _Parser:
 
     def fail(self, problem: str, near: str | None = None) -> ProfileError:
         line = self._line_of(near) if near else None
-        where = f"{self.path}, line {line}" if line else str(self.path)
+        where = f"{self.path}:{line}" if line else str(self.path)
         return ProfileError(f"{where}: {problem}")
 
     def _line_of(self, needle: str) -> int | None:

@@ -18,7 +18,7 @@ from json.decoder import scanstring
 from pathlib import Path
 from typing import Any
 
-from awsview.model.textfile import BadFile, NotText, read_utf8
+from awsview.model.textfile import BadFile, NotText, read_utf8, toml_error
 
 Path_ = tuple[str | int, ...]
 
@@ -90,9 +90,7 @@ def read_toml(path: Path) -> Document:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
-        match = re.search(r"\(at line (\d+), column \d+\)", str(exc))
-        said = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(exc))
-        raise SchemaError(f"{path}{f':{match.group(1)}' if match else ''}: {said}") from None
+        raise SchemaError(toml_error(path, exc)) from None
     located = _toml_lines(text)
     return Document(path, text, data, lambda where: _nearest(located, where))
 

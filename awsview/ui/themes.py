@@ -17,7 +17,7 @@ from textual.app import App
 from textual.color import Color, ColorParseError
 from textual.theme import Theme
 
-from awsview.model.textfile import BadFile, NotText, read_utf8, shown
+from awsview.model.textfile import BadFile, NotText, read_utf8, shown, toml_error
 
 DEFAULT_THEME = "awsview-dark"
 # The colours a theme file may set, each checked to be one when the theme loads.
@@ -66,7 +66,7 @@ def load_file(path: Path) -> Theme:
     except OSError as exc:
         raise ThemeError(f"{path}: {exc.strerror or exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ThemeError(f"{path}: {exc}") from None
+        raise ThemeError(toml_error(path, exc)) from None
     unknown = sorted(set(data) - set(_FIELDS))
     if unknown:
         raise ThemeError(f"{path}: unknown key(s) {', '.join(unknown)}")
@@ -81,7 +81,7 @@ def _check_values(path: Path, text: str, data: dict[str, Any]) -> None:
         pattern = re.compile(rf"^\s*({re.escape(key)}\s*=|\[{re.escape(key)}\])")
         lines = text.splitlines()
         line = next((n for n, line in enumerate(lines, 1) if pattern.match(line)), None)
-        return f"{path}, line {line}" if line else str(path)
+        return f"{path}:{line}" if line else str(path)
 
     for key in _COLOURS:
         value = data.get(key)

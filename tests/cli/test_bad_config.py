@@ -128,8 +128,7 @@ def test_a_theme_file_that_is_not_utf8_is_one_line(theme_folder, clean_env, tmp_
     (tmp_path / "class.toml").write_text(LEARNER)
     assert main([str(tmp_path / "class.toml") if a == "ROSTER" else a for a in argv]) == 2
     assert said(capsys).endswith(
-        f"{theme_folder / 'mine.toml'}, line 3: not UTF-8 (byte 0xff at column 3); "
-        "save the file as UTF-8"
+        f"{theme_folder / 'mine.toml'}:3: not UTF-8 (byte 0xff at column 3); save the file as UTF-8"
     )
 
 
@@ -139,7 +138,7 @@ def test_a_theme_colour_that_is_not_one_is_said_with_its_line(theme_folder, clea
     )
     assert main(["watch", "--theme", "mine", "--endpoint-url", "http://127.0.0.1:9"]) == 2
     line = said(capsys)
-    assert f'{theme_folder / "mine.toml"}, line 3: primary = "not-a-colour" is not a colour' in line
+    assert f'{theme_folder / "mine.toml"}:3: primary = "not-a-colour" is not a colour' in line
     assert "#RRGGBB" in line
 
 
@@ -156,7 +155,7 @@ def test_a_lab_profile_that_is_not_utf8_is_one_line(profile_folder, clean_env, c
     (profile_folder / "mine.toml").write_bytes(b'name = "mine"\ntitle = "\xe9t\xe9"\n')
     assert main(argv) == 2
     assert said(capsys).endswith(
-        f"{profile_folder / 'mine.toml'}, line 2: not UTF-8 "
+        f"{profile_folder / 'mine.toml'}:2: not UTF-8 "
         "(byte 0xe9 at column 10); save the file as UTF-8"
     )
 
@@ -166,7 +165,7 @@ def test_a_broken_profile_found_while_detecting_the_lab_is_one_line(
 ):
     (profile_folder / "mine.toml").write_bytes(NOT_UTF8)
     assert main(["dump", "--endpoint-url", emulator.endpoint_url]) == 2
-    assert "mine.toml, line 1: not UTF-8" in said(capsys)
+    assert "mine.toml:1: not UTF-8" in said(capsys)
 
 
 @pytest.mark.parametrize(
@@ -184,7 +183,7 @@ def test_a_broken_profile_is_said_before_a_screen_detects_the_lab(
     (profile_folder / "mine.toml").write_bytes(NOT_UTF8)
     (tmp_path / "class.toml").write_text(LEARNER)
     assert main([str(tmp_path / "class.toml") if a == "ROSTER" else a for a in argv]) == 2
-    assert "mine.toml, line 1: not UTF-8" in said(capsys)
+    assert "mine.toml:1: not UTF-8" in said(capsys)
     assert not (tmp_path / "shot.svg").exists()
 
 
@@ -194,7 +193,7 @@ def test_a_roster_that_is_not_utf8_is_one_line(tmp_path, clean_env, capsys, comm
     roster.write_bytes(LEARNER.encode() + b'lab = "\xff"\n')
     assert main([*command, str(roster)]) == 2
     assert said(capsys).endswith(
-        f"{roster}, line 4: not UTF-8 (byte 0xff at column 8); save the file as UTF-8"
+        f"{roster}:4: not UTF-8 (byte 0xff at column 8); save the file as UTF-8"
     )
 
 
@@ -264,7 +263,7 @@ def test_a_config_file_endpoint_is_said_with_its_line(clean_env, capsys):
     clean_env.write_text("[default]\nregion = us-east-1\nendpoint_url = htp://127.0.0.1:5000\n")
     assert main(["dump"]) == 2
     assert said(capsys) == (
-        f"awsview: {clean_env}, line 3: endpoint_url htp://127.0.0.1:5000: {WRONG_SCHEME}"
+        f"awsview: {clean_env}:3: endpoint_url htp://127.0.0.1:5000: {WRONG_SCHEME}"
     )
 
 

@@ -165,19 +165,19 @@ async def test_token_bucket_holds_filter_log_events_to_one_per_second():
 @pytest.mark.parametrize(
     "text,expected",
     [
-        ('name = "bad"\ntitle = \n', "line 2"),
+        ('name = "bad"\ntitle = \n', ":2"),
         (
             'name = "bad"\ntitle = "t"\nprefix = "p-"\n[[resources]]\nkind = "funtion"\nname = '
             '"x"\n',
-            "line 5: unknown resource kind 'funtion'",
+            ":5: unknown resource kind 'funtion'",
         ),
         (
             'name = "bad"\ntitle = "t"\nprefix = "p-"\npanels = ["tables", "charts"]\n',
-            "line 4: unknown panel 'charts'",
+            ":4: unknown panel 'charts'",
         ),
-        ('name = "bad"\ntitle = "t"\nprefix = 7\n', "line 3: 'prefix' must be a string"),
-        ('name = "other"\ntitle = "t"\nprefix = "p"\n', "line 1: name 'other' does not match"),
-        ('name = "bad"\nprefix = "p"\n', "missing required key 'title'"),
+        ('name = "bad"\ntitle = "t"\nprefix = 7\n', ":3: 'prefix' must be a string"),
+        ('name = "other"\ntitle = "t"\nprefix = "p"\n', ":1: name 'other' does not match"),
+        ('name = "bad"\nprefix = "p"\n', ": missing required key 'title'"),
     ],
 )
 def test_malformed_profile_names_file_line_and_problem(tmp_path: Path, text: str, expected: str):
@@ -185,7 +185,7 @@ def test_malformed_profile_names_file_line_and_problem(tmp_path: Path, text: str
     path.write_text(text)
     with pytest.raises(profiles.ProfileError) as error:
         profiles.load_file(path)
-    assert str(path) in str(error.value) and expected in str(error.value)
+    assert f"{path}{expected}" in str(error.value)
 
 
 def test_unknown_profile_lists_known_ones():

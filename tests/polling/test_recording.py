@@ -195,6 +195,21 @@ def test_a_schema_from_another_version_reads_with_defaults_and_drops_what_is_gon
     assert back == replace(q, dlq_arn=None)
 
 
+def test_a_type_moved_or_renamed_since_reads_as_its_current_type(monkeypatch):
+    from awsview.model import codec as module
+
+    schema = current_schema()
+    queue = next(name for name, _ in schema if name.endswith(":Queue"))
+    snapshot = next(name for name, _ in schema if name.endswith(":Snapshot"))
+    # Written when Queue's module had another name, and Snapshot another module and name.
+    monkeypatch.setitem(module.FORMER_NAMES, "awsview.earlier", queue.split(":")[0])
+    monkeypatch.setitem(module.FORMER_NAMES, "awsview.older:Shot", snapshot)
+    renamed = {queue: "awsview.earlier:Queue", snapshot: "awsview.older:Shot"}
+    older = [[renamed.get(name, name), fields] for name, fields in schema]
+    queues = sample.sample("q05")[1].get("queues")
+    assert Codec(older).unpack(Codec(older).pack(queues)) == queues
+
+
 def test_damaged_bytes_are_one_clear_error():
     with pytest.raises(CodecError, match="unreadable data"):
         Codec().unpack(b"\xc1\xc1")
