@@ -51,6 +51,7 @@ from typing import Any
 
 import boto3
 
+from awsview.aws.quotas import SHARE, quota
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
 from awsview.model.state import LabModel
@@ -548,6 +549,44 @@ def calls_rows(phase: Phase) -> list[tuple[str, ...]]:
     return rows
 
 
+def polled_rows(phase: Phase) -> list[tuple[str, ...]]:
+    """On a polled backend: the viewer's CPU during the changes, and GetExecutionHistory (the
+    costliest read of a running execution) against half of AWS's refill rate for it."""
+    cpu = phase.figures["lab_cpu"]
+    rows = []
+    if cpu["process"] is not None:
+        met = cpu["process"] <= CPU_LAB
+        rows.append(
+            (
+                f"viewer CPU during the changes (/proc, {phase.name})",
+                f"{100 * cpu['process']:.1f} % of a core",
+                "—",
+                "—",
+                f"≤ {100 * CPU_LAB:.0f} % of a core",
+                "met" if met else "NO",
+                "" if met else _why_cpu(cpu),
+            )
+        )
+    (t0, _), (_, t1) = phase.figures["windows"]["idle"], phase.figures["windows"]["lab"]
+    calls = phase.figures["viewer"]["calls"].get("stepfunctions.GetExecutionHistory", 0)
+    limit = quota("stepfunctions", "GetExecutionHistory")
+    if limit is not None:
+        rate = calls / max(t1 - t0, 1e-9)
+        met = rate <= SHARE * limit.refill
+        rows.append(
+            (
+                f"GetExecutionHistory calls over the phase ({phase.name}, {t1 - t0:.0f} s)",
+                f"{calls} ({rate:.2f}/s)",
+                f"AWS's refill {limit.refill:g}/s",
+                "—",
+                f"≤ {SHARE:.0%} of AWS's refill",
+                "met" if met else "NO",
+                "" if met else "running executions' histories probed on every poll",
+            )
+        )
+    return rows
+
+
 def _why_calls(phase: Phase) -> str:
     busiest = sorted(phase.figures["viewer"]["calls"].items(), key=lambda kv: -kv[1])[:3]
     return "polled: every read is a call; busiest " + ", ".join(f"{a} {c}" for a, c in busiest)
@@ -849,7 +888,7 @@ def run(opts: summary.Options, only: str | None, one_process: bool) -> None:
         log("stock moto server (no change feed): AWS View polls it")
         stock = asyncio.run(stock_phase(settings["stock_samples"], log))
         details(stock)
-        section = latency_rows(stock) + calls_rows(stock)
+        section = latency_rows(stock) + calls_rows(stock) + polled_rows(stock)
         summary.save(opts, "stock", _six(section))
         rows += section
     ui: dict[str, Any] = {"scales": [], "minimal_keys": [], "paint_small": [], "paint_big": []}
