@@ -668,11 +668,11 @@ def ui_rows(ui: dict[str, Any]) -> dict[str, list[tuple[str, ...]]]:
     minimal, scales = ui["minimal"], ui["scales"]
     keypress: list[tuple[str, ...]] = []
     if scales:
-        ratios = [s["p95_ms"] / m["key_p95_ms"] for s, m in zip(scales, ui["minimal_keys"])]
+        ratios = [s["p95_ms"] / m["p95_ms"] for s, m in zip(scales, ui["minimal_keys"])]
         ratio = statistics.median(ratios)
         # the run of the median ratio explains the row
         scale = scales[sorted(range(len(ratios)), key=ratios.__getitem__)[len(ratios) // 2]]
-        minimal_p95 = [m["key_p95_ms"] for m in ui["minimal_keys"]]
+        minimal_p95 = [m["p95_ms"] for m in ui["minimal_keys"]]
         keypress += [
             (
                 "keypress → repaint p95 ms (10,000 items, 1,000 executions, 100,000 log lines)",
