@@ -1,6 +1,6 @@
 """One table from one `make bench`: every section saves its rows, this prints them together.
 
-    python -m tests.benchmarks.summary DIR
+    python -m tests.benchmarks.summary DIR [--markdown]
 
 Each bench module given ``--out DIR`` writes ``DIR/<section>.json`` (its rows and whether the
 machine was quiet or busy); a section run alone prints its own rows and saves nothing unless
@@ -78,7 +78,9 @@ def save(opts: Options, section: str, rows: list[tuple[str, ...]]) -> None:
     if opts.out is None:
         return
     opts.out.mkdir(parents=True, exist_ok=True)
-    document = {"load": opts.load, "rows": [list(r) for r in rows]}
+    # Busy processes are the bench's own; the load average also counts whatever else runs.
+    load = f"{opts.load}, load average {os.getloadavg()[0]:.1f}"
+    document = {"load": load, "rows": [list(r) for r in rows]}
     (opts.out / f"{section}.json").write_text(json.dumps(document, ensure_ascii=False))
 
 
@@ -88,7 +90,15 @@ def print_table(rows: list[tuple[str, ...]], header: tuple[str, ...] = HEADER) -
         print("| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |")
 
 
-def main(folder: Path) -> None:
+def markdown(rows: list[tuple[str, ...]], header: tuple[str, ...] = HEADER) -> None:
+    """The same table as compact Markdown (docs/performance.md)."""
+    print("| " + " | ".join(header) + " |")
+    print("|" + " --- |" * len(header))
+    for row in rows:
+        print("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+
+
+def main(folder: Path, as_markdown: bool = False) -> None:
     rows: list[tuple[str, ...]] = []
     missing = []
     for section in SECTIONS:
@@ -98,6 +108,9 @@ def main(folder: Path) -> None:
             continue
         document = json.loads(path.read_text())
         rows += [(*row, document["load"]) for row in document["rows"]]
+    if as_markdown:
+        markdown(rows)
+        return
     print(f"\nmake bench: one table ({os.cpu_count()} cores)")
     print_table(rows)
     if missing:
@@ -105,6 +118,7 @@ def main(folder: Path) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit("usage: python -m tests.benchmarks.summary DIR")
-    main(Path(sys.argv[1]))
+    args = [a for a in sys.argv[1:] if a != "--markdown"]
+    if len(args) != 1:
+        sys.exit("usage: python -m tests.benchmarks.summary DIR [--markdown]")
+    main(Path(args[0]), "--markdown" in sys.argv[1:])
