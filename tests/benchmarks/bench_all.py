@@ -98,7 +98,9 @@ POLLER_OF = {
 GAP_S = (0.5, 2.5)  # between two changes of one kind
 GIVE_UP_S = 20.0  # a change not shown by then counts as missed
 # Targets
-PUSHED_P95_S = 0.25  # change → screen on the emulator, each kind
+# Change → screen on the emulator, each kind: on a quiet machine, and with --busy processes.
+QUIET_P95_S, BUSY_P95_S = 0.1, 0.25
+PUSHED_P95_S = QUIET_P95_S  # run() sets the one its run is held to
 PUSHED_NAIVE = 1 / 10  # … and at most this fraction of the naive viewer's p95
 PUSHED_TAIL = 1 / 20  # … and of `aws logs tail --follow`'s (log lines)
 POLLED_NAIVE = 1 / 4  # on stock moto, of the naive viewer's p95
@@ -853,6 +855,8 @@ def main(argv: list[str]) -> None:
 
 
 def run(opts: summary.Options, only: str | None, one_process: bool) -> None:
+    global PUSHED_P95_S
+    PUSHED_P95_S = BUSY_P95_S if opts.busy else QUIET_P95_S
     settings = QUICK if opts.quick else FULL
     started = time.monotonic()
 
