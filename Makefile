@@ -46,15 +46,21 @@ test-fast: lint
 	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m pure $(PYTEST_ARGS)
 
 # bench_all: machine yardsticks, then AWS View against its baselines on the emulator (change feed) and
-# on stock moto (polled), scale, first paint, docs, each figure as a ratio (BENCH_ARGS=--quick for a
-# shorter run); bench_lambda: Lambda invocations; bench_class: learners one class view follows;
-# bench_labs: `lab check --twice` of every lab in labs/ against its 60 s budget.
+# on stock moto (polled), keypress and first paint (median of 5 fresh runs), docs, each figure as a
+# ratio; bench_lambda: Lambda invocations; bench_class: learners one class view follows; then the
+# one table of every section's rows (summary). BENCH_ARGS: --quick (shorter), --busy N (N processes
+# burning a core each beside the measured ones; the table says busy); one section alone:
+# python -m tests.benchmarks.bench_all --only emulator|stock|keypress|paint|docs. bench_labs: `lab check
+# --twice` of every lab in labs/ against its 60 s budget.
+BENCH_OUT ?= .bench
 bench: $(STAMP)
-	$(BIN)/python -m tests.benchmarks.bench_all $(BENCH_ARGS)
+	rm -rf $(BENCH_OUT)
+	$(BIN)/python -m tests.benchmarks.bench_all --out $(BENCH_OUT) $(BENCH_ARGS)
 	$(BIN)/python -m tests.benchmarks.bench_lambda
-	$(BIN)/python -m tests.benchmarks.bench_class
+	$(BIN)/python -m tests.benchmarks.bench_class --out $(BENCH_OUT) $(BENCH_ARGS)
 	$(BIN)/python -m tests.benchmarks.bench_recording
 	$(BIN)/python -m tests.benchmarks.bench_labs
+	$(BIN)/python -m tests.benchmarks.summary $(BENCH_OUT)
 
 # The docs site (mkdocs.yml, pages under docs/, the reference generated from the parser) into
 # site/; --strict: a dead link or a missing page fails it.

@@ -167,23 +167,29 @@ class Resolved:
         return " · ".join(parts) + (f" ({', '.join(others)})" if others else "")
 
 
-def botocore_session(profile: str | None = None) -> Any:
-    """A botocore session that resolves as the SDKs do (``AWS_REGION`` included)."""
+def botocore_session(profile: str | None = None, loader: Any = None) -> Any:
+    """A botocore session that resolves as the SDKs do (``AWS_REGION`` included). ``loader``:
+    a botocore data loader to share, whose parsed service models and endpoint rules (several MB
+    per session) are then read once for every session that uses it."""
     import botocore.session
 
-    return botocore.session.Session(session_vars=SESSION_VARS, profile=profile)
+    session = botocore.session.Session(session_vars=SESSION_VARS, profile=profile)
+    if loader is not None:
+        session.register_component("data_loader", loader)
+    return session
 
 
-def resolve(target: Target) -> Resolved:
+def resolve(target: Target, loader: Any = None) -> Resolved:
     """Profile, region and endpoints as botocore resolves them; raises ConfigError.
 
-    About 0.1 s: it makes one botocore client per service (no request is sent).
+    About 0.1 s: it makes one botocore client per service (no request is sent); most of it is
+    reading the service models, which a shared ``loader`` (`botocore_session`) reads once.
     """
     from botocore.exceptions import BotoCoreError
 
     if target.endpoint_url is not None:
         check_endpoint_url(target.endpoint_url, target.endpoint_source)
-    session = botocore_session(target.profile)
+    session = botocore_session(target.profile, loader)
     try:
         profile = session.profile
         if profile is not None and profile not in session.available_profiles:
@@ -401,8 +407,14 @@ class Connection:
         # botocore reads config files and builds endpoint rules: off the event loop. An endpoint
         # off loopback is local (change feed, journal, wider rate buckets) only if it says it is
         # the emulator.
+        # A shared session lends its data loader too: resolving reads no model a second time.
+        loader = (
+            None
+            if self._shared_session is None
+            else self._shared_session.get_component("data_loader")
+        )
         self.resolved = await asyncio.to_thread(
-            lambda: identified(resolve(self.target), self._timeouts[0])
+            lambda: identified(resolve(self.target, loader), self._timeouts[0])
         )
         self.region = self.resolved.region
         if self._own_limiter:
@@ -445,6 +457,8 @@ class Connection:
         if service not in self._clients:
             from aiobotocore.config import AioConfig
 
+            from awsview.aws.tls import SharedTLSSession
+
             config = AioConfig(
                 connect_timeout=self._timeouts[0],
                 read_timeout=self._timeouts[1],
@@ -453,6 +467,7 @@ class Connection:
                     "mode": "standard",
                 },  # the scheduler retries, not botocore
                 max_pool_connections=20,
+                http_session_cls=SharedTLSSession,  # one CA bundle loaded, not one per client
             )
             client = await self._stack.enter_async_context(
                 self._session.create_client(

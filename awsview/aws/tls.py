@@ -1,0 +1,36 @@
+"""One TLS context for all the AWS clients of a process that verify the same way.
+
+aiobotocore builds an SSL context for every client and loads the CA bundle into it (about
+0.7 MB and 14 ms each). A viewer opens one client per service, `serve` one per service per
+session and the class view one per service per learner: most of the class view's memory per
+learner was these copies of the same bundle. A context depends only on what it verifies
+against, and an SSL context is made to be shared, so clients that verify alike share one.
+
+This module is the one place that reaches into aiobotocore's HTTP session (a private method):
+if a later aiobotocore no longer calls it, every client simply builds its own context again.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from aiobotocore.httpsession import AIOHTTPSession
+
+_contexts: dict[Any, Any] = {}
+_lock = threading.Lock()  # contexts are built in a worker thread (aiobotocore's to_thread)
+
+
+class SharedTLSSession(AIOHTTPSession):
+    """aiobotocore's HTTP session, with the verifying SSL context shared by every client that
+    verifies against the same bundle; a client certificate or a proxy gets its own, as before."""
+
+    def _build_ssl_contexts(self, proxy_url: Any) -> Any:
+        if self._cert_file or proxy_url:
+            return super()._build_ssl_contexts(proxy_url)
+        key = self._verify  # True (botocore's bundle), False, or a bundle's path
+        with _lock:
+            context = _contexts.get(key)
+            if context is None:
+                context = _contexts[key] = self._build_verify_context()
+        return context, None
