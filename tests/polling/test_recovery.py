@@ -106,7 +106,7 @@ def _restart(running: RunningEmulator) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(900)
+@pytest.mark.timeout(600 + 120 * KILLS)  # a busy machine took 40 s a kill
 async def test_every_panel_is_live_soon_after_a_killed_emulator_answers_again(
     spawn_emulator, tmp_path
 ):
@@ -127,7 +127,7 @@ async def test_every_panel_is_live_soon_after_a_killed_emulator_answers_again(
             return ["no model yet"]
         return not_live(shown["model"], shown["profile"])  # type: ignore[arg-type]
 
-    took: list[float] = []
+    took: list[tuple[float, float, str]] = []  # per kill: recovery, its bound, what was late
     try:
         with _Lag() as lag:
             await _until(lambda: not waiting(), "every panel live before the kill", 120)
@@ -142,26 +142,29 @@ async def test_every_panel_is_live_soon_after_a_killed_emulator_answers_again(
                 answered = time.monotonic()
                 lag.reset()
                 setup = asyncio.create_task(asyncio.to_thread(_lab, "setup", running))
-                bound = RECOVERY_S
+                late = ""
                 while waiting():
-                    bound = RECOVERY_S + lag.worst
-                    assert time.monotonic() - answered < bound, (
-                        f"not live {time.monotonic() - answered:.1f} s after the endpoint "
-                        f"answered (event loop stalls {lag.worst:.2f} s): " + "; ".join(waiting())
-                    )
+                    if not late and time.monotonic() - answered > RECOVERY_S + lag.worst:
+                        late = "; ".join(waiting())
+                    assert time.monotonic() - answered < 120, "; ".join(waiting())
                     await asyncio.sleep(0.05)
-                took.append(time.monotonic() - answered)
+                took.append((time.monotonic() - answered, RECOVERY_S + lag.worst, late))
+                print(f"kill {len(took)}: live again {took[-1][0]:.2f} s after", flush=True)
                 await setup
                 # The lab set up again moves the panels; they settle live again as promptly.
                 lag.reset()
-                settled = time.monotonic()
-                while waiting():
-                    assert time.monotonic() - settled < RECOVERY_S + lag.worst, "; ".join(waiting())
-                    await asyncio.sleep(0.05)
+                await _until(lambda: not waiting(), "every panel live after the setup", 60)
     finally:
         polling.cancel()
         await asyncio.gather(polling, return_exceptions=True)
-    print(f"live again after the endpoint answered: {', '.join(f'{t:.2f} s' for t in took)}")
+    said = ", ".join(f"{t:.2f} s" for t, _, _ in took)
+    print(f"live again after the endpoint answered: {said}")
+    slow = [
+        f"{t:.1f} s (bound {bound:.1f} s, event loop stalls included): {late}"
+        for t, bound, late in took
+        if t > bound
+    ]
+    assert not slow, f"{len(slow)} of {len(took)} kills: " + " | ".join(slow)
 
 
 class _Flaky(Poller):
