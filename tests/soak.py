@@ -7,16 +7,18 @@ the three labs play in between so data moves. Every 0.5 s the invariants are che
   the resource really was gone — a boto3 prober the faults do not touch says so, or we deleted it;
   a panel that is stale or in error says so on the screen;
 - OK data is never older than what the prober saw well before it was fetched;
-- after each fault clears, every snapshot still polled is OK or ABSENT again within the longest
-  backoff a poller serves after it cleared, plus two polls (one in flight as it cleared, which
-  may still fail, and the one that gets through) and the event loop's stalls.
+- after each fault clears, every panel of every viewer is live again (or absent, or empty yet),
+  measured from outside as `awsview dump` prints the panels, within RECOVERY_BOUND_S plus the
+  event loop's stalls since (a busy machine delays every reader alike): p50 / p95 / max printed.
 
 No bound is a wall-clock guess for one machine: how long a poll takes is measured in the same run
 (the longest poll that ended since the fault cleared: right after a restart, a busy emulator
 answered a state machine listing in 9.6 s), and so are the event loop's stalls and the prober's
 pace (a row is judged lost only against the prober's first look after the viewer's).
 
-    python -m tests.soak --minutes 30 [--seed N] [--app-lab ev04 | --no-app]
+    python -m tests.soak --minutes 30 [--seed N] [--app-lab ev04 | --no-app] [--busy N]
+
+``--busy N`` runs N CPU-burning processes beside it, to measure recovery on a busy machine.
 
 Prints the figures; exits 1 on any violation.
 """
@@ -54,14 +56,16 @@ from awsview.polling.scheduler import Scheduler
 
 try:
     from tests.support.emulator import RunningEmulator  # `python -m tests.soak` from the checkout
+    from tests.support.processes import burning
 except ImportError:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.support.emulator import RunningEmulator
+    from tests.support.processes import burning
 
 PREFIX = "labex-"
 LABS = ("q05", "ev04", "ev05")
 CHECK_EVERY_S = 0.5
-SETTLE_S = 3.0  # a floor: never judge recovery sooner (calls in flight as a fault clears fail)
+RECOVERY_BOUND_S = 5.0  # every panel live again this soon after a fault cleared
 RECOVERY_STEP_S = 0.1  # how often recovery is looked at after a fault cleared
 CALL_SLACK_S = 3.0  # how long before its snapshot a "does not exist" answer may have been given
 CONTAINER = "<the resource itself>"
@@ -436,6 +440,7 @@ class Report:
     )  # per fault: longest poll after it cleared
     yardstick_ms: float = 0.0  # a plain emulator call (ListQueues), median, quiet start
     sweep_s: list[float] = field(default_factory=list)  # the prober's sweeps
+    busy: int = 0  # CPU-burning processes run beside the soak
 
     @property
     def checking_s(self) -> float:
@@ -487,13 +492,13 @@ class Report:
             f"{max(self.sweep_s, default=0):.2f} s; "
             f"longest poll after a fault cleared p50 / max {_q(self.polls_after, 0.5):.2f} / "
             f"{max(self.polls_after, default=0):.2f} s",
-            "recovery after a fault cleared "
+            "recovery after a fault cleared, every panel live again "
             f"(n={len(self.recoveries)}, {self.censored} cut off by the"
             f" end): p50 {pct(0.5):.2f} s, p95 {pct(0.95):.2f} s, max "
             f"{max(self.recoveries, default=0):.2f}"
-            " s; bound (backoff in effect after it cleared "
-            "+ 2 × the longest poll since + event loop"
-            f" lag): max {max(self.bounds, default=0):.1f} s",
+            f" s; bound {RECOVERY_BOUND_S:.0f} s + event loop lag since the fault cleared: max "
+            f"{max(self.bounds, default=0):.1f} s"
+            + (f"; {self.busy} CPU-burning processes beside it" if self.busy else ""),
             "snapshots their poller stopped revisiting (a finding, not counted): "
             f"{len(self.orphans)}"
             + (f", e.g. {'; '.join(sorted(self.orphans)[:3])}" if self.orphans else ""),
@@ -713,18 +718,13 @@ class Soak:
         self.report.lag_since_fault = 0.0
         WatchedScheduler.slowest = 0.0  # polls ending from now on, those in flight included
         while True:
-            # The bound: the longest backoff a poller serves after the fault cleared (a call in
-            # flight
-            # then may still fail and double it once), plus two polls — the one in flight as the
-            # fault cleared, which may still fail, and the one that gets through — each as long as
-            # the longest poll measured since (in flight ones count as far as now).
             backoff = max(backoff, self._backoff_in_effect())
             waiting = self._not_recovered(cleared_at)
             took = time.monotonic() - cleared
             poll = WatchedScheduler.longest_poll()
             # A stalled event loop (a busy machine) delays every poll alike: it is slack, not a
             # fault.
-            bound = backoff + 2 * poll + self.report.lag_since_fault + RECOVERY_STEP_S
+            bound = RECOVERY_BOUND_S + self.report.lag_since_fault + RECOVERY_STEP_S
             if not waiting:
                 self.report.recoveries.append(took)
                 self.report.bounds.append(bound)
@@ -733,7 +733,7 @@ class Soak:
             if time.monotonic() > self.deadline:
                 self.report.censored += 1
                 return
-            if took > bound and took > SETTLE_S:
+            if took > bound:
                 self.report.violate(
                     f"{kind}: not recovered {took:.1f} s after the fault cleared (backoff"
                     f" in effect {backoff:.1f} s, longest poll {poll:.1f} s, event loop lag"
@@ -758,6 +758,8 @@ class Soak:
         )
 
     def _not_recovered(self, cleared_at: float) -> set[str]:
+        """The panels not live again (nor absent, nor empty yet), from outside: as `awsview
+        dump` prints them. Snapshots no poller revisits are noted on the way (a finding)."""
         waiting = set()
         for viewer in self.viewers:
             for key, s in list(viewer.model.snapshots.items()):
@@ -765,8 +767,12 @@ class Soak:
                     continue
                 if viewer.scheduler is not None and viewer.scheduler.left_behind(s, cleared_at):
                     self.report.orphans.add(f"{viewer.name} {key} ({s.health.value})")
+            for p in render.panels(viewer.model, viewer.profile):
+                if p.health in ("absent", "none") or (p.health == "ok" and p.freshness == "live"):
                     continue
-                waiting.add(f"{viewer.name} {key} {s.health.value}")
+                waiting.add(
+                    f"{viewer.name} {p.name}{':' if p.subject else ''}{p.subject}: {p.freshness}"
+                )
         return waiting
 
     def _write_faults(self, config: dict[str, Any]) -> None:
@@ -1110,8 +1116,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--app-lab", default="ev04", help="lab the headless app shows")
     parser.add_argument("--no-app", action="store_true", help="core viewers only")
+    parser.add_argument(
+        "--busy", type=int, default=0, metavar="N", help="N CPU-burning processes beside it"
+    )
     args = parser.parse_args(argv)
-    report = asyncio.run(soak(args.minutes * 60, args.seed, None if args.no_app else args.app_lab))
+    with burning(args.busy):
+        report = asyncio.run(
+            soak(args.minutes * 60, args.seed, None if args.no_app else args.app_lab)
+        )
+    report.busy = args.busy
     print(report.text())
     return 1 if report.violations or report.crashes else 0
 

@@ -22,6 +22,7 @@ import difflib
 import logging
 import os
 from collections import Counter
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -393,6 +394,9 @@ class Connection:
         self._credentials: dict[str, str] = {}
         self.resolved: Resolved | None = None
         self.region = target.region or DEFAULT_REGION
+        # Called after every call that got an answer: the endpoint is reachable and takes these
+        # credentials, which is news to a scheduler whose other pollers back off.
+        self.on_answer: list[Callable[[], None]] = []
 
     @property
     def is_local(self) -> bool:
@@ -487,7 +491,7 @@ class Connection:
         operation = client.meta.method_to_api_mapping.get(method, method)
         await self.limiter.acquire(service, operation)
         try:
-            return await getattr(client, method)(**params)
+            answer = await getattr(client, method)(**params)
         except Exception as exc:
             # The credential chain failed (say an SSO session expired mid-watch): name the profile.
             text = credentials_text(
@@ -497,6 +501,9 @@ class Connection:
             if text is not None:
                 raise ConfigError(text) from exc
             raise
+        for listener in self.on_answer:
+            listener()
+        return answer
 
     async def pages(
         self,

@@ -52,7 +52,7 @@ from awsview.core.progress import (  # noqa: F401  (the names this module always
 )
 from awsview.model import keys
 from awsview.model.snapshot import Health
-from awsview.model.state import LabModel
+from awsview.model.state import LabModel, TracedModel
 from awsview.profiles import Checkpoint, LabProfile
 
 
@@ -66,6 +66,8 @@ class CheckResult:
     passed: bool | None  # done (True), not done (False), not knowable (None)
     detail: str
     state: str = ""  # done | current | broken | todo | unknown; "" reads it from ``passed``
+    # The snapshot keys its check read: the checkpoints panel is as fresh as these are.
+    reads: frozenset[str] = frozenset()
 
     @property
     def status(self) -> str:
@@ -348,11 +350,15 @@ def live(
     profile: LabProfile,
     memory: Memory,
     document: Callable[[], dict[str, Any]] | None = None,
+    read: set[str] | None = None,
 ) -> tuple[bool | None, str, bool]:
-    """The checkpoint now: holds / not / not knowable, what is there, and whether it is broken."""
+    """The checkpoint now: holds / not / not knowable, what is there, and whether it is broken.
+    ``read`` gets the snapshot keys it looked at."""
     passed: bool | None = True
     details, broken = [], False
+    traced = TracedModel(model)
     if checkpoint.query:
+        traced.read.update(model.snapshots)  # a query reads the whole dump
         ok, detail = _query(
             checkpoint,
             document or (lambda: dump_json(profile, model, _reads_panels((checkpoint,)))),
@@ -361,7 +367,7 @@ def live(
         passed = ok
     for statement in filter(None, (s.strip() for s in checkpoint.check.split(";"))):
         try:
-            ok, detail, lasting = _statement(statement.split(), model, profile, memory)
+            ok, detail, lasting = _statement(statement.split(), traced, profile, memory)
         except Unknown as unknown:
             ok, detail, lasting = None, str(unknown), False
         except (ValueError, IndexError, KeyError) as exc:
@@ -371,6 +377,8 @@ def live(
             passed, broken = False, broken or lasting
         elif ok is None and passed is not False:
             passed = None
+    if read is not None:
+        read.update(traced.read)
     return passed, "; ".join(details), broken
 
 
@@ -402,7 +410,11 @@ def evaluate(
             cached["json"] = dump_json(profile, model, _reads_panels(checkpoints))
         return cached["json"]
 
-    live_now = [live(c, model, profile, memory, document) for c in checkpoints]
+    reads: list[set[str]] = [set() for _ in checkpoints]
+    live_now = [
+        live(c, model, profile, memory, document, read)
+        for c, read in zip(checkpoints, reads, strict=True)
+    ]
     for index, (passed, _, _) in enumerate(live_now):
         if passed is True and checkpoints[index].step != cleanup:
             memory.hold(index, now)
@@ -446,7 +458,13 @@ def evaluate(
         else:
             state = _ahead(passed)
         results.append(
-            CheckResult(checkpoint, {DONE: True, UNKNOWN: None}.get(state, False), detail, state)
+            CheckResult(
+                checkpoint,
+                {DONE: True, UNKNOWN: None}.get(state, False),
+                detail,
+                state,
+                frozenset(reads[index]),
+            )
         )
     return tuple(results)
 

@@ -504,6 +504,15 @@ def _failing(snapshots: list[Snapshot[Any] | None]) -> list[Snapshot[Any]]:
     return [s for s in snapshots if s is not None and s.health in (Health.STALE, Health.ERROR)]
 
 
+def _inputs_failing(snapshots: list[Snapshot[Any] | None]) -> list[Snapshot[Any]]:
+    """The inputs of a derived panel that could not be read, each error saying which input it
+    is: the border then reads "stale 12 s — executions: connection refused"."""
+    return [
+        dataclasses.replace(s, error=f"{s.kind.replace('_', ' ')}: {s.error}")
+        for s in _failing(snapshots)
+    ]
+
+
 def _timeline_sources(model: LabModel, profile: LabProfile) -> list[Snapshot[Any]]:
     """The timeline computes without calls of its own: each evidence that could not be read
     (journal, business tables, streams, log groups, executions and their histories) speaks for
@@ -520,7 +529,7 @@ def _timeline_sources(model: LabModel, profile: LabProfile) -> list[Snapshot[Any
         keys.HISTORY_PREFIX,
     ):
         evidence += model.with_prefix(prefix)
-    return found + _failing(evidence)
+    return found + _inputs_failing(evidence)
 
 
 # The write decisions' columns (with --all-runs a RUN column comes first).
@@ -689,8 +698,15 @@ def checkpoints(model: LabModel, profile: LabProfile, now: float) -> list[Panel]
         )
         for i, r in enumerate((snapshot.data or ()) if snapshot else ())
     ]
-    # Checkpoints read the whole model: what could not be read says why a mark is "?".
-    sources = ([snapshot] + _failing(list(model.snapshots.values()))) if snapshot else []
+    # The panel is as fresh as what its checks read: an input that could not be read says why
+    # a mark is "?"; a snapshot no check reads (an execution listing of a machine gone) does not
+    # hold the panel stale. Results without their reads (an older recording) count everything.
+    results = (snapshot.data or ()) if snapshot else ()
+    read = {key for r in results for key in getattr(r, "reads", ())}
+    inputs: list[Snapshot[Any] | None] = (
+        [model.get(k) for k in sorted(read)] if read else list(model.snapshots.values())
+    )
+    sources = ([snapshot] + _inputs_failing(inputs)) if snapshot else []
     return [
         panel(
             "checkpoints",

@@ -67,3 +67,25 @@ class LabModel:
 
     def recently_changed(self, window: float = ACTIVE_WINDOW_S) -> bool:
         return self.changed_at > 0 and time.monotonic() - self.changed_at < window
+
+
+class TracedModel(LabModel):
+    """A model as one reader reads it (the same snapshots): every key it looked at is noted in
+    ``read``, so what it derived can be as fresh as those are."""
+
+    def __init__(self, model: LabModel):
+        super().__init__(snapshots=model.snapshots, changed_at=model.changed_at)
+        self.read: set[str] = set()
+
+    def get(self, key: str) -> Snapshot[Any] | None:
+        self.read.add(key)
+        return super().get(key)
+
+    def data(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().data(key, default)
+
+    def with_prefix(self, prefix: str) -> list[Snapshot[Any]]:
+        found = super().with_prefix(prefix)
+        self.read.update(s.key for s in found)
+        return found

@@ -21,7 +21,7 @@ from typing import Any
 from awsview.access import TOKEN_HEADER
 
 WAIT_S = 20.0  # one long poll; the emulator answers at once when something changes
-RETRY_S = (0.25, 2.0)  # reconnecting to a feed that broke: from … up to …
+RETRY_S = (0.25, 0.5)  # reconnecting to a feed that broke (a local GET): from … up to …
 NO_FEED_RECHECK_S = 60.0  # an endpoint without a feed is asked again this rarely
 
 

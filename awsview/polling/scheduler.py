@@ -9,8 +9,8 @@ Two ways to know when to poll:
   and checkpoints from everything) run when their inputs changed in the model.
 - **Polled** (stock moto, LocalStack, AWS, or the feed is down): fast while something moves,
   slow when idle, as before the feed existed.
-Failures back off exponentially either way; after a network or credentials outage the first poll
-that gets through (or the feed answering again) wakes the others.
+Failures back off exponentially either way; the first poll that gets through (or the feed
+answering again) wakes every poller backing off, to read once at once.
 """
 
 from __future__ import annotations
@@ -32,8 +32,17 @@ from awsview.polling.store import DecisionStore
 from awsview.profiles import LabProfile
 
 MAX_BACKOFF_S = 60.0
+# On a local endpoint (the emulator, moto, LocalStack) no account's quota is shared and a call
+# costs next to nothing: failing pollers keep asking this often, so that when every poller backs
+# off (all throttled, or the credentials all refused) one of them finds the endpoint answering
+# again within seconds, and wakes the others.
+LOCAL_MAX_BACKOFF_S = 2.0
 SAFETY_S = 120.0  # pushed: everything is read this often even when the feed says nothing changed
 PUSHED_GAP_S = 0.1  # pushed: at most one poll per kind this often, so a burst of writes is one read
+# A failing poller woken by an answer elsewhere reads again at most this often: one that fails
+# alone (an API the credentials may not call) costs no more than a healthy poller, not a retry
+# per success of the others.
+WOKEN_EVERY_S = 2.0
 
 
 # Every kind's pollers, in the registry's order. Order matters for a single round: executions need
@@ -105,6 +114,7 @@ class Scheduler:
         self._asked: dict[str, frozenset[str] | None] = {}  # what the next poll of a kind reads
         self._reachable = asyncio.Event()  # set when a poll succeeds while others back off
         self._reachable_at = 0.0  # when that last happened (monotonic)
+        self._woken_at: dict[str, float] = {}  # kind → when it last read early, woken (monotonic)
         self._read_all_at = 0.0  # catch_up: when everything was last read
         self._no_feed = False
         # What derived kinds last saw of their inputs (data object, health), by key: a snapshot
@@ -119,6 +129,8 @@ class Scheduler:
             else None
         )
         self.model.listeners.append(self._on_change)
+        if conn is not None:
+            conn.on_answer.append(self._on_answer)
 
     @property
     def pushed(self) -> bool:
@@ -164,9 +176,19 @@ class Scheduler:
             if names:
                 self._pending[poller.kind].mark(names)
 
+    def _on_answer(self) -> None:
+        """A call got an answer: pollers backing off (the endpoint was down, the credentials
+        refused, an API throttled) read again now instead of when their backoff ends."""
+        if self._backoff:
+            self._reachable_at = time.monotonic()
+            self._reachable.set()
+
     def _on_feed_state(self, up: bool) -> None:
         if up:
-            self._reachable.set()  # the endpoint answers: pollers backing off may try again
+            # The endpoint answers: pollers backing off try again now, and so does one whose
+            # poll was in flight as the feed came back.
+            self._reachable_at = time.monotonic()
+            self._reachable.set()
             return
         # Not live any more: say so on every panel, and let the loops fall back to polling.
         self.model.apply([replace(s, live=False) for s in self.model.snapshots.values() if s.live])
@@ -245,9 +267,11 @@ class Scheduler:
         failing = any(s.health in (Health.STALE, Health.ERROR) for s in snapshots)
         if failing:
             throttled = poller.last_failure is not None and poller.last_failure.kind == "throttled"
-            base = poller.slow_interval if throttled else poller.fast_interval * 2
+            local = self.conn is not None and self.conn.is_local
+            base = poller.slow_interval if throttled and not local else poller.fast_interval * 2
+            ceiling = LOCAL_MAX_BACKOFF_S if local else MAX_BACKOFF_S
             previous = self._backoff.get(poller.kind, base / 2)
-            self._backoff[poller.kind] = min(MAX_BACKOFF_S, max(base, previous * 2))
+            self._backoff[poller.kind] = min(ceiling, max(base, previous * 2))
             reason = poller.last_failure.text if poller.last_failure is not None else "failed"
             polls.info(
                 "poll %s: retry in %.1f s after %s",
@@ -306,27 +330,30 @@ class Scheduler:
         return names if self.pushed else None
 
     async def _back_off(self, poller: Poller, wait: float, polled_at: float) -> None:
-        """Failing: wait out the backoff. A network or credentials failure is the connection's, not
-        this API's: when another poll gets through, try again at once rather than up to a minute
-        later. Throttling is per API, so a throttled poller always waits its full backoff."""
-        failure = poller.last_failure
-        if failure is None or failure.kind not in ("network", "auth"):
-            await asyncio.sleep(wait)
-            return
+        """Failing: wait out the backoff, unless the endpoint answers meanwhile (a call got
+        through, or the change feed came back): then read again at once rather than up to a
+        minute later, with its panel stale all that time — whatever the failure was, a
+        throttled API's too. One read per wake, at most every ``WOKEN_EVERY_S``, and every call
+        still goes through the connection's rate limiter (a share of the account's quotas)."""
         began = time.monotonic()
-        # A poll that failed while another one got through (its call was in flight as the
-        # endpoint came back) retries too: it would otherwise wait for a wake that came already.
+        # A poll that failed while a call got through (it was in flight as the endpoint came
+        # back) retries too: it would otherwise wait for a wake that came already.
         if self._reachable_at < polled_at:
             self._reachable.clear()
             try:
-                await asyncio.wait_for(self._reachable.wait(), timeout=wait)
+                async with asyncio.timeout(wait):
+                    await self._reachable.wait()
             except TimeoutError:
                 return
         # Not all at the same instant, yet never later than the backoff itself: a poller with a
         # 2 s fast interval woken near the end of a 4 s backoff would retry at 6 s.
         # With the feed answering again, its reset says what to read.
-        left = wait - (time.monotonic() - began)
+        now = time.monotonic()
+        left = wait - (now - began)
         gap = PUSHED_GAP_S if self.pushed else poller.fast_interval * self.speed
+        gap = max(gap, self._woken_at.get(poller.kind, -WOKEN_EVERY_S) + WOKEN_EVERY_S - now)
+        if gap < left:
+            self._woken_at[poller.kind] = now + gap
         await asyncio.sleep(max(0.0, min(gap, left)))
 
     def start(self) -> None:
@@ -348,6 +375,8 @@ class Scheduler:
                 task.cancel()
             _, pending = await asyncio.wait(pending, timeout=0.1)
         await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self.conn is not None and self._on_answer in self.conn.on_answer:
+            self.conn.on_answer.remove(self._on_answer)
         if self.follower is not None:
             await self.follower.close()
         for poller in self.pollers:

@@ -275,7 +275,8 @@ def test_an_unreachable_journal_is_an_error_on_the_decision_panels_not_empty():
     shown = {p.name: p for p in panels(model, profile)}
     for name in ("decisions", "verdicts"):
         assert shown[name].health == "error" and "connection refused" in shown[name].freshness
-        assert shown[name].body_text.startswith("error — connection refused")
+        # The derived panel says which of its inputs could not be read.
+        assert shown[name].body_text.startswith("error — journal: connection refused")
     deploy = next(r for r in evaluate(profile, model) if r.checkpoint.step == "deploy")
     assert deploy.passed is None  # unknown, not failed
 

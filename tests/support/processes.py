@@ -6,6 +6,8 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 def awsview(
@@ -30,3 +32,19 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+@contextmanager
+def burning(count: int) -> Iterator[list[subprocess.Popen]]:
+    """``count`` processes that burn a CPU each (``while True: pass``) for the block: a busy
+    machine, reproducible. Each is ended by its own id afterwards."""
+    burners = [
+        subprocess.Popen([sys.executable, "-c", "while True: pass"], stdin=subprocess.DEVNULL)
+        for _ in range(count)
+    ]
+    try:
+        yield burners
+    finally:
+        for burner in burners:
+            burner.kill()
+            burner.wait()

@@ -41,7 +41,8 @@ def test_timeline_panels_take_the_reason_of_their_evidence():
     shown = {p.name: p for p in panels(model, profile, time.time())}
     for name in ("decisions", "verdicts", "checkpoints"):
         assert shown[name].health == "error", name
-        assert shown[name].body_text == "error — credentials expired (ExpiredToken: …)", name
+        # Each derived panel names the input it could not read.
+        assert shown[name].body_text == "error — table: credentials expired (ExpiredToken: …)", name
     model.apply(
         [succeeded(None, "table", "table:labex-q05-orders", None)]
     )  # read: now "none" is true
