@@ -31,6 +31,7 @@ class LabPlayer:
         isolated: bool = False,
         local: bool = True,
     ):
+        self._workspace: Workspace | None = None  # first: __del__ runs even when get_lab raised
         if not isinstance(lab, Lab):
             from awsview.labs import get_lab
 
@@ -38,7 +39,6 @@ class LabPlayer:
         self.lab = lab
         self.log = log
         self.endpoint_url = endpoint_url
-        self._workspace: Workspace | None = None
         self._region = region or DEFAULT_REGION
         self._isolated, self._local = isolated, local
 
