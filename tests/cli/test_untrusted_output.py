@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import os
 import re
 import subprocess
 import sys
@@ -99,6 +100,8 @@ def assert_inert_svg(where: str, text: str) -> None:
 
 def awsview(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """The command as a user runs it; its output read as bytes, then strictly as UTF-8."""
+    # Never the size of a terminal (COLUMNS, LINES): what the checks read is the whole line.
+    env = {k: v for k, v in (env or os.environ).items() if k not in ("COLUMNS", "LINES")}
     done = subprocess.run(
         [sys.executable, "-m", "awsview", *args],
         capture_output=True,
