@@ -204,8 +204,12 @@ def test_the_allow_list_maps_into_iam_actions():
             assert action(service, operation) == f"{signing}:{operation}", (service, operation)
 
 
+# Each lab plays on a worker of its own, beside the `authorized` tests: no play waits for another.
 @pytest.mark.slow
-@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize(
+    "lab",
+    [pytest.param(lab, marks=pytest.mark.xdist_group(f"iam-policy-play-{lab}")) for lab in LABS],
+)
 async def test_every_operation_the_pollers_send_while_a_lab_plays_is_granted(
     emulator, lab, monkeypatch
 ):
