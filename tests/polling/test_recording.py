@@ -420,9 +420,6 @@ def test_dump_from_prints_a_moment_as_dump_does(tmp_path, utc):
 # -- the replay viewer ------------------------------------------------------------------------
 
 
-# Playing at 32× lasts about a second and a half: a machine busy with parallel workers can press
-# keys slower than that, so it runs alone.
-@pytest.mark.serial
 async def test_replay_controls(tmp_path):
     from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp, open_player
@@ -474,8 +471,17 @@ async def test_replay_controls(tmp_path):
         assert app.speed == 64.0
         await pilot.press("minus")
         assert app.speed == 32.0
+        # Playing at 32× lasts about a second and a half, which a busy machine can spend before
+        # the next line runs: whether space started it is read as the key is handled.
+        toggle, started = app.action_replay_toggle, []
+
+        def toggled() -> None:
+            toggle()
+            started.append(app.playing)
+
+        app.action_replay_toggle = toggled  # type: ignore[method-assign]
         await pilot.press("g", "space")
-        assert app.playing
+        assert started == [True]
         # 1.5 s between frames at 32×: the end comes within a few seconds; wait for it generously.
         for _ in range(300):
             await pilot.pause(0.1)
