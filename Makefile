@@ -37,13 +37,15 @@ lint: $(STAMP) tools
 # PYTEST_ARGS that picks no serial test), not a failure.
 WORKERS ?= 4
 test: lint docs
-	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup -m "not serial" $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup -m "not serial" --hypothesis-profile=ci $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -q -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
-# The pure tier only (no emulator, no child process) after the same checks: about a minute.
+# The pure tier only (no emulator, no child process) after the same checks, each generated-input
+# test on a quarter of its examples (tests/support/examples.py; `make test` draws them all). The
+# `serial` ones are left to `make test`: they need the machine to themselves.
 FAST_WORKERS ?= 2
 test-fast: lint
-	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m pure $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "pure and not serial" --hypothesis-profile=dev $(PYTEST_ARGS)
 
 # bench_all: machine yardsticks, then AWS View against its baselines on the emulator (change feed) and
 # on stock moto (polled), keypress and first paint (median of 5 fresh runs), docs, each figure as a

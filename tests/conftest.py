@@ -33,6 +33,7 @@ os.environ.update(
 )
 
 # After the environment above (noqa: E402); the tests import these names from here too (F401).
+from tests.support import examples as _examples  # noqa: E402, F401 (the hypothesis profiles)
 from tests.support import processes as _processes  # noqa: E402
 from tests.support import tiers  # noqa: E402
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: E402, F401

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from awsview.aws.session import ConfigError, Target, check_credentials, resolve
+from tests.support.cli import awsview_here
 
 
 @pytest.fixture
@@ -272,9 +273,9 @@ COMMANDS = [["dump"], ["watch"], ["lab", "setup", "q05"], ["screenshot", "-o", "
 
 
 @pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: a[0])
-def test_unknown_profile_with_no_region(awsview, home, argv):
+def test_unknown_profile_with_no_region(home, argv):
     write_config(home, "[profile real]\nregion = eu-west-1\n")
-    result = awsview("--profile", "nope", *argv)
+    result = awsview_here("--profile", "nope", *argv)
     assert result.returncode == 2
     assert (
         one_line(result)
@@ -283,8 +284,8 @@ def test_unknown_profile_with_no_region(awsview, home, argv):
 
 
 @pytest.mark.parametrize("argv", COMMANDS, ids=lambda a: a[0])
-def test_no_credentials_and_no_endpoint_suggests_the_demo(awsview, home, argv):
-    result = awsview(*argv)
+def test_no_credentials_and_no_endpoint_suggests_the_demo(home, argv):
+    result = awsview_here(*argv)
     assert result.returncode == 2
     line = one_line(result)
     assert "no AWS credentials found" in line and line.endswith(
@@ -299,16 +300,16 @@ def test_no_credentials_and_no_endpoint_suggests_the_demo(awsview, home, argv):
         ("us east 1", "'us east 1' doesn't match a supported format"),
     ],
 )
-def test_wrong_region_name(awsview, home, region, says):
+def test_wrong_region_name(home, region, says):
     env = {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     for argv in (["dump"], ["lab", "setup", "q05"]):
-        result = awsview(*argv, "--region", region, env=env)
+        result = awsview_here(*argv, "--region", region, env=env)
         assert result.returncode == 2
         assert says in one_line(result)
 
 
-def test_no_region_for_aws(awsview, home):
-    result = awsview(
+def test_no_region_for_aws(home):
+    result = awsview_here(
         "dump", env={"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}
     )
     assert result.returncode == 2

@@ -20,6 +20,7 @@ from awsview.aws.policy import CALLS, action, policy
 from awsview.aws.readonly import READ_OPERATIONS
 from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
+from tests.support.cli import awsview_here
 from tests.support.emulator import REGION, RunningEmulator
 
 # Its fixture plays every lab up to its cleanup.
@@ -107,23 +108,7 @@ def test_every_call_of_the_policy_is_a_guarded_read():
 @pytest.mark.parametrize("lab", LABS)
 def test_the_printed_policy_is_enough_for_every_panel(starts_processes, authorized, lab):
     emulator, keys = authorized
-    printed = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "awsview",
-            "iam-policy",
-            "--lab",
-            lab,
-            "--region",
-            REGION,
-            "--account",
-            ACCOUNT,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    printed = awsview_here("iam-policy", "--lab", lab, "--region", REGION, "--account", ACCOUNT)
     assert json.loads(printed.stdout) == policy(profiles.load(lab), REGION, ACCOUNT)
     dumped = dump(emulator, lab, keys[f"viewer-{lab}"])
     for key, snapshot in dumped["snapshots"].items():
@@ -221,8 +206,12 @@ def test_the_allow_list_maps_into_iam_actions():
             assert action(service, operation) == f"{signing}:{operation}", (service, operation)
 
 
+# Each lab plays on a worker of its own, beside the `authorized` tests: no play waits for another.
 @pytest.mark.slow
-@pytest.mark.parametrize("lab", LABS)
+@pytest.mark.parametrize(
+    "lab",
+    [pytest.param(lab, marks=pytest.mark.xdist_group(f"iam-policy-play-{lab}")) for lab in LABS],
+)
 async def test_every_operation_the_pollers_send_while_a_lab_plays_is_granted(
     emulator, lab, monkeypatch
 ):
@@ -292,7 +281,6 @@ async def test_every_operation_the_pollers_send_while_a_lab_plays_is_granted(
     assert {action(*call) for call in sent} <= granted, {action(*c) for c in sent} - granted
 
 
-@pytest.mark.process  # starts the CLI in a process of its own
 @pytest.mark.parametrize(
     "args,message",
     [
@@ -305,29 +293,19 @@ async def test_every_operation_the_pollers_send_while_a_lab_plays_is_granted(
         (["--prefix", "labex-", "--region", "us-eest-1"], "did you mean"),
     ],
 )
-def test_a_policy_that_would_reach_further_or_nowhere_is_one_line(args, message):
+def test_a_policy_that_would_reach_further_or_nowhere_is_one_line(args, message, monkeypatch):
     """A wildcard in the prefix would become a wildcard in every ARN (`table/**`), and a region
     AWS does not have would print a policy that matches nothing."""
-    result = subprocess.run(
-        [sys.executable, "-m", "awsview", "iam-policy", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env={k: v for k, v in os.environ.items() if not k.startswith("AWS_")},
-    )
+    for name in [n for n in os.environ if n.startswith("AWS_")]:
+        monkeypatch.delenv(name)
+    result = awsview_here("iam-policy", *args)
     assert result.returncode == 2, result.stdout[:200]
     assert result.stdout == "" and message in result.stderr, result.stderr
     assert len(result.stderr.strip().splitlines()) == 1 and "Traceback" not in result.stderr
 
 
-@pytest.mark.process  # starts the CLI in a process of its own
 def test_a_literal_prefix_and_a_known_region_still_print_the_policy():
-    result = subprocess.run(
-        [sys.executable, "-m", "awsview", "iam-policy", "--prefix", "labex-", "--region", REGION],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = awsview_here("iam-policy", "--prefix", "labex-", "--region", REGION)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)
     assert "iam:GetRole" in {a for s in document["Statement"] for a in s["Action"]}

@@ -13,10 +13,8 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, HTTPServer
-from pathlib import Path
 
 import pytest
 
@@ -24,6 +22,7 @@ from awsview import profiles
 from awsview.aws.session import Connection, Target, resolve
 from awsview.cli.main import main
 from awsview.ui import themes
+from tests.support.cli import awsview_here
 
 NOT_UTF8 = b'name = "caf\xe9"\n'
 LEARNER = '[[learner]]\nname = "Ada"\nendpoint_url = "http://127.0.0.1:5000"\n'
@@ -74,18 +73,6 @@ def said(capsys) -> str:
     assert len(lines) == 1, err
     assert lines[0].startswith("awsview: "), err
     return lines[0]
-
-
-def run(*argv: str, env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", *argv],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-    )
 
 
 def one_line(result: subprocess.CompletedProcess) -> str:
@@ -228,18 +215,18 @@ WRONG_SCHEME = (
         ["split"],
     ],
 )
-@pytest.mark.process  # starts the CLI in a process of its own
-def test_an_endpoint_with_a_wrong_scheme_is_one_line_with_a_hint(clean_env, tmp_path, command):
-    result = run(
-        *command, "--endpoint-url", "htp://127.0.0.1:5000", env=dict(os.environ), cwd=tmp_path
-    )
+def test_an_endpoint_with_a_wrong_scheme_is_one_line_with_a_hint(
+    clean_env, tmp_path, monkeypatch, command
+):
+    monkeypatch.chdir(tmp_path)
+    result = awsview_here(*command, "--endpoint-url", "htp://127.0.0.1:5000")
     assert result.returncode == 2
     assert one_line(result) == f"awsview: --endpoint-url htp://127.0.0.1:5000: {WRONG_SCHEME}"
 
 
-@pytest.mark.process  # starts the CLI in a process of its own
-def test_an_endpoint_without_a_scheme_is_one_line_with_a_hint(clean_env, tmp_path):
-    result = run("dump", "--endpoint-url", "127.0.0.1:5000", env=dict(os.environ), cwd=tmp_path)
+def test_an_endpoint_without_a_scheme_is_one_line_with_a_hint(clean_env, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    result = awsview_here("dump", "--endpoint-url", "127.0.0.1:5000")
     assert result.returncode == 2
     assert one_line(result) == (
         "awsview: --endpoint-url 127.0.0.1:5000: no scheme (did you mean http://127.0.0.1:5000?)"

@@ -52,6 +52,7 @@ from awsview.model.state import LabModel
 from awsview.polling.iam import grants, principals
 from awsview.polling.journal import JournalData
 from awsview.polling.logs import _Follow
+from tests.support.examples import examples
 
 CORPUS = Path(__file__).parents[1] / "corpus"
 STRINGS: dict[str, str] = json.loads((CORPUS / "strings.json").read_text())["strings"]
@@ -740,19 +741,19 @@ hostile_text = st.one_of(
 markup_text = st.lists(st.sampled_from(MARKUP), min_size=1, max_size=12).map("".join)
 
 
-@settings(SETTINGS, max_examples=250)
+@settings(SETTINGS, max_examples=examples(250))
 @given(hostile_text)
 def test_generated_text_everywhere(text: str):
     check(model_for(text), text)
 
 
-@settings(SETTINGS, max_examples=100)
+@settings(SETTINGS, max_examples=examples(100))
 @given(markup_text)
 def test_generated_markup_is_kept(text: str):
     check(model_for(text), text)
 
 
-@settings(SETTINGS, max_examples=150)
+@settings(SETTINGS, max_examples=examples(150))
 @given(
     st.one_of(
         hostile_text.map(lambda t: "RESULT " + t),
@@ -800,7 +801,7 @@ wire_item = st.dictionaries(hostile_text, wire_value, max_size=6).map(
 )
 
 
-@settings(SETTINGS, max_examples=120)
+@settings(SETTINGS, max_examples=examples(120))
 @given(wire_item, wire_item)
 def test_generated_items(item: dict[str, Any], other: dict[str, Any]):
     plain, plain_other = item_to_plain(item), item_to_plain(other)
@@ -872,7 +873,7 @@ event = st.builds(
 )
 
 
-@settings(SETTINGS, max_examples=120)
+@settings(SETTINGS, max_examples=examples(120))
 @given(st.lists(event, max_size=25), hostile_text)
 def test_generated_histories(events: list[dict[str, Any]], name: str):
     history = parse_history(events[: len(events) // 2])
@@ -919,7 +920,7 @@ definition = st.one_of(
 )
 
 
-@settings(SETTINGS, max_examples=150)
+@settings(SETTINGS, max_examples=examples(150))
 @given(definition)
 def test_generated_definitions(text: str):
     try:

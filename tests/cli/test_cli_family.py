@@ -14,21 +14,11 @@ from pathlib import Path
 import pytest
 
 from awsview.cli.main import main
+from tests.support.cli import awsview_here
 
 CLI = Path(__file__).resolve().parents[2] / "awsview" / "cli"
 
 
-def _awsview(*args: str, **options: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", *args],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        **options,  # type: ignore[call-overload]
-    )
-
-
-@pytest.mark.process  # starts the CLI in a process of its own
 def test_every_user_facing_error_derives_from_one_base_with_its_exit_status(tmp_path):
     from awsview.access import AccessError
     from awsview.aws.errors import ConfigError
@@ -62,10 +52,10 @@ def test_every_user_facing_error_derives_from_one_base_with_its_exit_status(tmp_
     assert SplitError("no tmux", 1).exit_status == 1
     # Said once, by the command line: one line, the error's own status.
     missing = tmp_path / "nothing.rec"
-    done = _awsview("dump", "--from", str(missing))
+    done = awsview_here("dump", "--from", str(missing))
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert len(done.stderr.splitlines()) == 1 and done.stderr.startswith("awsview: ")
-    done = _awsview("iam-policy", "--lab", "ev99")
+    done = awsview_here("iam-policy", "--lab", "ev99")
     assert done.returncode == 2 and done.stderr.startswith("awsview: unknown lab 'ev99'")
 
 
@@ -162,11 +152,10 @@ def test_a_closed_pipe_ends_quietly_with_141():
     assert done.returncode == 141 and done.stderr == ""
 
 
-@pytest.mark.process  # starts the CLI in a process of its own
 def test_version_names_what_awsview_stands_on():
     from importlib.metadata import version
 
-    done = _awsview("--version")
+    done = awsview_here("--version")
     assert done.returncode == 0
     assert f"Textual {version('textual')}" in done.stdout
     assert f"botocore {version('botocore')}" in done.stdout
@@ -190,9 +179,9 @@ def _complete(script: str, *words: str) -> list[str]:
     return shown.stdout.split()
 
 
-@pytest.mark.process  # starts the CLI in a process of its own
+@pytest.mark.process  # starts bash
 def test_bash_completion_is_written_from_the_parser():
-    done = _awsview("completion", "bash")
+    done = awsview_here("completion", "bash")
     assert done.returncode == 0
     assert _complete(done.stdout, "awsview", "du") == ["dump"]
     assert _complete(done.stdout, "awsview", "dump", "--js") == ["--json"]
@@ -200,10 +189,10 @@ def test_bash_completion_is_written_from_the_parser():
     assert _complete(done.stdout, "awsview", "completion", "f") == ["fish"]
 
 
-@pytest.mark.process  # starts the CLI in a process of its own
+@pytest.mark.process  # starts the shell, where there is one
 @pytest.mark.parametrize("shell", ["zsh", "fish"])
 def test_zsh_and_fish_completion_name_every_command(shell):
-    done = _awsview("completion", shell)
+    done = awsview_here("completion", shell)
     assert done.returncode == 0
     for command in ("watch", "dump", "split", "iam-policy", "completion"):
         assert command in done.stdout

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from awsview.cli.main import SHARED, TAKES, UsageError, main, parse
+from tests.support.cli import awsview_here
 
 # The least each command needs besides the options under test.
 REQUIRED = {
@@ -132,12 +133,10 @@ def test_refusals_are_one_line_and_exit_2(capsys):
         assert "Traceback" not in err
 
 
-def test_version(starts_processes):
+def test_version():
     from awsview import __version__
 
-    result = subprocess.run(
-        [sys.executable, "-m", "awsview", "--version"], capture_output=True, text=True
-    )
+    result = awsview_here("--version")
     assert result.returncode == 0 and result.stdout.startswith(f"awsview {__version__} (Textual ")
 
 

@@ -3,31 +3,19 @@ would; --width 0 and a pipe keep whole lines; --json does not depend on any widt
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from awsview.core.textgrid import cells
 from tests.polling.test_recording import _record
+from tests.support.cli import awsview_here
 
-# Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
-pytestmark = pytest.mark.process
+pytestmark = pytest.mark.usefixtures("utc")  # times in the dump read the same everywhere
 
 
 def _dump(*args: str, columns: str | None = None, env: dict | None = None) -> str:
-    env = {**(env or os.environ), "TZ": "UTC"}
-    env.pop("COLUMNS", None)
-    if columns is not None:
-        env["COLUMNS"] = columns
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env=env,
-    )
+    """What `awsview dump ARGS` writes (called in this process): COLUMNS as given, else none."""
+    env = {**(env or {}), **({"COLUMNS": columns} if columns is not None else {})}
+    done = awsview_here("dump", *args, env=env)
     assert done.returncode == 0, done.stderr
     return done.stdout
 
@@ -69,11 +57,6 @@ def test_live_dump_fits_columns(emulator):
 
 
 def test_a_negative_width_is_one_line():
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", "--width", "-1"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = awsview_here("dump", "--width", "-1")
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
     assert "--width -1" in done.stderr

@@ -14,10 +14,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-import os
 import re
 import subprocess
-import sys
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Iterator
 from pathlib import Path
@@ -28,6 +26,7 @@ import pytest
 from awsview.aws.session import Target
 from awsview.core.checkpoints import CheckResult
 from awsview.model.state import LabModel
+from tests.support import processes
 from tests.support.emulator import RunningEmulator
 from tests.support.proxy import Intercepting, proxy
 
@@ -99,19 +98,9 @@ def assert_inert_svg(where: str, text: str) -> None:
 
 
 def awsview(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    """The command as a user runs it; its output read as bytes, then strictly as UTF-8."""
-    # Never the size of a terminal (COLUMNS, LINES): what the checks read is the whole line.
-    env = {k: v for k, v in (env or os.environ).items() if k not in ("COLUMNS", "LINES")}
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", *args],
-        capture_output=True,
-        env=env,
-        timeout=240,
-        stdin=subprocess.DEVNULL,
-    )
-    return subprocess.CompletedProcess(
-        done.args, done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8")
-    )
+    """The command as a user runs it; its output read strictly as UTF-8 (a byte that is not
+    fails the test)."""
+    return processes.awsview(*args, env=env, timeout=240, encoding="utf-8", errors="strict")
 
 
 def assert_output_safe(where: str, done: subprocess.CompletedProcess) -> None:

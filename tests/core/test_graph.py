@@ -23,6 +23,7 @@ from awsview.core.stateruns import run_of
 from awsview.core.textgrid import Canvas, cells, clean, cut, wrap
 from awsview.model.asl import DefinitionError, parse_definition
 from awsview.model.history import parse_history
+from tests.support.examples import examples
 
 CORPUS = sorted((Path(__file__).parents[1] / "corpus" / "asl").glob("*.json"))
 GOLDEN = Path(__file__).parents[1] / "golden" / "graphs"
@@ -347,7 +348,7 @@ MACHINE_OK = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(MACHINE_OK, st.integers(1, 130))
 def test_any_well_typed_definition_is_drawn_within_the_width(document, width):
     definition = parse_definition(
@@ -356,7 +357,7 @@ def test_any_well_typed_definition_is_drawn_within_the_width(document, width):
     assert_fits(draw(definition, width), width)
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(DEFINITION, st.integers(1, 130))
 def test_malformed_definitions_never_crash_and_stay_within_the_width(document, width):
     try:
@@ -401,7 +402,7 @@ EVENT = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(EVENT, max_size=30), st.integers(16, 90))
 def test_any_history_marks_the_ev04_graph_without_crashing(events, width):
     definition = parse_definition(

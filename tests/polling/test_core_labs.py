@@ -11,6 +11,7 @@ import pytest
 
 from awsview.core.render import panels
 from awsview.model.snapshot import Health
+from tests.support.cli import awsview_here
 from tests.support.helpers import LabViewer
 
 
@@ -303,28 +304,9 @@ def test_dump_with_bad_credentials_is_one_line(starts_processes, emulator, key, 
     assert len(result.stderr.strip().splitlines()) == 1
 
 
-def test_dump_unreachable_endpoint_and_unknown_lab(starts_processes):
-    result = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", "--endpoint-url", "http://127.0.0.1:9"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_dump_unreachable_endpoint_and_unknown_lab():
+    result = awsview_here("dump", "--endpoint-url", "http://127.0.0.1:9")
     assert result.returncode == 1 and "connection refused" in result.stderr
     assert "Traceback" not in result.stderr
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "awsview",
-            "dump",
-            "--lab",
-            "ev99",
-            "--endpoint-url",
-            "http://127.0.0.1:9",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    result = awsview_here("dump", "--lab", "ev99", "--endpoint-url", "http://127.0.0.1:9")
     assert result.returncode != 0 and "Traceback" not in result.stderr

@@ -17,6 +17,7 @@ import pytest
 from awsview.aws.session import Target
 from awsview.labs.player import LabPlayer
 from awsview.polling.doctor import EXACT, INFERRED, MISSING, diagnose
+from tests.support.cli import awsview_here
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator
 from tests.support.proxy import Intercepting, proxy
 
@@ -138,13 +139,8 @@ async def test_without_step_functions_the_workflow_panels_are_missing(no_step_fu
     assert "missing" in diagnosis.summary
 
 
-def test_doctor_says_an_unreachable_endpoint_in_one_line(starts_processes):
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "doctor", "--endpoint-url", "http://127.0.0.1:9"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_doctor_says_an_unreachable_endpoint_in_one_line():
+    done = awsview_here("doctor", "--endpoint-url", "http://127.0.0.1:9")
     assert done.returncode == 1 and done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
 
 

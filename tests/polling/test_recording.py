@@ -8,9 +8,6 @@ test_recording_live.py.
 from __future__ import annotations
 
 import dataclasses
-import os
-import subprocess
-import sys
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from decimal import Decimal
@@ -33,6 +30,7 @@ from awsview.polling.recorded import MomentError, parse_moment
 from awsview.polling.recorder import Recorder, open_recording, target_info
 from awsview.polling.recording import CHECKPOINTS, DECISION, MAGIC, Recording, RecordingError
 from tests.support import sample
+from tests.support.cli import awsview_here
 
 NOW = sample.NOW
 STREAM = StreamRecord(
@@ -377,7 +375,7 @@ def test_a_torn_end_reads_up_to_the_last_complete_frame(tmp_path):
     assert player.last == 9 and player.state(player.last).snapshots == states[9]
 
 
-def test_files_that_are_not_recordings_are_one_clear_line(starts_processes, tmp_path):
+def test_files_that_are_not_recordings_are_one_clear_line(tmp_path):
     (tmp_path / "text.rec").write_text("hello")
     (tmp_path / "empty.rec").write_bytes(MAGIC)
     with pytest.raises(RecordingError, match="not an AWS View recording"):
@@ -396,9 +394,7 @@ def test_files_that_are_not_recordings_are_one_clear_line(starts_processes, tmp_
         (["dump", "--from", str(tmp_path / "there.rec"), "--at", "yesterday"], 2),
         (["watch", "--record", str(tmp_path / "there.rec")], 2),
     ):
-        done = subprocess.run(
-            [sys.executable, "-m", "awsview", *args], capture_output=True, text=True, timeout=60
-        )
+        done = awsview_here(*args)
         assert done.returncode == status, (args, done.stderr)
         assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
 
@@ -416,19 +412,12 @@ def test_moments():
             parse_moment(bad, first, last)
 
 
-def test_dump_from_prints_a_moment_as_dump_does(starts_processes, tmp_path, utc):
+def test_dump_from_prints_a_moment_as_dump_does(tmp_path, utc):
     path = tmp_path / "q05.rec"
     states, times = _record(path)
     profile, _ = sample.sample("q05")
-    env = {**os.environ, "TZ": "UTC"}
     for at, index in (("end", len(states) - 1), ("+3", 2), ("start", 0)):
-        done = subprocess.run(
-            [sys.executable, "-m", "awsview", "dump", "--from", str(path), "--at", at],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
-        )
+        done = awsview_here("dump", "--from", str(path), "--at", at)
         assert done.returncode == 0, done.stderr
         header, moment, shown = done.stdout.split("\n", 2)
         assert header.startswith(
@@ -446,9 +435,6 @@ def test_dump_from_prints_a_moment_as_dump_does(starts_processes, tmp_path, utc)
 # -- the replay viewer ------------------------------------------------------------------------
 
 
-# Playing at 32× lasts about a second and a half: a machine busy with parallel workers can press
-# keys slower than that, so it runs alone.
-@pytest.mark.serial
 async def test_replay_controls(tmp_path):
     from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp, open_player
@@ -500,8 +486,17 @@ async def test_replay_controls(tmp_path):
         assert app.speed == 64.0
         await pilot.press("minus")
         assert app.speed == 32.0
+        # Playing at 32× lasts about a second and a half, which a busy machine can spend before
+        # the next line runs: whether space started it is read as the key is handled.
+        toggle, started = app.action_replay_toggle, []
+
+        def toggled() -> None:
+            toggle()
+            started.append(app.playing)
+
+        app.action_replay_toggle = toggled  # type: ignore[method-assign]
         await pilot.press("g", "space")
-        assert app.playing
+        assert started == [True]
         # 1.5 s between frames at 32×: the end comes within a few seconds; wait for it generously.
         for _ in range(300):
             await pilot.pause(0.1)

@@ -19,9 +19,10 @@ from awsview.model.snapshot import Snapshot
 from awsview.polling.recorded import shown
 from awsview.polling.recording import FRAME, KEYFRAME, Recording, RecordingError
 from tests.support import crafted_recordings as crafted
+from tests.support.examples import examples
 
 FUZZ = settings(
-    max_examples=120,
+    max_examples=examples(120),
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

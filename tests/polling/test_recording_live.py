@@ -225,11 +225,7 @@ async def test_a_class_recording_keeps_each_learner(emulator: RunningEmulator, t
 def test_serve_records_once_whatever_the_tabs(
     starts_processes, emulator: RunningEmulator, tmp_path
 ):
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = starts_processes.free_port()
     path = tmp_path / "serve.rec"
     server = subprocess.Popen(
         [

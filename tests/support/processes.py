@@ -14,14 +14,16 @@ def awsview(
     *args: str, env: dict[str, str] | None = None, timeout: float = 120, **options: object
 ) -> subprocess.CompletedProcess:
     """`python -m awsview ARGS` with this interpreter: its output as text, no terminal on stdin
-    (what a pipe or CI gives). ``env`` is added to the test's environment."""
+    (what a pipe or CI gives). ``env`` is added to the test's environment, less the terminal's
+    size (COLUMNS, LINES: something in the test process may have exported it)."""
+    base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     return subprocess.run(
         [sys.executable, "-m", "awsview", *args],
         capture_output=True,
         text=True,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
-        env={**os.environ, **(env or {})},
+        env={**base, **(env or {})},
         **options,  # type: ignore[call-overload]
     )
 

@@ -4,7 +4,6 @@ foreign backend the tests and benchmarks compare against."""
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import time
@@ -12,6 +11,7 @@ import urllib.request
 from pathlib import Path
 
 from tests.support.emulator import stop_process
+from tests.support.processes import free_port
 
 
 class StockMoto:
@@ -29,9 +29,7 @@ class StockMoto:
                     raise
 
     def _start(self, cwd: Path | None, timeout: float) -> None:
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
+        self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],

@@ -50,7 +50,8 @@ def _shares_a_fixture(item: pytest.Item) -> bool:
 
 def mark(items: list[pytest.Item]) -> None:
     """Marks each item with its tier (and soak ones serial), keeps a module whose tests share a
-    fixture on one xdist worker, and puts the heaviest modules first so they start first."""
+    fixture on one xdist worker (unless a test names its own ``xdist_group``), and puts the
+    heaviest modules first so they start first."""
     weight: dict[str, tuple[int, int]] = {}
     for item in items:
         tier = tier_of(item)
@@ -58,7 +59,9 @@ def mark(items: list[pytest.Item]) -> None:
         if tier == "soak" and not item.get_closest_marker("serial"):
             item.add_marker("serial")
         module = item.nodeid.split("::", 1)[0]
-        if _shares_a_fixture(item):
+        # A group the test names itself (a module whose heavy tests need not wait for each other)
+        # is kept: their module fixture then starts once in each of its groups.
+        if _shares_a_fixture(item) and not item.get_closest_marker("xdist_group"):
             item.add_marker(pytest.mark.xdist_group(module))
         # Within a tier, modules with a `slow` test (a whole lab played) first.
         here = (ORDER.index(tier), 0 if item.get_closest_marker("slow") else 1)
@@ -67,6 +70,9 @@ def mark(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: weight[item.nodeid.split("::", 1)[0]])
 
 
+PURE_ONLY = frozenset({"pure", "pure and not serial", "pure and serial"})
+
+
 def guarding(config: pytest.Config) -> bool:
     """Only the pure tier is selected (`make test-fast`): no test may start a process."""
-    return config.getoption("markexpr", "").strip() == "pure"
+    return " ".join(config.getoption("markexpr", "").split()) in PURE_ONLY
