@@ -46,12 +46,12 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.core import render
 from awsview.labs.player import LabPlayer
 from awsview.model.snapshot import Health
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.polling.scheduler import Scheduler
 
 try:
@@ -384,8 +384,8 @@ class Seen:
 @dataclass
 class Viewer:
     name: str
-    profile: profiles.LabProfile
-    model: LabModel
+    profile: labspec.LabSpec
+    model: LabState
     scheduler: WatchedScheduler | None = None
     seen: dict[str, Seen] = field(default_factory=dict)
 
@@ -565,9 +565,7 @@ class Soak:
                 target = Target(endpoint_url=self.emulator.endpoint_url)
                 for name in (*LABS, "generic"):  # one viewer per lab, and one of all labex-*
                     profile = (
-                        profiles.generic_profile(PREFIX)
-                        if name == "generic"
-                        else profiles.load(name)
+                        labspec.generic_spec(PREFIX) if name == "generic" else labspec.load(name)
                     )
                     conn = await stack.enter_async_context(Connection(target))
                     scheduler = WatchedScheduler(conn, profile)

@@ -15,8 +15,8 @@ import json
 from typing import Any
 
 from awsview.aws.readonly import READ_OPERATIONS
+from awsview.labspec import LabSpec
 from awsview.model.errors import UserError
-from awsview.profiles import LabProfile
 
 # The resources the viewer reads, as AWS names them in IAM. {p}: partition, {r}: region,
 # {a}: account, {prefix}: the lab's name prefix, {group}: one of its log groups.
@@ -73,7 +73,7 @@ def action(service: str, operation: str) -> str:
 
 
 def policy(
-    profile: LabProfile,
+    profile: LabSpec,
     region: str = "*",
     account: str = "*",
     partition: str = "aws",

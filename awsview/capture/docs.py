@@ -37,8 +37,8 @@ from awsview.model.untrusted import markdown, markdown_target
 
 if TYPE_CHECKING:
     from awsview.labs.script import Workspace
-    from awsview.profiles import LabProfile
-    from awsview.profiles.folder import LabFolder
+    from awsview.labspec import LabSpec
+    from awsview.labspec.folder import LabFolder
 
 FORMATS = ("svg", "png")
 
@@ -59,10 +59,10 @@ def generate(
     a local endpoint to play on instead of a fresh emulator (the caller refuses others).
 
     Returns the images (steps, graphs, replay), then each step text written, then index.md
-    (with ``output``). Raises ValueError (size, format, theme), BadFolder and ProfileError
+    (with ``output``). Raises ValueError (size, format, theme), BadFolder and SpecError
     (bad input: exit 2) and DocsError (a step failed, a file not writable: exit 1).
     """
-    from awsview.profiles import load_folder
+    from awsview.labspec import load_folder
 
     if fmt not in FORMATS:
         raise ValueError(f"the format must be svg or png, not {fmt!r}")
@@ -119,7 +119,7 @@ def generate(
 def lab_folder(lab: str, output: Path | None) -> Path:
     """The folder ``lab`` names; a built-in one (or one inside the installed package) only
     with ``output``: the package is never written."""
-    from awsview.profiles.folder import INDEX, discover, is_folder_reference
+    from awsview.labspec.folder import INDEX, discover, is_folder_reference
 
     if is_folder_reference(lab) or Path(lab, INDEX).is_file():
         path, origin = Path(lab), "path"
@@ -248,7 +248,7 @@ def _acts(folder: LabFolder, workspace: Workspace) -> list[Act]:
 
 def _play(
     folder: LabFolder,
-    profile: LabProfile,
+    profile: LabSpec,
     endpoint_url: str | None,
     region: str,
     scratch: Path,
@@ -257,14 +257,14 @@ def _play(
     warn: Callable[[str], None],
 ) -> tuple[list[Page], list[Page], Page]:
     from awsview.capture.docshots import Drawing, capture, render, render_replay
-    from awsview.core.freeze import Freezer
+    from awsview.core.determinism import Deterministic
     from awsview.labs.script import Workspace
 
     with _endpoint(endpoint_url, scratch / "emulator") as endpoint:
         shown = urlsplit(folder.endpoint)
         real = urlsplit(endpoint)
         # What every page shows instead of the endpoint played on: the one the lab hard-codes.
-        freezer = Freezer(
+        deterministic = Deterministic(
             exact={
                 endpoint.rstrip("/"): folder.endpoint,
                 real.netloc: shown.netloc,
@@ -280,7 +280,7 @@ def _play(
                     str(folder.path.resolve()),
                     acts,
                     endpoint,
-                    freezer,
+                    deterministic,
                     warn,
                     record=recording,
                     region=region,
@@ -288,7 +288,7 @@ def _play(
             )
         finally:
             workspace.close()
-    drawing = Drawing(output, *look, freezer)
+    drawing = Drawing(output, *look, deterministic)
     steps, graphs = asyncio.run(render(folder.name, profile, captures, drawing))
     replay = asyncio.run(render_replay(folder.name, recording, captures, drawing))
     return steps, graphs, replay

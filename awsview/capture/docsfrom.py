@@ -16,7 +16,7 @@ from pathlib import Path
 
 from awsview.model import keys
 from awsview.model.untrusted import markdown, markdown_target
-from awsview.polling.recording import CHECKPOINTS, PROFILE, ChannelPlayer
+from awsview.recording.file import CHECKPOINTS, PROFILE, ChannelPlayer
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ def generate(
 ) -> list[Path]:
     """The pages of a recording; returns the images, then index.md."""
     from awsview.capture.docs import FORMATS, _check_theme
-    from awsview.polling.recorded import shown
+    from awsview.recording.moments import shown
     from awsview.ui.viewer.replay import open_player
 
     if fmt not in FORMATS:
@@ -106,7 +106,7 @@ def generate(
 
 
 def index_markdown(source: Path, player: ChannelPlayer, pages: list[RecordedPage]) -> str:
-    from awsview.polling.recorded import describe
+    from awsview.recording.moments import describe
 
     # The file's name, its header (learner, endpoint, account, region) and the checkpoints'
     # words are the recording's: escaped, they show as written and make no link, image or tag.

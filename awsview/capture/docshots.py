@@ -5,7 +5,7 @@ answered since the step ended and nothing changed for a while, the model is copi
 lab is over, each copy is shown in a fresh headless viewer and saved. A shot therefore depends
 only on what existed after its step, not on which intermediate states the polls happened to
 catch (those would leave highlights, marks and column widths behind), nor on how busy the
-process was while drawing; its volatile values go through one `Freezer` for the whole lab.
+process was while drawing; its volatile values go through one `Deterministic` for the whole lab.
 
 Beside the step pages: the graph of each state machine execution the lab ran (Enter on its row
 in a viewer showing the last step it was seen in, scrolled to the graph), and the replay screen
@@ -25,13 +25,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Target
 from awsview.capture.screenshot import save, still
 from awsview.capture.shot import answered, derived_after
-from awsview.core.freeze import Freezer
+from awsview.core.determinism import Deterministic
 from awsview.model.errors import FailedError
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.polling.live import LivePolling
 
 SETUP_TITLE = "What the lab provides"
@@ -63,7 +63,7 @@ class Drawing:
     size: tuple[int, int]
     theme: str
     fmt: str
-    freezer: Freezer
+    deterministic: Deterministic
 
 
 class _Follower:
@@ -71,13 +71,13 @@ class _Follower:
     to a recorder as the viewer passes them when it records."""
 
     def __init__(self, recorder: Any = None) -> None:
-        self.profile: profiles.LabProfile | None = None
-        self.model: LabModel | None = None
+        self.profile: labspec.LabSpec | None = None
+        self.model: LabState | None = None
         self.status = ("ok", "")
         self.recorder = recorder  # awsview.recorder.Recorder, or None
         self.live: LivePolling | None = None
 
-    def attach(self, profile: profiles.LabProfile, model: LabModel) -> None:
+    def attach(self, profile: labspec.LabSpec, model: LabState) -> None:
         self.profile, self.model = profile, model
         if self.recorder is not None:
             self.recorder.attach(profile, model)
@@ -97,7 +97,7 @@ class Capture:
     number: int
     key: str
     title: str
-    model: LabModel
+    model: LabState
     status: tuple[str, str]
     at: float = 0.0  # when it had settled (wall clock): where the recording shows the same
 
@@ -110,16 +110,16 @@ async def capture(
     lab: str,
     acts: list[Act],
     endpoint_url: str,
-    freezer: Freezer,
+    deterministic: Deterministic,
     warn: Callable[[str], None],
     record: Path | None = None,
     region: str = "us-east-1",
-) -> tuple[profiles.LabProfile, list[Capture]]:
+) -> tuple[labspec.LabSpec, list[Capture]]:
     """Play ``acts`` (what the lab provides, then each step) on ``endpoint_url`` with the
     viewer's pollers following lab ``lab`` (a name or a folder's path); after each act keep a
     copy of the settled model. With ``record``, everything the pollers saw is recorded there
     too, as `watch --record` would."""
-    from awsview.polling.recorder import Recorder, open_recording, target_info
+    from awsview.recording.follow import Recorder, open_recording, target_info
 
     target = Target(endpoint_url=endpoint_url, region=region)
     writer = open_recording(record, "docs") if record is not None else None
@@ -136,7 +136,7 @@ async def capture(
         for number, (key, title, act) in enumerate(acts):
             if number:
                 await _next_second()
-            freezer.begin_phase()
+            deterministic.begin_phase()
             await asyncio.to_thread(act)
             model = await _settled(
                 follower,
@@ -161,7 +161,7 @@ async def capture(
 
 
 async def render(
-    name: str, profile: profiles.LabProfile, captures: list[Capture], drawing: Drawing
+    name: str, profile: labspec.LabSpec, captures: list[Capture], drawing: Drawing
 ) -> tuple[list[Page], list[Page]]:
     """Each capture in a fresh headless viewer, saved as ``awsview-stepN.<fmt>`` in ``output``
     (step 0: what the lab provides); then one ``awsview-graph-<execution>.<fmt>`` per
@@ -249,13 +249,13 @@ async def _next_second() -> None:
     await asyncio.sleep(math.ceil(now) - now + 0.01)
 
 
-def _state(model: LabModel) -> dict[str, tuple[Any, Any]]:
+def _state(model: LabState) -> dict[str, tuple[Any, Any]]:
     return {key: (s.health, s.data) for key, s in model.snapshots.items()}
 
 
 async def _settled(
     follower: _Follower, polling: asyncio.Task, since: float, on_timeout: Callable[[], None]
-) -> LabModel:
+) -> LabState:
     """A copy of the model once nothing changed for STABLE_S over at least two full poll rounds
     after ``since`` (a queue draining, a mapping being deleted: the pollers see it move)."""
     deadline = time.monotonic() + SETTLE_TIMEOUT_S
@@ -268,9 +268,9 @@ async def _settled(
         if state != last:
             last, unchanged_since = state, now
         elif now - unchanged_since >= STABLE_S:
-            return LabModel(snapshots=dict(model.snapshots))
+            return LabState(snapshots=dict(model.snapshots))
     on_timeout()
-    return LabModel(snapshots=dict(follower.model.snapshots)) if follower.model else LabModel()
+    return LabState(snapshots=dict(follower.model.snapshots)) if follower.model else LabState()
 
 
 async def _full_round(
@@ -292,8 +292,8 @@ async def _full_round(
 
 
 async def _shoot(
-    model: LabModel,
-    profile: profiles.LabProfile,
+    model: LabState,
+    profile: labspec.LabSpec,
     status: tuple[str, str],
     drawing: Drawing,
     path: Path,
@@ -308,7 +308,7 @@ async def _shoot(
     app = AWSViewApp(
         model=model,
         profile=profile,
-        freezer=drawing.freezer,
+        deterministic=drawing.deterministic,
         options=ViewerOptions(
             theme=drawing.theme, clock=lambda: now, highlight_seconds=0.01, tick_seconds=3600.0
         ),
@@ -331,7 +331,7 @@ async def _shoot_replay(
     app = ReplayApp(
         player,
         start=index,
-        freezer=drawing.freezer,
+        deterministic=drawing.deterministic,
         options=ViewerOptions(theme=drawing.theme, highlight_seconds=0.01, tick_seconds=3600.0),
     )
     async with app.run_test(size=drawing.size) as pilot:

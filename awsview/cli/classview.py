@@ -16,7 +16,7 @@ def open_class(
     roster: Path, theme: str | None = None, presenter: bool = False, record: Path | None = None
 ) -> int:
     """The class view until q (or, as a presenter screen, until the browser goes)."""
-    from awsview.polling.classroom import load_roster
+    from awsview.classroom.monitor import load_roster
     from awsview.ui import lifeline
     from awsview.ui.classview.view import ClassApp
 
@@ -25,8 +25,8 @@ def open_class(
         return fail("the class view needs a terminal", EXIT_USAGE)
     recording = None
     if record is not None:
-        from awsview.polling.recorder import ClassRecorder, open_recording
-        from awsview.polling.recording import RecordingError
+        from awsview.recording.file import RecordingError
+        from awsview.recording.follow import ClassRecorder, open_recording
 
         try:
             recording = ClassRecorder(open_recording(record, "class"))

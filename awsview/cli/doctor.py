@@ -10,7 +10,7 @@ from dataclasses import asdict
 from typing import Any, TextIO
 
 from awsview.cli.common import EXIT_FAILURE, checked_target, fail
-from awsview.polling.doctor import as_text, diagnose
+from awsview.doctor.diagnosis import as_text, diagnose
 
 
 def run(args: argparse.Namespace) -> int:

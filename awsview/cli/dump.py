@@ -11,14 +11,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TextIO
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, checked_target, fail
 from awsview.core.printout import as_json, as_text, graphs_json, graphs_text
 from awsview.core.textgrid import cut
 from awsview.model import untrusted
-from awsview.model.state import LabModel
-from awsview.polling.bootstrap import detect_profile, preflight
+from awsview.model.state import LabState
+from awsview.polling.bootstrap import detect_lab_spec, preflight
 from awsview.polling.scheduler import Scheduler
 
 GRAPH_WIDTH = 60
@@ -27,12 +27,12 @@ MAX_STATUS = 300  # a recorded status line is the viewer's one status line
 
 async def collect(
     target: Target, lab: str | None = None, prefix: str = ""
-) -> tuple[profiles.LabProfile, LabModel, str, str]:
+) -> tuple[labspec.LabSpec, LabState, str, str]:
     """One round: (lab profile, model, account id, what was watched as the SDK resolved it)."""
-    chosen = profiles.load(lab) if lab else None  # an unknown lab is reported before any call
+    chosen = labspec.load(lab) if lab else None  # an unknown lab is reported before any call
     async with Connection(target) as conn:
         account = await preflight(conn)
-        profile = chosen or await detect_profile(conn, prefix)
+        profile = chosen or await detect_lab_spec(conn, prefix)
         scheduler = Scheduler(conn, profile)
         await scheduler.run_once()
         await scheduler.stop()
@@ -153,8 +153,8 @@ def from_recording(
     out: TextIO | None = None,
 ) -> int:
     """`awsview dump --from FILE`: what the viewer showed then, as `dump` prints it live."""
-    from awsview.polling.recorded import describe, state_at, target_of
-    from awsview.polling.recording import Recording
+    from awsview.recording.file import Recording
+    from awsview.recording.moments import describe, state_at, target_of
 
     out = out or sys.stdout
     recording = Recording(path)
@@ -162,7 +162,7 @@ def from_recording(
     state, moment, index = state_at(player, at)
     if state.profile is None:
         return fail(f"{path}: no lab was shown yet at that moment", EXIT_FAILURE)
-    model = LabModel(snapshots=state.snapshots)
+    model = LabState(snapshots=state.snapshots)
     target = target_of(player.info)
     account = state.meta.get("account") or "?"
     if as_json_output:

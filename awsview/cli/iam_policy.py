@@ -10,11 +10,11 @@ from awsview.cli.common import EXIT_USAGE, fail
 
 def run(args: argparse.Namespace) -> int:
     """The policy for a lab or a prefix, in the region configured (any region if none is)."""
-    from awsview import profiles
+    from awsview import labspec
     from awsview.aws.policy import as_json, policy
     from awsview.aws.session import ConfigError, Target, botocore_session, resolve
 
-    profile = profiles.load(args.lab) if args.lab else profiles.generic_profile(args.prefix)
+    profile = labspec.load(args.lab) if args.lab else labspec.generic_spec(args.prefix)
     if args.account != "*" and not (args.account.isdigit() and len(args.account) == 12):
         return fail(f"--account must be a 12-digit account id, not {args.account!r}", EXIT_USAGE)
     session = botocore_session(args.profile)

@@ -12,7 +12,7 @@ from awsview.cli.common import EXIT_USAGE, fail
 
 def _folder(name: str) -> Path | None:
     """The lab folder ``name`` names (a path, or a lab found on the search path), if any."""
-    from awsview.profiles.folder import discover, is_folder_reference
+    from awsview.labspec.folder import discover, is_folder_reference
 
     if is_folder_reference(name) or Path(name, "index.json").is_file():
         return Path(name)
@@ -22,13 +22,13 @@ def _folder(name: str) -> Path | None:
 
 def list_labs() -> int:
     from awsview.labs.script import clean
-    from awsview.profiles import ProfileError, load_folder
-    from awsview.profiles.folder import discover
+    from awsview.labspec import SpecError, load_folder
+    from awsview.labspec.folder import discover
 
     for name, (path, origin) in discover().items():
         try:
             title = load_folder(path).title
-        except ProfileError as exc:
+        except SpecError as exc:
             title = f"(cannot be loaded: {exc})"
         print(f"{clean(name)}  {clean(title)}  [{origin}: {clean(str(path))}]")
     return 0
@@ -49,9 +49,9 @@ def run(args: argparse.Namespace) -> int:
 
 def run_folder(path: Path, args: argparse.Namespace) -> int:
     from awsview.cli import labfolder
-    from awsview.profiles import load_folder
+    from awsview.labspec import load_folder
 
-    profile = load_folder(path, args.lang)  # a ProfileError is said by main()
+    profile = load_folder(path, args.lang)  # a SpecError is said by main()
     assert profile.folder is not None
     if args.action == "check":
         return labfolder.check(profile.folder, profile, args)

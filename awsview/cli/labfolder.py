@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from awsview.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail
 from awsview.labs.script import STEP_TIMEOUT, VERIFY_TIMEOUT, Outcome, Workspace, clean
-from awsview.profiles import LabProfile
-from awsview.profiles.folder import LabFolder, LabStep
+from awsview.labspec import LabSpec
+from awsview.labspec.folder import LabFolder, LabStep
 
 if TYPE_CHECKING:
     from awsview.aws.session import Resolved
@@ -191,7 +191,7 @@ class Report:
         ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
-def check(folder: LabFolder, profile: LabProfile, args: argparse.Namespace) -> int:
+def check(folder: LabFolder, profile: LabSpec, args: argparse.Namespace) -> int:
     """``awsview lab check DIR``: exit 0 when every step's checks pass (both runs with
     ``--twice``), 1 at the first step that fails, 2 when it cannot start (a ConfigError, said by
     main())."""
@@ -259,7 +259,7 @@ def _own_emulator() -> Iterator[str]:
 
 def _check_on(
     folder: LabFolder,
-    profile: LabProfile,
+    profile: LabSpec,
     endpoint: str,
     region: str,
     isolated: bool,

@@ -51,10 +51,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if "log_file" in takes:
             configure(args.log_file)
         if args.command in ("class", "serve") or ("lab" in takes and not args.lab):
-            from awsview import profiles
+            from awsview import labspec
 
             # Lab detection reads every profile, once a screen is up: a broken one is said here.
-            profiles.load_all()
+            labspec.load_all()
         if "prefix" in takes and args.prefix and isinstance(getattr(args, "lab", None), str):
             _prefix_of_lab(args.command, args.lab, args.prefix)
         code = run_command(args)
@@ -78,9 +78,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _prefix_of_lab(command: str, lab: str, prefix: str) -> None:
     """--lab names its resources itself: a --prefix beside it must be the lab's, never dropped
     without a word."""
-    from awsview import profiles
+    from awsview import labspec
 
-    named = profiles.load(lab).prefix
+    named = labspec.load(lab).prefix
     if prefix != named:
         raise UsageError(
             f"awsview {command}: --prefix {prefix} does not go with --lab {lab}, whose "

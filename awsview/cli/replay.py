@@ -9,7 +9,7 @@ from awsview.cli.common import EXIT_FAILURE, EXIT_USAGE, fail, has_terminal
 
 def run(args: argparse.Namespace) -> int:
     """The viewer on a recording. Needs a terminal, like the live one."""
-    from awsview.polling.recorded import parse_moment, shown
+    from awsview.recording.moments import parse_moment, shown
     from awsview.ui import lifeline
     from awsview.ui.viewer.app import ViewerOptions
     from awsview.ui.viewer.replay import ReplayApp, open_player

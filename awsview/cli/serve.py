@@ -300,7 +300,7 @@ def run(args: argparse.Namespace) -> int:
 def serve(args: argparse.Namespace, check_target: Any = None) -> int:
     """Check everything that can be checked before binding, then serve.
     ``check_target`` raises ConfigError when the AWS configuration cannot work."""
-    from awsview import profiles
+    from awsview import labspec
 
     token = check_token(args.host, given_token(args.token))
     if not 1 <= args.port <= 65535:
@@ -313,7 +313,7 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
         command = _class_command(args.roster, args.theme)
     else:
         if args.lab:
-            profiles.load(args.lab)
+            labspec.load(args.lab)
         if check_target is not None:
             check_target()
         command = app_command(watch_args(args))
@@ -363,11 +363,11 @@ def _record_in_background(args: argparse.Namespace) -> None:
     import threading
 
     from awsview.aws.session import Target
-    from awsview.polling.recorder import ClassRecorder, open_recording, record_headless
+    from awsview.recording.follow import ClassRecorder, open_recording, record_headless
 
     writer = open_recording(args.record, "serve")
     if args.roster is not None:
-        from awsview.polling.classroom import ClassMonitor, load_roster
+        from awsview.classroom.monitor import ClassMonitor, load_roster
 
         recording = ClassRecorder(writer)
         monitor = ClassMonitor(
@@ -382,7 +382,7 @@ def _record_in_background(args: argparse.Namespace) -> None:
 
 
 def _class_command(roster: Path, theme: str | None) -> str:
-    from awsview.polling.classroom import RosterError, load_roster
+    from awsview.classroom.monitor import RosterError, load_roster
 
     try:
         load_roster(roster)

@@ -26,16 +26,16 @@ def step_key(profile, which: str) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from awsview import profiles
+    from awsview import labspec
     from awsview.aws.session import ConfigError
     from awsview.labs.script import clean
-    from awsview.polling.bootstrap import PreflightError, detect_profile
+    from awsview.polling.bootstrap import PreflightError, detect_lab_spec
     from awsview.polling.stepcheck import StepChecker
 
     try:
         target = checked_target(args)
-        chosen = profiles.load(args.lab, lang=args.lang) if args.lab else None
-    except (profiles.ProfileError, profiles.UnknownProfile, ConfigError) as exc:
+        chosen = labspec.load(args.lab, lang=args.lang) if args.lab else None
+    except (labspec.SpecError, labspec.UnknownLabSpec, ConfigError) as exc:
         return fail(str(exc), EXIT_USAGE)
 
     async def verify() -> tuple[str | None, list]:
@@ -44,7 +44,7 @@ def run(args: argparse.Namespace) -> int:
             from awsview.aws.session import Connection
 
             async with Connection(target) as conn:
-                profile = await detect_profile(conn, args.prefix)
+                profile = await detect_lab_spec(conn, args.prefix)
         key = step_key(profile, args.step)
         if key is None:
             return None, [profile]

@@ -21,10 +21,10 @@ def run(args: argparse.Namespace) -> int:
     down, credentials refused) still opens it: the panels show the error, never "empty"."""
     if record_taken(args):
         return fail(f"{args.record} already exists; record into a new file", EXIT_USAGE)
-    from awsview import profiles
+    from awsview import labspec
 
     if args.lab:
-        profiles.load(args.lab)
+        labspec.load(args.lab)
     from awsview.ui import preferences, themes
 
     saved, notice = preferences.load()
@@ -57,8 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     writer = recorder = None
     if record is not None:
-        from awsview.polling.recorder import RecordingUnwritable, open_channel, open_recording
-        from awsview.polling.recording import RecordingError
+        from awsview.recording.file import RecordingError
+        from awsview.recording.follow import RecordingUnwritable, open_channel, open_recording
 
         try:
             writer = open_recording(record, "watch")
@@ -91,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
         lifeline.run(app)  # ends with its terminal, its serve session or its parent
     finally:
         if writer is not None and recorder is not None:
-            from awsview.polling.recorder import finish
+            from awsview.recording.follow import finish
 
             stopped = finish(writer, recorder)
     if stopped is not None:  # the viewer went on; the recording did not

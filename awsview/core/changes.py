@@ -8,7 +8,7 @@ from awsview.model import keys
 from awsview.model.items import diff_items
 from awsview.model.keys import item_row_key
 from awsview.model.resources import Table
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 
 
 class ItemChanges:
@@ -22,7 +22,7 @@ class ItemChanges:
         self.marks: dict[str, dict[str, frozenset[str]]] = {}
         self._tables: dict[str, Table] = {}
 
-    def update(self, model: LabModel) -> None:
+    def update(self, model: LabState) -> None:
         for snapshot in model.with_prefix(keys.TABLE_PREFIX):
             table = snapshot.data
             name = snapshot.key.split(":", 1)[1]

@@ -50,10 +50,10 @@ from awsview.core.progress import (  # noqa: F401  (the names this module always
     Progress,
     progress,
 )
+from awsview.labspec import Checkpoint, LabSpec
 from awsview.model import keys
 from awsview.model.snapshot import Health
-from awsview.model.state import LabModel, TracedModel
-from awsview.profiles import Checkpoint, LabProfile
+from awsview.model.state import LabState, TracedModel
 
 
 class Unknown(Exception):
@@ -118,7 +118,7 @@ class Memory:
                 pass
 
 
-def _fresh(model: LabModel, key: str) -> Any:
+def _fresh(model: LabState, key: str) -> Any:
     snapshot = model.get(key)
     if snapshot is None:
         raise Unknown(f"{key} not read yet")
@@ -129,7 +129,7 @@ def _fresh(model: LabModel, key: str) -> Any:
     return snapshot.data
 
 
-def _executions(model: LabModel) -> dict[str, Any]:
+def _executions(model: LabState) -> dict[str, Any]:
     runs = {}
     for machine in _fresh(model, "state_machines") or ():
         if model.get(keys.executions(machine.name)) is None:
@@ -159,7 +159,7 @@ def _compare(actual: Any, op: str, expected: str) -> bool:
 
 
 def _statement(
-    words: list[str], model: LabModel, profile: LabProfile, memory: Memory
+    words: list[str], model: LabState, profile: LabSpec, memory: Memory
 ) -> tuple[bool, str, bool]:
     """(holds, what is there now, whether a failure means something built is gone or changed)."""
     head = words[0]
@@ -294,7 +294,7 @@ def _count(n: int, noun: str) -> str:
 QUERY_SAID = 200  # characters of a query's value said as NOW
 
 
-def dump_json(profile: LabProfile, model: LabModel, panels: bool = True) -> dict[str, Any]:
+def dump_json(profile: LabSpec, model: LabState, panels: bool = True) -> dict[str, Any]:
     """What ``awsview dump --json`` prints of this model (what a query reads); without
     ``panels`` when no query reads them (rendering every panel each round costs the viewer)."""
     from awsview.core.printout import as_json, to_jsonable
@@ -346,8 +346,8 @@ def _query(
 
 def live(
     checkpoint: Checkpoint,
-    model: LabModel,
-    profile: LabProfile,
+    model: LabState,
+    profile: LabSpec,
     memory: Memory,
     document: Callable[[], dict[str, Any]] | None = None,
     read: set[str] | None = None,
@@ -388,14 +388,14 @@ def _ahead(passed: bool | None) -> str:
     return UNKNOWN if passed is None else TODO
 
 
-def _run_wrote(model: LabModel) -> bool:
+def _run_wrote(model: LabState) -> bool:
     """The current lab run has write decisions (a timeline's keys are its current run's)."""
     snapshot = model.get(keys.TIMELINE)
     return snapshot is not None and snapshot.data is not None and bool(snapshot.data.keys)
 
 
 def evaluate(
-    profile: LabProfile, model: LabModel, memory: Memory | None = None
+    profile: LabSpec, model: LabState, memory: Memory | None = None
 ) -> tuple[CheckResult, ...]:
     """Every checkpoint with its mark, by the progress rules of this module's docstring."""
     memory = memory or Memory()
@@ -469,4 +469,4 @@ def evaluate(
     return tuple(results)
 
 
-Evaluator = Callable[[LabProfile, LabModel], tuple[CheckResult, ...]]
+Evaluator = Callable[[LabSpec, LabState], tuple[CheckResult, ...]]

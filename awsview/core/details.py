@@ -19,7 +19,7 @@ from awsview.core.render import Panel
 from awsview.model import keys, untrusted
 from awsview.model.items import diff_items, format_value, plain_to_json
 from awsview.model.resources import Execution, Function, LogFeed, Role, StateMachine, Table
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def _json_or_text(title: str, value: Any) -> Section:
     return Section(title, clean(value))
 
 
-def describe(model: LabModel, panel: Panel, panel_ident: str, key: str) -> Detail:
+def describe(model: LabState, panel: Panel, panel_ident: str, key: str) -> Detail:
     """The full content of the row ``key`` of ``panel``; a generic listing if nothing richer is
     known."""
     path = kinds.KINDS[panel.name].finder if panel.name in kinds.KINDS else None
@@ -106,7 +106,7 @@ def generic(panel: Panel, key: str) -> Detail:
 # -- one finder per panel kind ----------------------------------------------------------------
 
 
-def _machine(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_machine(model: LabState, ident: str, key: str) -> Detail | None:
     machine = next((m for m in model.data(keys.STATE_MACHINES, ()) if m.arn == key), None)
     if not isinstance(machine, StateMachine):
         return None
@@ -135,7 +135,7 @@ def _machine(model: LabModel, ident: str, key: str) -> Detail | None:
     )
 
 
-def _execution(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_execution(model: LabState, ident: str, key: str) -> Detail | None:
     execution = next(
         (
             e
@@ -196,7 +196,7 @@ def _execution(model: LabModel, ident: str, key: str) -> Detail | None:
     )
 
 
-def _history_event(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_history_event(model: LabState, ident: str, key: str) -> Detail | None:
     arn, _, event_id = key.rpartition("#")
     history = model.data(keys.history(arn))
     if history is None:
@@ -230,7 +230,7 @@ def _history_event(model: LabModel, ident: str, key: str) -> Detail | None:
     )
 
 
-def _item(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_item(model: LabState, ident: str, key: str) -> Detail | None:
     name = keys.name_of(ident) if ":" in ident else ""
     table = model.data(keys.table(name))
     if not isinstance(table, Table):
@@ -255,7 +255,7 @@ def _item(model: LabModel, ident: str, key: str) -> Detail | None:
     return Detail(f"Item {key} in {name}", _fields(*fields), tuple(sections))
 
 
-def _log_line(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_log_line(model: LabState, ident: str, key: str) -> Detail | None:
     group = ident.split(":", 1)[1] if ":" in ident else ""
     feed = model.data(keys.logs(group))
     event_id, _, after = key.rpartition("#-")  # awsview.core.feed keys a line by its event and
@@ -283,7 +283,7 @@ def _log_line(model: LabModel, ident: str, key: str) -> Detail | None:
     )
 
 
-def _queue(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_queue(model: LabState, ident: str, key: str) -> Detail | None:
     queue = next((q for q in model.data(keys.QUEUES, ()) if (q.arn or q.url) == key), None)
     if queue is None:
         return None
@@ -303,7 +303,7 @@ def _queue(model: LabModel, ident: str, key: str) -> Detail | None:
     )
 
 
-def _function(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_function(model: LabState, ident: str, key: str) -> Detail | None:
     for function in model.data(keys.FUNCTIONS, ()):
         if not isinstance(function, Function):
             continue
@@ -342,7 +342,7 @@ def _function(model: LabModel, ident: str, key: str) -> Detail | None:
     return None
 
 
-def _role(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_role(model: LabState, ident: str, key: str) -> Detail | None:
     for role in model.data(keys.ROLES, ()):
         if not isinstance(role, Role) or not key.startswith(role.arn):
             continue
@@ -358,7 +358,7 @@ def _role(model: LabModel, ident: str, key: str) -> Detail | None:
     return None
 
 
-def _decision(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_decision(model: LabState, ident: str, key: str) -> Detail | None:
     built = model.data(keys.TIMELINE)
     decision = next(
         (d for d in (built.decisions(every_run=True) if built else ()) if d.ident == key), None
@@ -419,7 +419,7 @@ def _decision(model: LabModel, ident: str, key: str) -> Detail | None:
     )
 
 
-def _trace(decision: Any, model: LabModel) -> list[Section]:
+def _trace(decision: Any, model: LabState) -> list[Section]:
     from awsview.core.explain import trace
 
     found = trace(decision, model)
@@ -454,7 +454,7 @@ def _trace(decision: Any, model: LabModel) -> list[Section]:
     return sections
 
 
-def _verdict(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_verdict(model: LabState, ident: str, key: str) -> Detail | None:
     """A verdict row: ``[run:<n>#]table#key[#lifetime<i>]`` (render.verdicts' row keys)."""
     built = model.data(keys.TIMELINE)
     if built is None:
@@ -507,7 +507,7 @@ def _run_name(built: Any, number: int) -> str:
     return f"{run.label()} ({run.reason})" if run is not None else "not known yet"
 
 
-def _retry(model: LabModel, ident: str, key: str) -> Detail | None:
+def find_retry(model: LabState, ident: str, key: str) -> Detail | None:
     from awsview.core.explain import explanations_for
 
     for execution, explained in explanations_for(model):

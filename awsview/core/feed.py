@@ -14,12 +14,12 @@ from typing import Any
 from awsview import kinds
 from awsview.core import render
 from awsview.core.render import Panel, Row
+from awsview.labspec import LabSpec
 from awsview.model import keys
 from awsview.model.items import format_value
 from awsview.model.resources import LogFeed, Table
 from awsview.model.snapshot import Health
-from awsview.model.state import LabModel
-from awsview.profiles import LabProfile
+from awsview.model.state import LabState
 
 DEFAULT_CAP = 200  # rows per table; a panel shows a dozen, the rest is for scrolling
 MORE_KEY = "\x00more"  # the "… N more" row; no renderer key starts with NUL
@@ -92,8 +92,8 @@ class PanelFeed:
 
     def panels(
         self,
-        model: LabModel,
-        profile: LabProfile,
+        model: LabState,
+        profile: LabSpec,
         now: float,
         needle: str = "",
         all_runs: bool = False,
@@ -133,7 +133,7 @@ class PanelFeed:
 
     # -- windows ---------------------------------------------------------------------------
 
-    def _lite(self, model: LabModel) -> LabModel:
+    def _lite(self, model: LabState) -> LabState:
         snapshots = {}
         for key, snapshot in model.snapshots.items():
             window = self._windows.get(key)
@@ -145,7 +145,7 @@ class PanelFeed:
             )
         for key in [k for k in self._windows if k not in model.snapshots]:
             del self._windows[key]
-        return LabModel(snapshots=snapshots)
+        return LabState(snapshots=snapshots)
 
     def _window(self, data: Any, key: str = "") -> _Window:
         needle = self._needle
@@ -234,7 +234,7 @@ def _numbered(ident: str, seen: dict[str, int]) -> str:
     return ident if seen[ident] == 1 else f"{ident}#{seen[ident]}"
 
 
-def _inputs(model: LabModel, name: str, context: tuple) -> tuple | None:
+def _inputs(model: LabState, name: str, context: tuple) -> tuple | None:
     """What renderer ``name`` reads of the model, to recognise it unchanged; None if its output
     depends on the clock (or it reads keys it does not declare), so it must be rendered again."""
     prefixes = kinds.READS.get(name)

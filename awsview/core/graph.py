@@ -26,13 +26,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from awsview.core.stateruns import Run, StateRun, run_of
+from awsview.core.stateruns import ExecutionRun, StateRun, run_of
 from awsview.core.textgrid import GLUE, Canvas, GraphLine, Span, cells, clean, cut, wrap
 from awsview.model import keys
 from awsview.model.asl import Definition, Retrier, State
 
 if TYPE_CHECKING:
-    from awsview.model.state import LabModel
+    from awsview.model.state import LabState
 
 GUTTER = 3  # left of every box: room for the Retry loop
 MIN_BOX = 22  # a box is never narrower; lanes give way first
@@ -49,7 +49,7 @@ LEGEND = ("✓ succeeded", "✗ failed", "↪ caught", "◐ running", "· not ru
 def draw(
     definition: Definition | None,
     width: int = 60,
-    run: Run | None = None,
+    run: ExecutionRun | None = None,
     problem: str | None = None,
 ) -> tuple[GraphLine, ...]:
     """The definition drawn in at most `width` cells per line, marked by `run` when given.
@@ -124,7 +124,7 @@ def _targets(state: State) -> list[str]:
     return found + [c.next for c in state.catch if c.next]
 
 
-def _edges(state: State, run: Run | None) -> list[_Edge]:
+def _edges(state: State, run: ExecutionRun | None) -> list[_Edge]:
     edges: list[_Edge] = []
     failed = run is not None and run.state(state.name).status == "caught"
     if state.type == "Choice":
@@ -157,7 +157,7 @@ def _edges(state: State, run: Run | None) -> list[_Edge]:
 # -- one machine level ---------------------------------------------------------------------------
 
 
-def _machine(definition: Definition, width: int, run: Run | None, depth: int) -> Canvas:
+def _machine(definition: Definition, width: int, run: ExecutionRun | None, depth: int) -> Canvas:
     order, unreachable = _order(definition)
     canvas = Canvas(width)
     left_out = order[MAX_STATES:]
@@ -226,7 +226,7 @@ def _flows_into(edges: list[_Edge], name: str) -> bool:
 
 
 def _box(
-    canvas: Canvas, state: State, box: int, run: Run | None, depth: int, unreachable: bool
+    canvas: Canvas, state: State, box: int, run: ExecutionRun | None, depth: int, unreachable: bool
 ) -> int:
     """Draws one state's box; returns the row of its title."""
     inner = box - 4
@@ -319,7 +319,7 @@ def _retrier_text(retrier: Retrier) -> str:
     return clean(f"{', '.join(retrier.error_equals) or '?'} {policy}")
 
 
-def _status_lines(state: State, status: StateRun, run: Run | None) -> list[str]:
+def _status_lines(state: State, status: StateRun, run: ExecutionRun | None) -> list[str]:
     if status.status == "succeeded":  # the icon says it; a line only for the retries
         if not status.retried:
             return []
@@ -343,7 +343,7 @@ def _status_lines(state: State, status: StateRun, run: Run | None) -> list[str]:
     return []
 
 
-def _nested(canvas: Canvas, state: State, box: int, run: Run | None, depth: int) -> None:
+def _nested(canvas: Canvas, state: State, box: int, run: ExecutionRun | None, depth: int) -> None:
     inner = box - 4
     branches = state.branches
     if inner < NESTED_MIN:
@@ -482,7 +482,9 @@ def _message_box(message: str, width: int) -> tuple[GraphLine, ...]:
     return tuple(canvas.lines())
 
 
-def _names_only(definition: Definition, width: int, run: Run | None) -> tuple[GraphLine, ...]:
+def _names_only(
+    definition: Definition, width: int, run: ExecutionRun | None
+) -> tuple[GraphLine, ...]:
     order, _ = _order(definition)
     lines = []
     for state in order[:MAX_STATES]:
@@ -506,7 +508,7 @@ class Drawing:
     definition: Definition | None
     problem: str | None = None
     execution: str | None = None
-    run: Run | None = None
+    run: ExecutionRun | None = None
 
     @property
     def title(self) -> str:
@@ -525,7 +527,7 @@ class Drawing:
         return drawn
 
 
-def machine_drawing(model: LabModel, arn: str) -> Drawing | None:
+def machine_drawing(model: LabState, arn: str) -> Drawing | None:
     """The state machine `arn` as the model knows it, unmarked."""
     machine = next((m for m in model.data(keys.STATE_MACHINES, ()) if m.arn == arn), None)
     if machine is None:
@@ -536,7 +538,7 @@ def machine_drawing(model: LabModel, arn: str) -> Drawing | None:
     return Drawing(machine.name, machine.definition, problem)
 
 
-def execution_drawing(model: LabModel, arn: str) -> Drawing | None:
+def execution_drawing(model: LabState, arn: str) -> Drawing | None:
     """The machine of execution `arn`, marked by what its history says so far."""
     execution = next(
         (
@@ -557,7 +559,7 @@ def execution_drawing(model: LabModel, arn: str) -> Drawing | None:
     return replace(base, execution=execution.name, run=run)
 
 
-def drawings(model: LabModel) -> list[Drawing]:
+def drawings(model: LabState) -> list[Drawing]:
     """Every state machine, each followed by its executions (newest first) drawn on it."""
     found = []
     for machine in model.data(keys.STATE_MACHINES, ()):

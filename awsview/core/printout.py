@@ -12,12 +12,12 @@ from decimal import Decimal
 from enum import Enum
 from typing import Any
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Target
 from awsview.core import textgrid
 from awsview.core.render import Panel, panels
 from awsview.model import keys, untrusted
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 
 
 def to_jsonable(value: Any) -> Any:
@@ -45,8 +45,8 @@ def to_jsonable(value: Any) -> Any:
 
 
 def as_json(
-    profile: profiles.LabProfile,
-    model: LabModel,
+    profile: labspec.LabSpec,
+    model: LabState,
     target: Target | str,
     account: str,
     now: float,
@@ -86,8 +86,8 @@ INDENT = "   "
 
 
 def as_text(
-    profile: profiles.LabProfile,
-    model: LabModel,
+    profile: labspec.LabSpec,
+    model: LabState,
     target: Target | str,
     account: str,
     now: float,
@@ -155,7 +155,7 @@ def _table(panel: Panel) -> list[str]:
     return [line(panel.columns)] + [line(row.cells) for row in panel.rows]
 
 
-def graphs_text(model: LabModel, width: int) -> str:
+def graphs_text(model: LabState, width: int) -> str:
     """`dump --graph`: each state machine drawn, then each of its executions drawn on it."""
     from awsview.core.graph import drawings, text
 
@@ -165,7 +165,7 @@ def graphs_text(model: LabModel, width: int) -> str:
     return "\n".join(out or ["", "(no state machines)"]) + "\n"
 
 
-def graphs_json(model: LabModel, width: int) -> list[dict[str, Any]]:
+def graphs_json(model: LabState, width: int) -> list[dict[str, Any]]:
     from awsview.core.graph import drawings
 
     return [

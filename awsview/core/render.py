@@ -15,11 +15,11 @@ from datetime import datetime
 from typing import Any
 
 from awsview import kinds
+from awsview.labspec import LabSpec
 from awsview.model import keys, untrusted
 from awsview.model.items import format_value
 from awsview.model.snapshot import Health, Snapshot, age_text
-from awsview.model.state import LabModel
-from awsview.profiles import LabProfile
+from awsview.model.state import LabState
 
 MAX_CELL = 160
 
@@ -130,7 +130,7 @@ def panel(
     )
 
 
-def state_machines(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def state_machines(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
     snapshot = model.get(keys.STATE_MACHINES)
     rows = []
     for m in (snapshot.data or ()) if snapshot else ():
@@ -163,7 +163,7 @@ def state_machines(model: LabModel, profile: LabProfile, now: float) -> list[Pan
     ]
 
 
-def executions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def executions(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
     snapshots = model.with_prefix(keys.EXECUTIONS_PREFIX)
     rows = []
     for snapshot in snapshots:
@@ -199,7 +199,7 @@ def _execution_cells(e: Any, now: float | None = None) -> tuple[str, ...]:
     )
 
 
-def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def history(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
     panels = []
     for snapshot in model.with_prefix(keys.HISTORY_PREFIX):
         if snapshot.data is None:
@@ -253,7 +253,7 @@ def history(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     return panels
 
 
-def tables(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def tables(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
     panels = []
     for snapshot in model.with_prefix(keys.TABLE_PREFIX):
         name = keys.name_of(snapshot.key)
@@ -342,7 +342,7 @@ def _item_cells(item: dict[str, Any], names: tuple[str, ...]) -> tuple[str, str]
     return key, cell(rest, 300)
 
 
-def queues(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def queues(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
     snapshot = model.get(keys.QUEUES)
     rows = [
         Row(
@@ -379,7 +379,7 @@ def _oldest(age: float | None, snapshot: Snapshot[Any] | None, now: float) -> st
     return age_text(age + max(0.0, now - (snapshot.fetched_at or now)))
 
 
-def functions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def functions(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
     snapshot = model.get(keys.FUNCTIONS)
     rows = []
     for f in (snapshot.data or ()) if snapshot else ():
@@ -423,7 +423,7 @@ def functions(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     ]
 
 
-def logs(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def logs(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
     panels = []
     for snapshot in model.with_prefix(keys.LOGS_PREFIX):
         group = keys.name_of(snapshot.key)
@@ -469,7 +469,7 @@ def line_keys(entries: Any) -> list[str]:
     return keys
 
 
-def roles(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def roles(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
     snapshot = model.get(keys.ROLES)
     rows = []
     for r in (snapshot.data or ()) if snapshot else ():
@@ -513,7 +513,7 @@ def _inputs_failing(snapshots: list[Snapshot[Any] | None]) -> list[Snapshot[Any]
     ]
 
 
-def _timeline_sources(model: LabModel, profile: LabProfile) -> list[Snapshot[Any]]:
+def _timeline_sources(model: LabState, profile: LabSpec) -> list[Snapshot[Any]]:
     """The timeline computes without calls of its own: each evidence that could not be read
     (journal, business tables, streams, log groups, executions and their histories) speaks for
     it, so "no write decisions" is only said after looking."""
@@ -546,9 +546,7 @@ DECISION_COLUMNS = (
 )
 
 
-def decisions(
-    model: LabModel, profile: LabProfile, now: float, all_runs: bool = False
-) -> list[Panel]:
+def decisions(model: LabState, profile: LabSpec, now: float, all_runs: bool = False) -> list[Panel]:
     """The current run's write decisions; with ``all_runs`` every run's, each saying its run."""
     snapshot = model.get(keys.TIMELINE)
     built = snapshot.data if snapshot else None
@@ -585,9 +583,7 @@ def decisions(
     return [dataclasses.replace(made, note=_evidence_note(built, all_runs))]
 
 
-def verdicts(
-    model: LabModel, profile: LabProfile, now: float, all_runs: bool = False
-) -> list[Panel]:
+def verdicts(model: LabState, profile: LabSpec, now: float, all_runs: bool = False) -> list[Panel]:
     """A verdict per business key over its latest lifetime, after a row for each earlier lifetime
     in this run; with ``all_runs`` every run's keys, each run with its own verdicts."""
     snapshot = model.get(keys.TIMELINE)
@@ -663,7 +659,7 @@ def several_runs(built: Any) -> bool:
     )
 
 
-def retries(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def retries(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
     from awsview.core.explain import explanations_for
 
     rows = []
@@ -689,7 +685,7 @@ def retries(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
     ]
 
 
-def checkpoints(model: LabModel, profile: LabProfile, now: float) -> list[Panel]:
+def checkpoints(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
     snapshot = model.get(keys.CHECKPOINTS)
     rows = [
         Row(
@@ -732,7 +728,7 @@ def _evidence_note(built: Any, all_runs: bool = False) -> str:
 
 
 def render(
-    name: str, model: LabModel, profile: LabProfile, now: float, all_runs: bool = False
+    name: str, model: LabState, profile: LabSpec, now: float, all_runs: bool = False
 ) -> list[Panel]:
     """One renderer's panels; ``all_runs`` reaches those that group by lab run."""
     renderer = kinds.resolve(kinds.KINDS[name].renderer)
@@ -742,7 +738,7 @@ def render(
 
 
 def panels(
-    model: LabModel, profile: LabProfile, now: float | None = None, all_runs: bool = False
+    model: LabState, profile: LabSpec, now: float | None = None, all_runs: bool = False
 ) -> list[Panel]:
     """Every panel of the profile, in its order."""
     now = time.time() if now is None else now

@@ -19,7 +19,7 @@ from awsview.core.render import Panel
 from awsview.model import keys
 from awsview.model.items import item_to_wire, plain_to_json
 from awsview.model.resources import Function, LogFeed, Queue, Role, StateMachine, Table
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def _json(value: Any) -> str:
     return json.dumps(plain_to_json(value), ensure_ascii=False, sort_keys=True, default=str)
 
 
-def refer(model: LabModel, panel: Panel, ident: str, key: str) -> RowRef:
+def refer(model: LabState, panel: Panel, ident: str, key: str) -> RowRef:
     """What the row ``key`` of ``panel`` is; a row nothing more is known of is its cells."""
     finder = _FINDERS.get(panel.name)
     try:
@@ -91,7 +91,7 @@ def refer(model: LabModel, panel: Panel, ident: str, key: str) -> RowRef:
     return RowRef("row", cells)
 
 
-def _machine(model: LabModel, ident: str, key: str) -> RowRef | None:
+def _machine(model: LabState, ident: str, key: str) -> RowRef | None:
     for m in model.data(keys.STATE_MACHINES, ()):
         if isinstance(m, StateMachine) and m.arn == key:
             return RowRef(
@@ -103,7 +103,7 @@ def _machine(model: LabModel, ident: str, key: str) -> RowRef | None:
     return None
 
 
-def _execution(model: LabModel, ident: str, key: str) -> RowRef | None:
+def _execution(model: LabState, ident: str, key: str) -> RowRef | None:
     if not key.startswith("arn:"):
         return None
     return RowRef(
@@ -114,7 +114,7 @@ def _execution(model: LabModel, ident: str, key: str) -> RowRef | None:
     )
 
 
-def _history_event(model: LabModel, ident: str, key: str) -> RowRef | None:
+def _history_event(model: LabState, ident: str, key: str) -> RowRef | None:
     arn, _, event_id = key.rpartition("#")
     if not arn.startswith("arn:"):
         return None
@@ -126,7 +126,7 @@ def _history_event(model: LabModel, ident: str, key: str) -> RowRef | None:
     )
 
 
-def _item(model: LabModel, ident: str, key: str) -> RowRef | None:
+def _item(model: LabState, ident: str, key: str) -> RowRef | None:
     name = keys.name_of(ident) if ":" in ident else ""
     table = model.data(keys.table(name))
     if not isinstance(table, Table):
@@ -148,7 +148,7 @@ def _item(model: LabModel, ident: str, key: str) -> RowRef | None:
     )
 
 
-def _queue(model: LabModel, ident: str, key: str) -> RowRef | None:
+def _queue(model: LabState, ident: str, key: str) -> RowRef | None:
     for q in model.data(keys.QUEUES, ()):
         if isinstance(q, Queue) and (q.arn or q.url) == key:
             return RowRef(
@@ -160,7 +160,7 @@ def _queue(model: LabModel, ident: str, key: str) -> RowRef | None:
     return None
 
 
-def _function(model: LabModel, ident: str, key: str) -> RowRef | None:
+def _function(model: LabState, ident: str, key: str) -> RowRef | None:
     for f in model.data(keys.FUNCTIONS, ()):
         if not isinstance(f, Function):
             continue
@@ -182,7 +182,7 @@ def _function(model: LabModel, ident: str, key: str) -> RowRef | None:
     return None
 
 
-def _log_line(model: LabModel, ident: str, key: str) -> RowRef | None:
+def _log_line(model: LabState, ident: str, key: str) -> RowRef | None:
     group = ident.split(":", 1)[1] if ":" in ident else ""
     feed = model.data(keys.logs(group))
     event_id, _, after = key.rpartition("#-")
@@ -201,7 +201,7 @@ def _log_line(model: LabModel, ident: str, key: str) -> RowRef | None:
     )
 
 
-def _role(model: LabModel, ident: str, key: str) -> RowRef | None:
+def _role(model: LabState, ident: str, key: str) -> RowRef | None:
     for r in model.data(keys.ROLES, ()):
         if isinstance(r, Role) and key.startswith(r.arn):
             return RowRef(
@@ -213,7 +213,7 @@ def _role(model: LabModel, ident: str, key: str) -> RowRef | None:
     return None
 
 
-def _decision(model: LabModel, ident: str, key: str) -> RowRef | None:
+def _decision(model: LabState, ident: str, key: str) -> RowRef | None:
     built = model.data(keys.TIMELINE)
     decision = next(
         (d for d in (built.decisions(every_run=True) if built else ()) if d.ident == key), None
@@ -233,7 +233,7 @@ def _decision(model: LabModel, ident: str, key: str) -> RowRef | None:
     return RowRef("write decision as JSON", value, reads)
 
 
-_FINDERS: dict[str, Callable[[LabModel, str, str], RowRef | None]] = {
+_FINDERS: dict[str, Callable[[LabState, str, str], RowRef | None]] = {
     "state_machines": _machine,
     "executions": _execution,
     "history": _history_event,

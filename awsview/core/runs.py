@@ -54,7 +54,7 @@ class Sighting:
 
 
 @dataclass(frozen=True)
-class Run:
+class LabRun:
     number: int  # 1, 2, … in order; 0 holds everything before the first run known here
     start: float | None  # None for run 0
     reason: str
@@ -81,13 +81,13 @@ def _clock(moment: float | None) -> str:
 class RunBook:
     """The runs of one lab on one endpoint, and the creation time of each resource seen."""
 
-    runs: list[Run] = field(default_factory=list)
+    runs: list[LabRun] = field(default_factory=list)
     seen: dict[str, tuple[float, int]] = field(
         default_factory=dict
     )  # resource -> (created, run seen in)
 
     @property
-    def current(self) -> Run | None:
+    def current(self) -> LabRun | None:
         return self.runs[-1] if self.runs else None
 
     def observe(
@@ -96,7 +96,7 @@ class RunBook:
         complete: bool,
         emulator_started: float | None = None,
         writes: Callable[[], Iterable[float]] = tuple,
-    ) -> tuple[list[Run], dict[str, tuple[float, int]]]:
+    ) -> tuple[list[LabRun], dict[str, tuple[float, int]]]:
         """Take one round of sightings; returns the runs that began and the resources to store.
 
         ``complete``: every kind of resource that tells runs apart answered this round. The first
@@ -105,7 +105,7 @@ class RunBook:
         learner creates appears).
         """
         sightings = sorted(sightings, key=lambda s: s.known_from)
-        began: list[Run] = []
+        began: list[LabRun] = []
         if not self.runs:
             if not complete:
                 return [], {}
@@ -151,8 +151,8 @@ class RunBook:
             )
         return began, changed
 
-    def _begin(self, start: float, reason: str) -> Run:
-        run = Run(self.runs[-1].number + 1, start, reason)
+    def _begin(self, start: float, reason: str) -> LabRun:
+        run = LabRun(self.runs[-1].number + 1, start, reason)
         self.runs.append(run)
         return run
 
@@ -164,7 +164,7 @@ def _wrote_between(
     return any((start or 0.0) <= t < moment for t in writes())
 
 
-def _first_run(sightings: list[Sighting], emulator_started: float | None) -> Run | None:
+def _first_run(sightings: list[Sighting], emulator_started: float | None) -> LabRun | None:
     candidates: list[tuple[float, str]] = []
     if emulator_started is not None:
         candidates.append((emulator_started, "the emulator started"))
@@ -178,10 +178,10 @@ def _first_run(sightings: list[Sighting], emulator_started: float | None) -> Run
     if not candidates:
         return None  # nothing of the lab exists yet: no run has begun
     start, reason = max(candidates)
-    return Run(1, start, reason)
+    return LabRun(1, start, reason)
 
 
-def closed(runs: Iterable[Run]) -> tuple[Run, ...]:
+def closed(runs: Iterable[LabRun]) -> tuple[LabRun, ...]:
     """The runs in order, each ending where the next begins."""
     ordered = sorted(runs, key=lambda r: r.number)
     return tuple(
@@ -190,7 +190,7 @@ def closed(runs: Iterable[Run]) -> tuple[Run, ...]:
     )
 
 
-def run_of(runs: tuple[Run, ...], moment: float) -> int:
+def run_of(runs: tuple[LabRun, ...], moment: float) -> int:
     """The number of the run a moment belongs to: the last that started at or before it (0 if
     none did)."""
     starts = [r.start or 0.0 for r in runs]
@@ -198,6 +198,6 @@ def run_of(runs: tuple[Run, ...], moment: float) -> int:
     return runs[index - 1].number if index else 0
 
 
-def before_first(runs: tuple[Run, ...]) -> Run:
+def before_first(runs: tuple[LabRun, ...]) -> LabRun:
     """Run 0: what happened before the first run known here."""
-    return Run(0, None, "before the first run seen here", end=runs[0].start if runs else None)
+    return LabRun(0, None, "before the first run seen here", end=runs[0].start if runs else None)

@@ -32,7 +32,7 @@ NOT_RUN = StateRun()
 
 
 @dataclass(frozen=True)
-class Run:
+class ExecutionRun:
     status: str | None  # the execution's: RUNNING, SUCCEEDED, FAILED, …
     # A plain dict, never changed after run_of: dataclasses.asdict and copy cannot take a proxy.
     states: Mapping[str, StateRun] = field(default_factory=dict)
@@ -55,7 +55,7 @@ class _Entry:
     caught_to: str | None = None
 
 
-def run_of(history: ExecutionHistory) -> Run:
+def run_of(history: ExecutionHistory) -> ExecutionRun:
     """Each state's outcome in this execution, and the transitions it took."""
     entries: dict[str, _Entry] = {}
     taken: set[tuple[str, str]] = set()
@@ -103,6 +103,6 @@ def run_of(history: ExecutionHistory) -> Run:
             tuple(entry.retried),
             entry.caught_to,
         )
-    return Run(
+    return ExecutionRun(
         history.status, states, frozenset(taken), failure.error if failure is not None else None
     )

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from awsview.core.runs import Run, before_first, closed, run_of
+from awsview.core.runs import LabRun, before_first, closed, run_of
 from awsview.model import keys
 from awsview.model.items import diff_items, format_value, item_to_plain
 
@@ -131,7 +131,7 @@ class KeyTimeline:
 class RunTimeline:
     """One earlier run's keys, with their own verdicts."""
 
-    run: Run
+    run: LabRun
     keys: tuple[KeyTimeline, ...]
 
 
@@ -140,14 +140,14 @@ class Timeline:
     keys: tuple[KeyTimeline, ...]  # the current run's (every decision when no run is known)
     sources: tuple[str, ...]  # evidence used
     missing: tuple[str, ...] = ()  # evidence that is not available, said plainly
-    run: Run | None = None  # the current run; None when none is known yet
+    run: LabRun | None = None  # the current run; None when none is known yet
     earlier: tuple[RunTimeline, ...] = ()  # earlier runs with decisions, oldest first
 
     def key(self, table: str, key: str) -> KeyTimeline | None:
         return next((k for k in self.keys if k.table == table and k.key == key), None)
 
     @property
-    def by_run(self) -> tuple[tuple[Run | None, tuple[KeyTimeline, ...]], ...]:
+    def by_run(self) -> tuple[tuple[LabRun | None, tuple[KeyTimeline, ...]], ...]:
         """Every run with its keys, oldest first, the current one last."""
         return tuple((r.run, r.keys) for r in self.earlier) + ((self.run, self.keys),)
 
@@ -176,7 +176,7 @@ class Evidence:
     errors: tuple[tuple[str | None, str], ...] = ()  # (request id, [ERROR] line)
     histories: tuple[Any, ...] = ()  # awsview.model.resources.History
     stored: tuple[Decision, ...] = ()  # decisions kept from earlier sessions
-    runs: tuple[Run, ...] = ()  # the lab's runs known here, oldest first (awsview.core.runs)
+    runs: tuple[LabRun, ...] = ()  # the lab's runs known here, oldest first (awsview.core.runs)
 
 
 def _count(n: int, noun: str) -> str:

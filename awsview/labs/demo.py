@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from awsview.labs.model import Lab, LabError
+from awsview.labs.definition import Lab, LabError
 
 SETTLE_S = 1.5  # after a step, let the pollers catch up before the next countdown
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from awsview.labs.model import Lab, LabError
+from awsview.labs.definition import Lab, LabError
 from awsview.labs.script import STEP_TIMEOUT, Workspace
 
 DEFAULT_REGION = "us-east-1"

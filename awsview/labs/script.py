@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from awsview.profiles.folder import LabFolder, LabStep
+from awsview.labspec.folder import LabFolder, LabStep
 
 RUNNABLE = ("bash", "sh", "shell", "console")
 STEP_TIMEOUT = 600.0  # seconds a step's commands may take

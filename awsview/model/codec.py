@@ -39,16 +39,22 @@ MODULES = (
     "awsview.model.history",
     "awsview.model.loglines",
     "awsview.model.items",
-    "awsview.polling.journal",
+    "awsview.polling.pollers.journal",
     "awsview.core.timeline",
     "awsview.core.checkpoints",
-    "awsview.profiles",
+    "awsview.labspec",
     "awsview.core.runs",
 )
 # A recording names each type as the code that wrote it did ("module:Class"); a type that moved or
 # was renamed since is read as its current one, not as an opaque value. Keys are a former module
 # (its types keep their names) or a former "module:Class"; values say where it is now.
-FORMER_NAMES: dict[str, str] = {}
+FORMER_NAMES: dict[str, str] = {
+    "awsview.core.runs:Run": "awsview.core.runs:LabRun",
+    "awsview.polling.journal": "awsview.polling.pollers.journal",
+    "awsview.profiles": "awsview.labspec",
+    "awsview.profiles:LabProfile": "awsview.labspec:LabSpec",
+    "awsview.profiles:UnknownProfile": "awsview.labspec:UnknownLabSpec",
+}
 OPAQUE_REPR = 2000  # characters of repr kept for an object of no known type
 # A number is written as its text: DynamoDB's have 38 digits and an exponent within ±130, so
 # longer text, or an exponent far beyond, is not a value the model held (and a 100,000-digit

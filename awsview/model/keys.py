@@ -34,7 +34,7 @@ TIMELINE = "timeline"
 RUNS = "runs"
 CHECKPOINTS = "checkpoints"
 
-# Prefixes of the per-resource kinds, for `LabModel.with_prefix` and a poller's ``after``.
+# Prefixes of the per-resource kinds, for `LabState.with_prefix` and a poller's ``after``.
 TABLE_PREFIX = TABLE + ":"
 LOGS_PREFIX = LOGS + ":"
 EXECUTIONS_PREFIX = EXECUTIONS + ":"

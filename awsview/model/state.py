@@ -17,7 +17,7 @@ ACTIVE_WINDOW_S = 20.0  # after a change anywhere, everything polls fast for thi
 
 
 @dataclass
-class LabModel:
+class LabState:
     """The latest snapshot of every resource key, plus when anything last changed."""
 
     snapshots: dict[str, Snapshot[Any]] = field(default_factory=dict)
@@ -69,11 +69,11 @@ class LabModel:
         return self.changed_at > 0 and time.monotonic() - self.changed_at < window
 
 
-class TracedModel(LabModel):
+class TracedModel(LabState):
     """A model as one reader reads it (the same snapshots): every key it looked at is noted in
     ``read``, so what it derived can be as fresh as those are."""
 
-    def __init__(self, model: LabModel):
+    def __init__(self, model: LabState):
         super().__init__(snapshots=model.snapshots, changed_at=model.changed_at)
         self.read: set[str] = set()
 

@@ -1,5 +1,5 @@
 """What every poller shares: turning one fetch into a snapshot of the model they feed
-(`awsview.model.state.LabModel`)."""
+(`awsview.model.state.LabState`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 from awsview.aws.errors import Failure, classify
 from awsview.aws.session import Connection
+from awsview.labspec import LabSpec
 from awsview.model.snapshot import Health, Snapshot, absent, failed, succeeded
-from awsview.model.state import LabModel
-from awsview.profiles import LabProfile
+from awsview.model.state import LabState
 
 
 class Absent(Exception):
@@ -33,7 +33,7 @@ class Poller:
     after: tuple[str, ...] = ()
     remembers = False  # keeps what it learns in the viewer's store: made with one (``store=``)
 
-    def __init__(self, profile: LabProfile):
+    def __init__(self, profile: LabSpec):
         self.profile = profile
         self.last_failure: Failure | None = None
         # Names the last poll left unread on purpose (a table's scan budget), with when they are
@@ -43,27 +43,27 @@ class Poller:
     def prefix_match(self, name: str) -> bool:
         return name.startswith(self.profile.prefix) if self.profile.prefix else True
 
-    def after_change(self, model: LabModel) -> frozenset[str] | None:
+    def after_change(self, model: LabState) -> frozenset[str] | None:
         """With a change feed, once its inputs (``after``) changed in the model: the names to
         read (none: no read), or None for everything."""
         return None
 
-    def is_busy(self, model: LabModel) -> bool:
+    def is_busy(self, model: LabState) -> bool:
         """True while this kind's own resources are moving (e.g. an execution is RUNNING)."""
         return False
 
-    async def poll(self, conn: Connection, model: LabModel) -> list[Snapshot[Any]]:
+    async def poll(self, conn: Connection, model: LabState) -> list[Snapshot[Any]]:
         """Read everything."""
         return await self._poll(conn, model, None)
 
     async def refresh(
-        self, conn: Connection, model: LabModel, names: frozenset[str]
+        self, conn: Connection, model: LabState, names: frozenset[str]
     ) -> list[Snapshot[Any]]:
         """Read only the resources the change feed named."""
         return await self._poll(conn, model, names)
 
     async def _poll(
-        self, conn: Connection, model: LabModel, only: frozenset[str] | None
+        self, conn: Connection, model: LabState, only: frozenset[str] | None
     ) -> list[Snapshot[Any]]:
         """One read, of ``only`` the named resources (None: everything). A poller defines this
         and gets both ``poll`` and ``refresh``; one that defines ``poll`` alone reads everything
@@ -73,7 +73,7 @@ class Poller:
         return await self.poll(conn, model)
 
     async def fetch(
-        self, model: LabModel, key: str, fn: Callable[[], Awaitable[Any]], note: str | None = None
+        self, model: LabState, key: str, fn: Callable[[], Awaitable[Any]], note: str | None = None
     ) -> Snapshot[Any]:
         """Run one fetch; a success, a proven absence or a failure each make the right snapshot."""
         previous = model.get(key)
@@ -90,7 +90,7 @@ class Poller:
         return succeeded(previous, self.kind, key, data, note=note)
 
 
-def listed(model: LabModel, kind: str, listing: Snapshot[Any]) -> tuple[list[str], list[str]]:
+def listed(model: LabState, kind: str, listing: Snapshot[Any]) -> tuple[list[str], list[str]]:
     """Generic mode: the names to read under ``kind:``, and those that are gone.
 
     A failed listing keeps reading what was read. A successful one is the truth: what it no

@@ -4,7 +4,7 @@ view and `iam-policy`'s tests start here."""
 
 from __future__ import annotations
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.errors import classify
 from awsview.aws.session import Connection
 from awsview.model.errors import UserError
@@ -50,16 +50,16 @@ class NeedsPrefix(PreflightError):
         self.found = found
 
 
-async def detect_profile(conn: Connection, prefix: str = "") -> profiles.LabProfile:
+async def detect_lab_spec(conn: Connection, prefix: str = "") -> labspec.LabSpec:
     """The lab whose resources exist here; otherwise a generic view of the names under
     ``prefix``. With no prefix that is the whole region: only on a local endpoint (an emulator),
     anywhere else NeedsPrefix says which prefixes exist. A prefix given is the user's choice: only
     a lab named by exactly that prefix is shown in its place."""
     known = []
-    for name in profiles.available():
+    for name in labspec.available():
         try:
-            lab = profiles.load(name)
-        except profiles.ProfileError:
+            lab = labspec.load(name)
+        except labspec.SpecError:
             continue  # a broken lab folder is said when it is named (and by `awsview lab list`)
         if not prefix or lab.prefix == prefix:
             known.append(lab)
@@ -84,5 +84,5 @@ async def detect_profile(conn: Connection, prefix: str = "") -> profiles.LabProf
     if best is not None and scores[best.name] > 0:
         return best
     if not prefix and not conn.is_local:
-        raise NeedsPrefix(conn.describe(), profiles.common_prefixes(names))
-    return profiles.generic_profile(prefix)
+        raise NeedsPrefix(conn.describe(), labspec.common_prefixes(names))
+    return labspec.generic_spec(prefix)

@@ -11,10 +11,10 @@ import asyncio
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import ConfigError, Connection, Target
-from awsview.model.state import LabModel
-from awsview.polling.bootstrap import NeedsPrefix, PreflightError, detect_profile, preflight
+from awsview.model.state import LabState
+from awsview.polling.bootstrap import NeedsPrefix, PreflightError, detect_lab_spec, preflight
 from awsview.polling.scheduler import Scheduler
 
 RETRY_PREFLIGHT_S = 5.0
@@ -29,7 +29,7 @@ class LivePolling:
         target: Target,
         lab: str | None,
         prefix: str,
-        on_profile: Callable[[profiles.LabProfile, LabModel], None],
+        on_profile: Callable[[labspec.LabSpec, LabState], None],
         on_status: Callable[[str, str], None],
         speed: float = 1.0,
         on_choose: Callable[[list[tuple[str, int]]], None] | None = None,
@@ -74,7 +74,7 @@ class LivePolling:
                 if profile is None:  # nothing to poll until a prefix is chosen
                     profile = await self._next_profile(conn, None)
                     continue
-                model = LabModel()
+                model = LabState()
                 self.on_profile(profile, model)
                 scheduler = Scheduler(conn, profile, model, speed=self.speed, feed=self.feed)
                 scheduler.start()
@@ -92,18 +92,16 @@ class LivePolling:
         self.on_status("ok", f"{conn.describe()} · account {self.account}")
         return True
 
-    async def _profile(self, conn: Connection) -> profiles.LabProfile | None:
+    async def _profile(self, conn: Connection) -> labspec.LabSpec | None:
         """The lab to show; None while a prefix must be chosen first (an account, no lab found)."""
         if self.lab:
-            return profiles.load(self.lab)
+            return labspec.load(self.lab)
         if self.account is None:
             if self.prefix or conn.is_local:
-                return profiles.generic_profile(
-                    self.prefix
-                )  # panels show the errors until it works
+                return labspec.generic_spec(self.prefix)  # panels show the errors until it works
             return None  # on an account: never the whole region, even once the credentials work
         try:
-            return await detect_profile(conn, self.prefix)
+            return await detect_lab_spec(conn, self.prefix)
         except NeedsPrefix as exc:
             self.on_status("error", str(exc))
             if self.on_choose is not None and not self._asked:
@@ -112,8 +110,8 @@ class LivePolling:
             return None
 
     async def _next_profile(
-        self, conn: Connection, current: profiles.LabProfile | None
-    ) -> profiles.LabProfile | None:
+        self, conn: Connection, current: labspec.LabSpec | None
+    ) -> labspec.LabSpec | None:
         """Waits for a lab switch or a chosen prefix, or for a failed preflight to succeed (or a
         lab to appear while none is shown) and detects the lab again."""
         while True:
@@ -131,6 +129,6 @@ class LivePolling:
                 continue
             if kind == "prefix":
                 self.prefix = value
-                return profiles.generic_profile(value)
+                return labspec.generic_spec(value)
             self.lab = value or None
-            return profiles.load(value) if value else profiles.generic_profile(self.prefix)
+            return labspec.load(value) if value else labspec.generic_spec(self.prefix)

@@ -20,7 +20,7 @@ import random
 import time
 from dataclasses import dataclass
 
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 
 JITTER = 0.2
 BASE_S = 0.3
@@ -58,7 +58,7 @@ class Quiet:
         self.base = base
         self._states: dict[str, _State] = {}
 
-    def wait(self, name: str, model: LabModel, ceiling: float | None = None) -> float:
+    def wait(self, name: str, model: LabState, ceiling: float | None = None) -> float:
         """Seconds ``name`` waits after its last read (0 outside a paced loop, or after a
         change). ``ceiling`` raises the ceiling, to share one budget among many resources; it
         raises the first wait with it, so that they reach it in a few reads."""
@@ -70,7 +70,7 @@ class Quiet:
         base = max(self.base, (ceiling or 0.0) / 8)
         return min(top, base * 2 ** (state.quiet - 1)) * state.jitter
 
-    def due(self, name: str, model: LabModel, ceiling: float | None = None) -> bool:
+    def due(self, name: str, model: LabState, ceiling: float | None = None) -> bool:
         """True when ``name`` should be read now."""
         state = self._states.get(name)
         if state is None:

@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from awsview.aws.session import Connection
-from awsview.core.runs import Run, RunBook, Sighting, closed
+from awsview.core.runs import LabRun, RunBook, Sighting, closed
+from awsview.labspec import LabSpec, Resource
 from awsview.model import keys
 from awsview.model.snapshot import Health
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.polling.store import UNUSABLE, DecisionStore
-from awsview.profiles import LabProfile, Resource
 
 RUNS = keys.RUNS
 ANSWERED = (Health.OK, Health.ABSENT)
@@ -33,12 +33,12 @@ def scope_of(conn: Connection) -> str:
 LISTS = {"queue": keys.QUEUES, "state_machine": keys.STATE_MACHINES, "role": keys.ROLES}
 
 
-def book_name(profile: LabProfile) -> str:
+def book_name(profile: LabSpec) -> str:
     """Whose runs these are in the store: the lab's, or the prefix's for a view without a lab."""
     return f"prefix:{profile.prefix}" if profile.generic else profile.name
 
 
-def watched(profile: LabProfile, model: LabModel) -> tuple[tuple[Resource, ...], bool]:
+def watched(profile: LabSpec, model: LabState) -> tuple[tuple[Resource, ...], bool]:
     """The resources that tell runs apart, and whether their lists answered: the lab's own, or
     for a view without a lab every one listed under its prefix."""
     if not profile.generic:
@@ -55,7 +55,7 @@ def watched(profile: LabProfile, model: LabModel) -> tuple[tuple[Resource, ...],
     return tuple(found), complete
 
 
-def sightings(profile: LabProfile, model: LabModel) -> tuple[list[Sighting], bool]:
+def sightings(profile: LabSpec, model: LabState) -> tuple[list[Sighting], bool]:
     """The lab's tables, queues, state machines and roles that exist, with their creation times;
     and whether every one of those kinds answered (a failed listing proves nothing)."""
     found: list[Sighting] = []
@@ -98,7 +98,7 @@ class RunKeeper:
     """The book of one lab's runs on one endpoint, kept in the viewer's store (or, when the state
     directory is unusable, for this session only)."""
 
-    def __init__(self, profile: LabProfile, store: DecisionStore | None = None):
+    def __init__(self, profile: LabSpec, store: DecisionStore | None = None):
         self.profile = profile
         self._store = store
         self._book: RunBook | None = None
@@ -115,8 +115,8 @@ class RunKeeper:
         return self._book
 
     def runs(
-        self, conn: Connection, model: LabModel, writes: Callable[[], Iterable[float]]
-    ) -> tuple[Run, ...]:
+        self, conn: Connection, model: LabState, writes: Callable[[], Iterable[float]]
+    ) -> tuple[LabRun, ...]:
         """The runs after this round's sightings; ``writes`` gives every write decision's time."""
         book = self._loaded(conn)
         found, complete = sightings(self.profile, model)

@@ -23,13 +23,13 @@ from typing import Any
 from awsview import kinds
 from awsview.aws.log import polls  # to the log file, if one is configured; off otherwise
 from awsview.aws.session import Connection
+from awsview.labspec import LabSpec
 from awsview.model.snapshot import Health, Snapshot
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.polling.base import Poller
 from awsview.polling.changefeed import ChangeFeedFollower, FeedChange, NoFeed
 from awsview.polling.quiet import paced_context
 from awsview.polling.store import DecisionStore
-from awsview.profiles import LabProfile
 
 MAX_BACKOFF_S = 60.0
 # On a local endpoint (the emulator, moto, LocalStack) no account's quota is shared and a call
@@ -48,7 +48,7 @@ WOKEN_EVERY_S = 2.0
 # Every kind's pollers, in the registry's order. Order matters for a single round: executions need
 # machines, histories need executions; the timeline (and the lab's runs) every resource's creation
 # time and every decision, the checkpoints the timeline.
-def make_pollers(profile: LabProfile, store: DecisionStore | None = None) -> list[Poller]:
+def make_pollers(profile: LabSpec, store: DecisionStore | None = None) -> list[Poller]:
     """One poller per kind; ``store`` (default: the user's state directory) for those that
     remember."""
     return [
@@ -94,8 +94,8 @@ class Scheduler:
     def __init__(
         self,
         conn: Connection,
-        profile: LabProfile,
-        model: LabModel | None = None,
+        profile: LabSpec,
+        model: LabState | None = None,
         pollers: list[Poller] | None = None,
         speed: float = 1.0,
         store: DecisionStore | None = None,
@@ -104,7 +104,7 @@ class Scheduler:
     ):
         self.conn = conn
         self.profile = profile
-        self.model = model or LabModel()
+        self.model = model or LabState()
         self.pollers = pollers or make_pollers(profile, store)
         self.speed = speed  # < 1 polls faster (tests), > 1 slower
         self.safety = safety  # pushed: seconds between full reads of a kind
@@ -222,7 +222,7 @@ class Scheduler:
             delay, self._pending[poller.kind].mark, frozenset(due)
         )
 
-    async def run_once(self) -> LabModel:
+    async def run_once(self) -> LabState:
         """One round of every poller, in dependency order."""
         for poller in self.pollers:
             self._pending[poller.kind].take()

@@ -14,9 +14,9 @@ from typing import Any
 
 from awsview.aws.session import Connection, Target
 from awsview.core.checkpoints import Memory, live
+from awsview.labspec import Checkpoint, LabSpec
 from awsview.polling.bootstrap import preflight
 from awsview.polling.scheduler import Scheduler
-from awsview.profiles import Checkpoint, LabProfile
 
 POLL_GAP = 0.5  # seconds between two reads while waiting for a step's resources to settle
 
@@ -32,7 +32,7 @@ class StepChecker:
     """``async with StepChecker(target, profile) as checker:``
     ``results = await checker.settle("cleanup", 20)``"""
 
-    def __init__(self, target: Target, profile: LabProfile):
+    def __init__(self, target: Target, profile: LabSpec):
         self.target = target
         self.profile = profile
         self.memory = Memory()

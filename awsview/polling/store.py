@@ -14,7 +14,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from awsview.core.runs import Run, RunBook
+from awsview.core.runs import LabRun, RunBook
 from awsview.core.timeline import Actor, Decision
 from awsview.model.items import plain_to_json
 
@@ -134,12 +134,12 @@ class DecisionStore:
                 (scope, lab),
             ).fetchall()
         return RunBook(
-            [Run(n, start, reason) for n, start, reason in runs],
+            [LabRun(n, start, reason) for n, start, reason in runs],
             {resource: (created, run) for resource, created, run in seen},
         )
 
     def keep_runs(
-        self, scope: str, lab: str, began: list[Run], seen: dict[str, tuple[float, int]]
+        self, scope: str, lab: str, began: list[LabRun], seen: dict[str, tuple[float, int]]
     ) -> None:
         with self._lock, self._db:
             self._db.execute("BEGIN")

@@ -1,5 +1,5 @@
 """The live viewer: a Textual app that shows the polling core's panels beside the learner's shell.
 
-Nothing here calls AWS directly: the pollers fill a `LabModel`, `awsview.core.render` turns it into
+Nothing here calls AWS directly: the pollers fill a `LabState`, `awsview.core.render` turns it into
 panels of plain rows, and these widgets show those rows.
 """

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.core import render
 from awsview.core.printout import as_json, as_text
@@ -205,7 +205,7 @@ async def test_panels_details_and_json_never_show_the_secret(leaky_lab: RunningE
     from awsview.core.details import describe
     from awsview.core.feed import PanelFeed
 
-    profile = profiles.load("q05")
+    profile = labspec.load("q05")
     async with Connection(Target(endpoint_url=leaky_lab.endpoint_url)) as conn:
         scheduler = Scheduler(conn, profile)
         model = await scheduler.run_once()
@@ -273,8 +273,8 @@ async def test_a_recording_never_holds_the_secret(leaky_lab: RunningEmulator, tm
 
     import zstandard
 
-    from awsview.polling.recorder import open_recording, record_headless
-    from awsview.polling.recording import KEYFRAME, Recording
+    from awsview.recording.file import KEYFRAME, Recording
+    from awsview.recording.follow import open_recording, record_headless
 
     path = tmp_path / "leaky.rec"
     writer = open_recording(path, "test")

@@ -15,7 +15,7 @@ import urllib.request
 import boto3
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.policy import CALLS, action, policy
 from awsview.aws.readonly import READ_OPERATIONS
 from awsview.labs import get_lab
@@ -62,7 +62,7 @@ def authorized(spawn_emulator, tmp_path_factory):
                     "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}],
                 },
             )
-        ] + [(f"viewer-{name}", policy(profiles.load(name), REGION, ACCOUNT)) for name in LABS]:
+        ] + [(f"viewer-{name}", policy(labspec.load(name), REGION, ACCOUNT)) for name in LABS]:
             iam.create_user(UserName=user)
             iam.put_user_policy(
                 UserName=user, PolicyName="awsview", PolicyDocument=json.dumps(document)
@@ -109,14 +109,14 @@ def test_every_call_of_the_policy_is_a_guarded_read():
 def test_the_printed_policy_is_enough_for_every_panel(starts_processes, authorized, lab):
     emulator, keys = authorized
     printed = awsview_here("iam-policy", "--lab", lab, "--region", REGION, "--account", ACCOUNT)
-    assert json.loads(printed.stdout) == policy(profiles.load(lab), REGION, ACCOUNT)
+    assert json.loads(printed.stdout) == policy(labspec.load(lab), REGION, ACCOUNT)
     dumped = dump(emulator, lab, keys[f"viewer-{lab}"])
     for key, snapshot in dumped["snapshots"].items():
         assert snapshot["health"] in ("ok", "absent"), (key, snapshot["freshness"])
     for panel in dumped["panels"]:
         assert panel["health"] in ("ok", "absent"), (panel["title"], panel["freshness"])
     names = {p["name"] for p in dumped["panels"]}
-    assert set(profiles.load(lab).panels) <= names
+    assert set(labspec.load(lab).panels) <= names
     # and the key really is held to the policy: the admin can do what the viewer cannot
     with pytest.raises(Exception, match="AccessDenied"):
         emulator_client(emulator, "dynamodb", keys[f"viewer-{lab}"]).list_backups()
@@ -148,7 +148,7 @@ def test_one_action_less_and_its_panel_says_access_denied(
     emulator, keys = authorized
     iam = emulator_client(emulator, "iam", keys["admin"])
     user = f"viewer-{lab}"
-    narrower = policy(profiles.load(lab), REGION, ACCOUNT, without=frozenset({taken}))
+    narrower = policy(labspec.load(lab), REGION, ACCOUNT, without=frozenset({taken}))
     iam.put_user_policy(UserName=user, PolicyName="awsview", PolicyDocument=json.dumps(narrower))
     try:
         dumped = dump(emulator, lab, keys[user])
@@ -156,7 +156,7 @@ def test_one_action_less_and_its_panel_says_access_denied(
         iam.put_user_policy(
             UserName=user,
             PolicyName="awsview",
-            PolicyDocument=json.dumps(policy(profiles.load(lab), REGION, ACCOUNT)),
+            PolicyDocument=json.dumps(policy(labspec.load(lab), REGION, ACCOUNT)),
         )
     denied = [p for p in dumped["panels"] if p["name"] == panel]
     assert denied, [p["name"] for p in dumped["panels"]]
@@ -171,16 +171,16 @@ def test_one_action_less_and_its_panel_says_access_denied(
 @pytest.mark.parametrize("lab", [*LABS, "generic"])
 async def test_every_call_the_viewer_makes_is_in_the_policy(authorized, lab, monkeypatch):
     from awsview.aws.session import Connection, Target
-    from awsview.polling.bootstrap import detect_profile, preflight
+    from awsview.polling.bootstrap import detect_lab_spec, preflight
     from awsview.polling.scheduler import Scheduler
 
     emulator, keys = authorized
     for name, value in keys["admin"].items():
         monkeypatch.setenv(name, value)
-    profile = profiles.generic_profile("labex-") if lab == "generic" else profiles.load(lab)
+    profile = labspec.generic_spec("labex-") if lab == "generic" else labspec.load(lab)
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         await preflight(conn)
-        await detect_profile(conn, "labex-")
+        await detect_lab_spec(conn, "labex-")
         scheduler = Scheduler(conn, profile)
         await scheduler.run_once()
         await scheduler.run_once()
@@ -235,7 +235,7 @@ async def test_every_operation_the_pollers_send_while_a_lab_plays_is_granted(
         return guarded
 
     monkeypatch.setattr(session, "guard", recording_guard)
-    profile = profiles.load(lab)
+    profile = labspec.load(lab)
     player = LabPlayer(get_lab(lab), endpoint_url=emulator.endpoint_url, log=lambda line: None)
     iam = emulator.client("iam")
     async with Connection(Target(endpoint_url=emulator.endpoint_url, region=REGION)) as conn:

@@ -10,9 +10,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from awsview.aws.session import Connection, Target
-from awsview.model.state import LabModel
-from awsview.polling.dynamodb import MAX_ITEMS, POLL_ITEMS, READ_UNITS_PER_S, TablePoller
-from awsview.profiles import generic_profile
+from awsview.labspec import generic_spec
+from awsview.model.state import LabState
+from awsview.polling.pollers.dynamodb import MAX_ITEMS, POLL_ITEMS, READ_UNITS_PER_S, TablePoller
 
 BIG, SMALL = "budget-big", "budget-small"
 ITEMS = 50_000
@@ -64,8 +64,8 @@ def tables(emulator):
 
 
 async def test_a_big_table_is_read_in_pages_and_a_small_one_whole(tables):
-    poller = TablePoller(generic_profile("budget-"))
-    model = LabModel()
+    poller = TablePoller(generic_spec("budget-"))
+    model = LabState()
     async with Connection(Target(endpoint_url=tables.endpoint_url)) as conn:
         conn.limiter.scale = 1.0  # the budget as on AWS, so the waits below are AWS's
         scans = lambda: conn.limiter.calls[("dynamodb", "Scan")]  # noqa: E731
@@ -113,11 +113,11 @@ async def test_a_big_table_is_read_in_pages_and_a_small_one_whole(tables):
 async def test_the_panel_title_says_how_the_table_is_read(tables):
     from awsview.core.render import panels
 
-    poller = TablePoller(generic_profile("budget-"))
-    model = LabModel()
+    poller = TablePoller(generic_spec("budget-"))
+    model = LabState()
     async with Connection(Target(endpoint_url=tables.endpoint_url)) as conn:
         model.apply(await poller.poll(conn, model))
-    titles = [p.title for p in panels(model, generic_profile("budget-"), 0) if p.name == "tables"]
+    titles = [p.title for p in panels(model, generic_spec("budget-"), 0) if p.name == "tables"]
     count = tables.client("dynamodb").describe_table(TableName=BIG)["Table"][
         "ItemCount"
     ]  # an earlier test deletes one

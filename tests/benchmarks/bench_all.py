@@ -55,11 +55,11 @@ import boto3
 from awsview.aws.quotas import SHARE, quota
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
-from awsview.model.state import LabModel
-from awsview.polling.dynamodb import TablePoller
-from awsview.polling.logs import LogPoller
-from awsview.polling.queues import QueuePoller
-from awsview.polling.stepfunctions import ExecutionPoller
+from awsview.model.state import LabState
+from awsview.polling.pollers.dynamodb import TablePoller
+from awsview.polling.pollers.logs import LogPoller
+from awsview.polling.pollers.queues import QueuePoller
+from awsview.polling.pollers.stepfunctions import ExecutionPoller
 from tests.benchmarks import bench_ui, summary
 from tests.benchmarks.bench_core import (
     KINDS,
@@ -273,7 +273,7 @@ async def watch(
         phase.figures["observers"] = tuple(conns)
         rounds: list[float] = []
 
-        def naive_round(model: LabModel) -> None:
+        def naive_round(model: LabState) -> None:
             rounds.append(time.time())
             for kind in phase.kinds:
                 first.saw(NAIVE, kind, Changes.shown(kind, model))

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import boto3
 
+from awsview.classroom.monitor import ClassMonitor, Learner
 from awsview.labs.player import LabPlayer
-from awsview.polling.classroom import ClassMonitor, Learner
 from tests.benchmarks import summary
 from tests.benchmarks.viewer_probe import proc_cpu_seconds
 

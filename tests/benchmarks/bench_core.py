@@ -25,11 +25,11 @@ from typing import Any
 
 import boto3
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.polling.scheduler import Scheduler, make_pollers
 
 NAIVE_INTERVAL = 2.0
@@ -58,17 +58,17 @@ class NaiveViewer:
     def __init__(
         self,
         conn: Connection,
-        profile: profiles.LabProfile,
-        on_round: Callable[[LabModel], None] | None = None,
+        profile: labspec.LabSpec,
+        on_round: Callable[[LabState], None] | None = None,
     ):
-        self.conn, self.profile, self.model = conn, profile, LabModel()
+        self.conn, self.profile, self.model = conn, profile, LabState()
         self.on_round = on_round
         self._task: asyncio.Task | None = None
 
     async def _run(self) -> None:
         while True:
             started = time.monotonic()
-            model = LabModel()
+            model = LabState()
             pollers = make_pollers(self.profile)
             try:
                 for poller in pollers:
@@ -198,7 +198,7 @@ class Changes:
         return made
 
     @staticmethod
-    def shown(kind: str, model: LabModel) -> set[int]:
+    def shown(kind: str, model: LabState) -> set[int]:
         """The numbers of the changes of this kind that the model holds."""
         if kind == "item write":
             table = model.data(f"table:{ORDERS}")
@@ -236,7 +236,7 @@ class Changes:
         raise ValueError(kind)
 
     @staticmethod
-    def in_model(kind: str, model: LabModel, n: int) -> bool:
+    def in_model(kind: str, model: LabState, n: int) -> bool:
         return n in Changes.shown(kind, model)
 
     @staticmethod
@@ -252,7 +252,7 @@ async def _calls_per_minute(conn: Connection, seconds: float) -> float:
 
 
 async def _latency(
-    model_of: Callable[[], LabModel], changes: Changes, kind: str, numbers: range, gap: float
+    model_of: Callable[[], LabState], changes: Changes, kind: str, numbers: range, gap: float
 ) -> list[float]:
     results = []
     for i, n in enumerate(numbers):
@@ -269,7 +269,7 @@ async def main(idle_seconds: float = 30.0, samples: int = 10) -> None:
     url = emulator.endpoint_url
     fixture = prepare(url)
     changes = Changes(fixture)
-    profile = profiles.load(LAB)
+    profile = labspec.load(LAB)
     rows: list[tuple[str, float, float]] = []
     try:
         async with (

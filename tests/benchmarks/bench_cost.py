@@ -18,7 +18,7 @@ import threading
 import time
 from collections import Counter
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.quotas import SHARE, quota
 from awsview.aws.ratelimit import RateLimiter
 from awsview.aws.session import Connection, Target
@@ -117,7 +117,7 @@ class _Rates:
 async def measure(url: str, lab: str, active_s: float, idle_s: float, polled: bool) -> None:
     LabPlayer(lab, endpoint_url=url, log=lambda line: None).setup()
     async with Connection(Target(endpoint_url=url), RateLimiter(scale=1.0)) as conn:
-        scheduler = Scheduler(conn, profiles.load(lab), feed=not polled)
+        scheduler = Scheduler(conn, labspec.load(lab), feed=not polled)
         scheduler.start()
         rates = _Rates(conn)
         sampler = asyncio.create_task(rates.run())

@@ -38,7 +38,7 @@ async def _record_lab(minutes: float, path: Path) -> tuple[float, int]:
     from awsview.aws.session import Target
     from awsview.emulator.server import start
     from awsview.labs.player import LabPlayer
-    from awsview.polling.recorder import open_recording, record_headless
+    from awsview.recording.follow import open_recording, record_headless
 
     emulator = start("127.0.0.1", 0, Path(tempfile.mkdtemp(prefix="awsview-bench-rec-")))
     emulator.start_in_thread()
@@ -63,7 +63,7 @@ async def _record_lab(minutes: float, path: Path) -> tuple[float, int]:
 
 def _plain_frames(path: Path) -> list[tuple[int, bytes]]:
     """(kind, uncompressed payload) of every frame."""
-    from awsview.polling.recording import KEYFRAME, Recording
+    from awsview.recording.file import KEYFRAME, Recording
 
     recording = Recording(path)
     raw = recording._data
@@ -116,9 +116,9 @@ def _synthesise_hour(source: Path, target: Path, hour: float = 3600.0) -> int:
     """The lab's recorded states, played into a new recording again and again for an hour."""
     from dataclasses import replace
 
-    from awsview.model.state import LabModel
-    from awsview.polling.recorder import Recorder, open_recording
-    from awsview.polling.recording import Recording
+    from awsview.model.state import LabState
+    from awsview.recording.file import Recording
+    from awsview.recording.follow import Recorder, open_recording
 
     player = Recording(source).player(0)
     states = [player.state(i) for i in range(player.last + 1)]
@@ -126,7 +126,7 @@ def _synthesise_hour(source: Path, target: Path, hour: float = 3600.0) -> int:
     clock = [states[0].time]
     writer = open_recording(target, "bench")
     recorder = Recorder(writer.channel("", dict(player.info), clock[0]), clock=lambda: clock[0])
-    model = LabModel()
+    model = LabState()
     recorder.attach(states[0].profile, model)
     loop = 0
     while clock[0] - states[0].time < hour:
@@ -151,7 +151,7 @@ def _synthesise_hour(source: Path, target: Path, hour: float = 3600.0) -> int:
 
 
 def _open_in_process(path: Path) -> float:
-    from awsview.polling.recording import Recording
+    from awsview.recording.file import Recording
 
     started = time.perf_counter()
     player = Recording(path).player(0)

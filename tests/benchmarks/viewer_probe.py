@@ -22,7 +22,7 @@ from collections.abc import Callable
 from contextlib import AsyncExitStack
 from typing import Any
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.polling.scheduler import Scheduler
 from tests.benchmarks.bench_core import KINDS, LAB, ORDERS, STOCK_KINDS, WORKER_LOG, Changes
@@ -83,8 +83,8 @@ class CpuShares:
         setattr(owner, name, timed)
 
 
-def bench_profile() -> profiles.LabProfile:
-    profile = profiles.load(LAB)
+def bench_profile() -> labspec.LabSpec:
+    profile = labspec.load(LAB)
     return dataclasses.replace(
         profile, panels=FIRST_PANELS + tuple(p for p in profile.panels if p not in FIRST_PANELS)
     )

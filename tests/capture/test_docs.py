@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from awsview.profiles.folder import builtin_dir
+from awsview.labspec.folder import builtin_dir
 
 LAB = "ev05"
 # A real-looking account in the environment: the docs run must neither need it nor show it.

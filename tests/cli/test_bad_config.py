@@ -18,7 +18,7 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target, resolve
 from awsview.cli.main import main
 from awsview.ui import themes
@@ -98,7 +98,7 @@ def theme_folder(tmp_path, monkeypatch):
 def profile_folder(tmp_path, monkeypatch):
     folder = tmp_path / "panels"  # the built-in labs are all lab folders now: it starts empty
     folder.mkdir()
-    monkeypatch.setattr(profiles, "profile_dir", lambda: folder)
+    monkeypatch.setattr(labspec, "spec_dir", lambda: folder)
     return folder
 
 

@@ -27,7 +27,7 @@ from botocore.exceptions import ClientError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from awsview import kinds, profiles
+from awsview import kinds, labspec
 from awsview.aws.errors import classify as classify_error
 from awsview.aws.session import Target
 from awsview.core import checkpoints, render, timeline
@@ -48,10 +48,10 @@ from awsview.model.resources import (
     Table,
 )
 from awsview.model.snapshot import absent, failed, succeeded
-from awsview.model.state import LabModel
-from awsview.polling.iam import grants, principals
-from awsview.polling.journal import JournalData
-from awsview.polling.logs import _Follow
+from awsview.model.state import LabState
+from awsview.polling.pollers.iam import grants, principals
+from awsview.polling.pollers.journal import JournalData
+from awsview.polling.pollers.logs import _Follow
 from tests.support.examples import examples
 
 CORPUS = Path(__file__).parents[1] / "corpus"
@@ -66,7 +66,7 @@ DEFINITIONS: list[str] = json.loads((CORPUS / "definitions.json").read_text())["
 CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 NOW = 1_800_000_000.0
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
-PROFILE = dataclasses.replace(profiles.load("ev04"), panels=kinds.NAMES)  # every panel
+PROFILE = dataclasses.replace(labspec.load("ev04"), panels=kinds.NAMES)  # every panel
 BUSINESS = PROFILE.tables("business")[0]
 TARGET = Target(endpoint_url="http://127.0.0.1:5000").describe()
 MACHINE_ARN = "arn:aws:states:us-east-1:123456789012:stateMachine:labex-ev04-orders"
@@ -203,7 +203,7 @@ def model_for(
     definition: str | None = None,
     table_name: str = BUSINESS,
     slot: str | None = None,
-) -> LabModel:
+) -> LabState:
     """Every panel's data, built by the real parsers from one hostile input.
 
     ``slot`` names the per-resource keys (table, log groups) instead of the input, so a screen fed
@@ -213,7 +213,7 @@ def model_for(
     item = item_for(text) if item is None else item
     events = events_for(text) if events is None else events
     definition = definition_for(text) if definition is None else definition
-    model = LabModel()
+    model = LabState()
     parsed, error = None, None
     try:
         parsed = parse_definition(definition)
@@ -456,7 +456,7 @@ def literal(text: str) -> str | None:
     return shown if 0 < len(shown) <= 150 else None
 
 
-def check(model: LabModel, text: str | None = None, json_dump: bool = True) -> list[render.Panel]:
+def check(model: LabState, text: str | None = None, json_dump: bool = True) -> list[render.Panel]:
     """Render every panel and both dump forms; nothing unclean, markup kept as written."""
     panels = render.panels(model, PROFILE, NOW)
     for where, value in shown_strings(panels):
@@ -500,7 +500,7 @@ def test_error_reasons_are_cleaned():
     reason = classify_error(
         ClientError({"Error": {"Code": "X", "Message": "\x1b]0;owned\x07\x1b[2J\x9b6n"}}, "Scan")
     ).text
-    model = LabModel()
+    model = LabState()
     model.apply(
         [
             failed(None, "queues", "queues", reason, at=NOW),
@@ -1073,7 +1073,7 @@ def test_nasty_items_and_log_lines_through_the_emulator_and_dump(starts_processe
 # -- the app ------------------------------------------------------------------------------
 
 
-def merged(models: list[LabModel]) -> LabModel:
+def merged(models: list[LabState]) -> LabState:
     """One model holding several cases: lists are joined, other snapshots kept side by side."""
     joined: dict[str, Any] = {}
     for model in models:
@@ -1088,7 +1088,7 @@ def merged(models: list[LabModel]) -> LabModel:
                 )
             else:
                 joined.setdefault(key, snapshot)
-    out = LabModel()
+    out = LabState()
     out.apply(list(joined.values()))
     return out
 
@@ -1109,7 +1109,7 @@ async def test_corpus_through_the_app():
     cases += [model_for("bytes", log=LOG_BYTES[name]) for name in sorted(LOG_BYTES)]
     cases += [model_for("def", definition=d) for d in DEFINITIONS]
     batches = [merged(cases[i : i + size]) for i in range(0, len(cases), size)]
-    model = LabModel()
+    model = LabState()
     app = AWSViewApp(
         model=model, profile=PROFILE, options=ViewerOptions(clock=lambda: NOW, tick_seconds=3600)
     )

@@ -26,23 +26,23 @@ def test_every_user_facing_error_derives_from_one_base_with_its_exit_status(tmp_
     from awsview.aws.policy import PolicyError
     from awsview.capture.docshots import DocsError
     from awsview.capture.screenshot import ScreenshotError
+    from awsview.classroom.monitor import RosterError
     from awsview.cli.extras import MissingExtra
     from awsview.cli.main import UsageError
     from awsview.cli.split import SplitError
     from awsview.emulator.server import EmulatorError
-    from awsview.labs.model import LabError, UnknownLab
+    from awsview.labs.definition import LabError, UnknownLab
+    from awsview.labspec import SpecError, UnknownLabSpec
     from awsview.model.errors import UserError
     from awsview.model.textfile import BadFile
     from awsview.polling.bootstrap import PreflightError
-    from awsview.polling.classroom import RosterError
-    from awsview.polling.recorded import MomentError
-    from awsview.polling.recording import LearnerError, RecordingError
-    from awsview.profiles import ProfileError, UnknownProfile
+    from awsview.recording.file import LearnerError, RecordingError
+    from awsview.recording.moments import MomentError
     from awsview.ui.themes import ThemeError
 
     usage = [AccessError, ConfigError, LogFileError, PolicyError, MissingExtra, UsageError]
     usage += [EmulatorError, UnknownLab, BadFile, RosterError, MomentError, LearnerError]
-    usage += [ProfileError, UnknownProfile, ThemeError]
+    usage += [SpecError, UnknownLabSpec, ThemeError]
     for kind in usage:
         assert issubclass(kind, UserError) and kind.exit_status == 2, kind
     for kind in (DocsError, ScreenshotError, LabError, RecordingError):

@@ -78,15 +78,15 @@ from pathlib import Path
 signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
 from awsview.aws.session import Target
 from awsview.model.snapshot import Health, Snapshot
-from awsview.model.state import LabModel
-from awsview.polling.recorder import finish, open_channel, open_recording
+from awsview.model.state import LabState
+from awsview.recording.follow import finish, open_channel, open_recording
 from tests.support import sample
 
 path = Path(sys.argv[1])
 writer = open_recording(path, "watch")
 recorder = open_channel(writer, Target())
 resource.setrlimit(resource.RLIMIT_FSIZE, (writer.bytes + int(sys.argv[2]), resource.RLIM_INFINITY))
-model = LabModel()
+model = LabState()
 recorder.attach(sample.sample("q05")[0], model)
 for n in range(200):  # incompressible data: the disk fills within a few frames
     data = __import__("os").urandom(4096).hex()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from awsview.core.textgrid import cells
-from tests.polling.test_recording import _record
+from tests.recording.test_recording import _record
 from tests.support.cli import awsview_here
 
 pytestmark = pytest.mark.usefixtures("utc")  # times in the dump read the same everywhere

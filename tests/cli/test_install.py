@@ -23,7 +23,7 @@ VIEWER_MODULES = [
     "awsview.capture.shot",
     "awsview.labs.player",
     "awsview.aws.policy",
-    "awsview.polling.classroom",
+    "awsview.classroom.monitor",
 ]
 EXTRA_MODULES = {"moto", "werkzeug", "flask", "PIL", "textual_serve"}
 

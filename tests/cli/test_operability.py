@@ -14,8 +14,8 @@ import pytest
 
 from awsview.aws.log import configure, stop
 from awsview.aws.session import Connection, Target
+from awsview.labspec import load
 from awsview.polling.scheduler import Scheduler
-from awsview.profiles import load
 from awsview.ui import preferences
 from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from tests.support.sample import sample

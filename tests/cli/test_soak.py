@@ -17,7 +17,8 @@ from soak import CHECK_EVERY_S, soak
 # listed here fails the test.
 KNOWN: dict[str, re.Pattern[str]] = {
     "a lab re-run under the same execution names showed the earlier run's history; histories of "
-    "executions that are gone are now dropped (awsview/polling/stepfunctions.py) — kept here until "
+    "executions that are gone are now dropped (awsview/polling/pollers/stepfunctions.py) — kept "
+    "here until "
     "long soaks confirm the fix": re.compile(r"history shown \(\w+\) is an earlier run's"),
 }
 

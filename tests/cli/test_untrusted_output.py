@@ -25,7 +25,7 @@ import pytest
 
 from awsview.aws.session import Target
 from awsview.core.checkpoints import CheckResult
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from tests.support import processes
 from tests.support.emulator import RunningEmulator
 from tests.support.proxy import Intercepting, proxy
@@ -156,7 +156,7 @@ def recording(seeded: RunningEmulator, tmp_path_factory: pytest.TempPathFactory)
     """What the viewer read from the seeded emulator, recorded under a hostile header, in a file
     whose name is hostile too."""
     from awsview.cli.dump import collect
-    from awsview.polling.recorder import Recorder, open_recording, target_info
+    from awsview.recording.follow import Recorder, open_recording, target_info
 
     with pytest.MonkeyPatch.context() as patch:  # the emulator's credentials, as a user has
         for name, value in seeded.env.items():
@@ -169,7 +169,7 @@ def recording(seeded: RunningEmulator, tmp_path_factory: pytest.TempPathFactory)
     writer = open_recording(path, "test")
     info = {**target_info(Target(endpoint_url=HOSTILE)), "region": HOSTILE, "account": HOSTILE}
     recorder = Recorder(writer.channel(HOSTILE, info, clock[0]), clock=lambda: clock[0])
-    live = LabModel()
+    live = LabState()
     recorder.attach(dataclasses.replace(profile, title=HOSTILE), live)
     recorder.status("error", HOSTILE)
     recorder.meta(account=HOSTILE, region=HOSTILE)
@@ -225,7 +225,7 @@ def test_docs_from_a_recording(recording: Path, tmp_path: Path):
 def test_docs_index_of_a_lab_with_hostile_words(tmp_path: Path):
     from awsview.capture.docs import index_markdown
     from awsview.capture.docshots import Page
-    from awsview.profiles.folder import builtin_dir, load_folder
+    from awsview.labspec.folder import builtin_dir, load_folder
 
     folder, _ = load_folder(builtin_dir() / "q05")
     lab = dataclasses.replace(folder, name=HOSTILE, title=HOSTILE)
@@ -306,7 +306,7 @@ def test_an_aws_error_message_in_a_refusal_and_the_log_file(
 
 
 def test_doctor_of_the_emulator(seeded: RunningEmulator):
-    from awsview.polling.doctor import Diagnosis, PanelVerdict, Probe
+    from awsview.doctor.diagnosis import Diagnosis, PanelVerdict, Probe
 
     for extra in ((), ("--json",)):
         done = awsview(
@@ -327,7 +327,7 @@ def test_doctor_of_the_emulator(seeded: RunningEmulator):
 
 
 async def test_class_view_with_hostile_learner_names(seeded: RunningEmulator):
-    from awsview.polling.classroom import Learner
+    from awsview.classroom.monitor import Learner
     from awsview.ui.classview.learner import LearnerScreen
     from awsview.ui.classview.view import ClassApp
     from tests.support.probe import screen_lines, settle

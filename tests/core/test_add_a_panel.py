@@ -8,7 +8,7 @@ import dataclasses
 
 import pytest
 
-from awsview import kinds, profiles
+from awsview import kinds, labspec
 from awsview.aws.session import Connection, Target
 from awsview.core import render
 from awsview.core.printout import as_text
@@ -77,7 +77,7 @@ async def test_a_new_kind_is_polled_rendered_and_shown(emulator, registered, tmp
     toml.write_text(
         'name = "hello"\ntitle = "Hello"\nprefix = "hello-"\npanels = ["caller", "queues"]\n'
     )
-    profile = profiles.load_file(toml)  # a profile may name the new kind
+    profile = labspec.load_file(toml)  # a profile may name the new kind
     assert profile.panels == ("caller", "queues")
     target = Target(endpoint_url=emulator.endpoint_url, region="us-east-1")
     async with Connection(target) as conn:

@@ -5,30 +5,30 @@ from __future__ import annotations
 
 import time
 
-from awsview import profiles
+from awsview import labspec
 from awsview.core.checkpoints import evaluate
 from awsview.core.render import panels
 from awsview.model import keys
 from awsview.model.snapshot import failed, succeeded
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 
 REFUSED = "connection refused — http://127.0.0.1:9/"
 
 
-def _checkpoints(model: LabModel, profile: profiles.LabProfile):
+def _checkpoints(model: LabState, profile: labspec.LabSpec):
     model.apply([succeeded(None, keys.CHECKPOINTS, keys.CHECKPOINTS, evaluate(profile, model))])
     return next(p for p in panels(model, profile, time.time()) if p.name == "checkpoints")
 
 
-def _ev05_model() -> LabModel:
-    model = LabModel()
+def _ev05_model() -> LabState:
+    model = LabState()
     for key in (keys.STATE_MACHINES, keys.FUNCTIONS, keys.ROLES, keys.QUEUES):
         model.apply([succeeded(None, key, key, ())])
     return model
 
 
 def test_a_stale_snapshot_no_checkpoint_reads_leaves_the_checkpoints_panel_fresh():
-    profile = profiles.load("ev05")
+    profile = labspec.load("ev05")
     model = _ev05_model()
     # Read once, then refused: the log group's snapshot is stale, and no ev05 check reads logs.
     group = keys.logs("/aws/lambda/labex-ev05-worker")
@@ -40,7 +40,7 @@ def test_a_stale_snapshot_no_checkpoint_reads_leaves_the_checkpoints_panel_fresh
 
 
 def test_the_checkpoints_panel_names_the_input_it_could_not_read():
-    profile = profiles.load("ev05")
+    profile = labspec.load("ev05")
     model = _ev05_model()
     machines = model.get(keys.STATE_MACHINES)
     model.apply([failed(machines, keys.STATE_MACHINES, keys.STATE_MACHINES, REFUSED)])
@@ -51,7 +51,7 @@ def test_the_checkpoints_panel_names_the_input_it_could_not_read():
 
 
 def test_the_decision_panels_name_the_input_they_could_not_read():
-    profile = profiles.load("ev05")
+    profile = labspec.load("ev05")
     model = _ev05_model()
     listing = keys.executions("labex-ev05-orders")
     model.apply([succeeded(None, keys.EXECUTIONS, listing, ())])

@@ -66,7 +66,7 @@ def test_stock_moto_s_example_history_is_named_as_such(starts_processes, with_ex
 async def test_the_doctor_says_the_histories_are_an_example(with_execution):
     moto_url = with_execution
     from awsview.aws.session import Target
-    from awsview.polling.doctor import EXACT, MISSING, diagnose
+    from awsview.doctor.diagnosis import EXACT, MISSING, diagnose
 
     diagnosis = await diagnose(Target(endpoint_url=moto_url), "ev04")
     probe = diagnosis.probe("step functions")

@@ -12,12 +12,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 # Every module of the layers under the UI, found on disk (a new one is covered without a list to
 # keep), and the commands that must start without one (dump, doctor).
-UI_FREE = ("core", "model", "polling", "aws", "emulator", "labs")
+UI_FREE = (
+    "core",
+    "model",
+    "polling",
+    "recording",
+    "classroom",
+    "doctor",
+    "aws",
+    "emulator",
+    "labs",
+)
 
 
 def _modules() -> list[str]:
     found = [
-        "awsview.profiles",
+        "awsview.labspec",
         "awsview.kinds",
         "awsview.cli.dump",
         "awsview.cli.doctor",

@@ -14,18 +14,18 @@ import sys
 
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.core import timeline
 from awsview.core.checkpoints import progress
 from awsview.core.details import describe
-from awsview.core.runs import Run, RunBook, Sighting, closed, run_of
+from awsview.core.runs import LabRun, RunBook, Sighting, closed, run_of
 from awsview.labs.player import LabPlayer
 from awsview.model.resources import Table
 from awsview.model.snapshot import succeeded
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
+from awsview.polling.pollers.timeline import TimelinePoller
 from awsview.polling.runs import sightings
 from awsview.polling.store import DecisionStore
-from awsview.polling.timeline import TimelinePoller
 from awsview.ui.viewer.app import AWSViewApp
 from tests.support.helpers import LabViewer
 from tests.support.probe import full_rows, screen_lines, settle, view
@@ -45,17 +45,17 @@ def play(endpoint_url: str, lab: str = "q05", until: str | None = None) -> None:
     player.play(until=until)
 
 
-async def look(endpoint_url: str, store: DecisionStore, lab: str = "q05") -> LabModel:
+async def look(endpoint_url: str, store: DecisionStore, lab: str = "q05") -> LabState:
     """A viewer started now: one full round of every poller."""
     async with LabViewer(endpoint_url, lab, store) as viewer:
         return await viewer.advance()
 
 
-def marks(model: LabModel) -> list[str]:
+def marks(model: LabState) -> list[str]:
     return [r.mark for r in model.data("checkpoints")]
 
 
-def assert_second_run_of_q05(model: LabModel) -> None:
+def assert_second_run_of_q05(model: LabState) -> None:
     """What (b), (c) and (d) promise: the current run is judged on its own, the first is kept."""
     built = model.data("timeline")
     dedup = built.key(ORDERS, "dedup-order")
@@ -73,12 +73,12 @@ def assert_second_run_of_q05(model: LabModel) -> None:
     )
 
 
-def _said(model: LabModel) -> str:
+def _said(model: LabState) -> str:
     """The runs, the lab's sightings and every decision with its run and time: what a failure
     needs to tell where a run boundary fell."""
     built = model.data("timeline")
     runs = [(r.number, r.start, r.reason) for r in model.data("runs", ())]
-    found, complete = sightings(profiles.load("q05"), model)
+    found, complete = sightings(labspec.load("q05"), model)
     journal = model.data("journal")
     every = [
         (d.run, d.time, k.key, d.kind)
@@ -353,10 +353,10 @@ async def test_a_done_step_whose_work_is_removed_before_the_cleanup_is_red_again
         running.stop()
 
 
-def _panel(model: LabModel, name: str):
+def _panel(model: LabState, name: str):
     from awsview import kinds
 
-    (panel,) = kinds.resolve(kinds.KINDS[name].renderer)(model, profiles.load("q05"), 0.0)
+    (panel,) = kinds.resolve(kinds.KINDS[name].renderer)(model, labspec.load("q05"), 0.0)
     return panel
 
 
@@ -394,15 +394,15 @@ def test_a_viewer_new_to_a_lab_starts_its_run_at_the_learner_s_first_resource():
         complete=True,
         emulator_started=10.0,
     )
-    assert book.current == Run(1, 150.5, "queue q created")
+    assert book.current == LabRun(1, 150.5, "queue q created")
 
 
 def test_a_millisecond_time_on_a_whole_second_is_exact():
     """DynamoDB and Step Functions give milliseconds: one in a thousand tables is created on a whole
     second, and its run must not start a second late (that put the first writes of a late viewer's
     run, made within that second, into the run before)."""
-    profile = profiles.load("q05")
-    model = LabModel()
+    profile = labspec.load("q05")
+    model = LabState()
     model.apply(
         [
             succeeded(
@@ -419,13 +419,13 @@ def test_a_millisecond_time_on_a_whole_second_is_exact():
     assert found[f"table {ORDERS}"].known_from == 100.0
     book = RunBook()
     book.observe(found.values(), complete=True, emulator_started=10.0)
-    assert book.current == Run(1, 100.0, f"table {ORDERS} created (set up)")
+    assert book.current == LabRun(1, 100.0, f"table {ORDERS} created (set up)")
     # A queue's whole second is AWS's rounding: the run starts once it surely exists.
     assert Sighting("queue q", 100.0, False, True).known_from == 101.0
 
 
 def test_an_item_seen_gone_between_two_scans_ends_its_lifetime():
-    profile = profiles.load("q05")
+    profile = labspec.load("q05")
     created = timeline.Decision(
         "journal:j:1",
         100.0,
@@ -445,7 +445,7 @@ def test_an_item_seen_gone_between_two_scans_ends_its_lifetime():
         timeline.Evidence(business_tables=(ORDERS,), journal_id="j", stored=(created,))
     )
     poller = TimelinePoller(profile)
-    model = LabModel()
+    model = LabState()
     for at, items in ((101.0, ({"id": "k"},)), (103.0, ()), (110.0, ())):
         model.apply(
             [

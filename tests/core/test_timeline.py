@@ -9,7 +9,7 @@ import sys
 import time
 from datetime import UTC
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.core import timeline
 from awsview.labs.player import LabPlayer
@@ -21,7 +21,7 @@ from tests.support.helpers import wait_for
 
 async def _timeline(endpoint_url: str, lab: str, store: DecisionStore | None = None):
     async with Connection(Target(endpoint_url=endpoint_url)) as conn:
-        scheduler = Scheduler(conn, profiles.load(lab))
+        scheduler = Scheduler(conn, labspec.load(lab))
         if store is not None:
             next(p for p in scheduler.pollers if p.kind == "timeline")._store = store
         model = await scheduler.run_once()
@@ -283,7 +283,7 @@ async def _read_stream(emulator):
     ddb.put_item(TableName="labex-q05-orders", Item={"id": {"S": "s1"}, "n": {"N": "1"}})
     ddb.put_item(TableName="labex-q05-orders", Item={"id": {"S": "s1"}, "n": {"N": "2"}})
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
-        scheduler = Scheduler(conn, profiles.load("q05"))
+        scheduler = Scheduler(conn, labspec.load("q05"))
         model = await scheduler.run_once()
         model = await scheduler.run_once()  # the stream poller needs the table's stream ARN first
         await scheduler.stop()

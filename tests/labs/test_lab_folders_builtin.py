@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from awsview.profiles.folder import load_folder
+from awsview.labspec.folder import load_folder
 from tests.support.emulator import RunningEmulator
 
 # Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).

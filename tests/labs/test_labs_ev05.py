@@ -13,7 +13,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from awsview.labs.player import LabPlayer
-from awsview.profiles.folder import builtin_dir
+from awsview.labspec.folder import builtin_dir
 from tests.support.helpers import folder_workflow, log_messages
 
 pytestmark = pytest.mark.timeout(120)

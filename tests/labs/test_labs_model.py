@@ -11,7 +11,7 @@ import pytest
 
 from awsview.labs import BUILTIN, LabError, UnknownLab, get_lab, names
 from awsview.labs.player import LabPlayer
-from awsview.profiles.folder import builtin_dir
+from awsview.labspec.folder import builtin_dir
 from tests.support.helpers import folder_workflow
 
 

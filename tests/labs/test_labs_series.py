@@ -11,7 +11,7 @@ from xml.etree import ElementTree
 import pytest
 
 from awsview.labs.script import Workspace
-from awsview.profiles.folder import load_folder
+from awsview.labspec.folder import load_folder
 from tests.labs.test_lab_folders import BUILTIN, awsview
 from tests.support.emulator import RunningEmulator
 from tests.support.helpers import create_function

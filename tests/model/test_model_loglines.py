@@ -262,12 +262,12 @@ def test_deeply_nested_json_does_not_raise():
 def test_log_row_keys_survive_the_feed_dropping_its_oldest_lines():
     """Once the 100,000-line buffer is full every poll drops lines at the front; a line's row key
     (UI diffing, `dump --json`) must not change because of that."""
-    from awsview import profiles
+    from awsview import labspec
     from awsview.core import render
     from awsview.model.loglines import classify
     from awsview.model.resources import LogEntry, LogFeed
     from awsview.model.snapshot import succeeded
-    from awsview.model.state import LabModel
+    from awsview.model.state import LabState
 
     def entries(events):
         return tuple(
@@ -277,9 +277,9 @@ def test_log_row_keys_survive_the_feed_dropping_its_oldest_lines():
         )
 
     def keys(lines):
-        model = LabModel()
+        model = LabState()
         model.apply([succeeded(None, "logs", "logs:/g", LogFeed("/g", lines, len(lines)))])
-        (panel,) = render.logs(model, profiles.load("q05"), 0.0)
+        (panel,) = render.logs(model, labspec.load("q05"), 0.0)
         return {row.cells[2]: row.key for row in panel.rows}
 
     full = entries(range(10))

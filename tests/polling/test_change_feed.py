@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.model.snapshot import Health
 from awsview.polling.scheduler import Scheduler
@@ -226,7 +226,7 @@ def test_bad_feed_queries_get_one_clear_line(emulator, query):
 
 
 def _slow_scheduler(conn: Connection, prefix: str = PREFIX) -> Scheduler:
-    return Scheduler(conn, profiles.generic_profile(prefix), speed=SLOW, safety=3600.0)
+    return Scheduler(conn, labspec.generic_spec(prefix), speed=SLOW, safety=3600.0)
 
 
 def _rows(scheduler: Scheduler, key: str) -> Any:
@@ -402,7 +402,7 @@ async def test_every_kind_reaches_the_model_without_waiting_for_a_poll(emulator)
 
 async def test_idle_against_the_emulator_the_viewer_makes_no_calls(emulator):
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
-        scheduler = Scheduler(conn, profiles.generic_profile("feed-e-"))  # its defaults
+        scheduler = Scheduler(conn, labspec.generic_spec("feed-e-"))  # its defaults
         scheduler.start()
         try:
             await _ready(scheduler)
@@ -504,7 +504,7 @@ async def test_on_stock_moto_the_viewer_polls_as_before(moto_url):
         aws_secret_access_key="testing",
     )
     async with Connection(Target(endpoint_url=moto_url)) as conn:
-        scheduler = Scheduler(conn, profiles.generic_profile("feed-h-"))
+        scheduler = Scheduler(conn, labspec.generic_spec("feed-h-"))
         scheduler.start()
         try:
             await until(lambda: _rows(scheduler, "queues") is not None, what="first poll")

@@ -17,11 +17,11 @@ from typing import Any
 
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.core import render
 from awsview.model.snapshot import Health
-from awsview.polling.dynamodb import READ_UNITS_PER_S, TablePoller
+from awsview.polling.pollers.dynamodb import READ_UNITS_PER_S, TablePoller
 from awsview.polling.scheduler import Scheduler
 from tests.polling.test_change_feed import WAIT_MACHINE, _ready, _rows, until
 from tests.support.helpers import create_table
@@ -34,7 +34,7 @@ BIG_ITEMS, FILLER = 1500, "x" * 200
 
 
 def _scheduler(conn: Connection, prefix: str) -> Scheduler:
-    return Scheduler(conn, profiles.generic_profile(prefix), speed=SLOWER, safety=3600.0)
+    return Scheduler(conn, labspec.generic_spec(prefix), speed=SLOWER, safety=3600.0)
 
 
 def _tables(scheduler: Scheduler) -> TablePoller:

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.ratelimit import RateLimiter, TokenBucket
 from awsview.aws.session import Connection, Target
 from awsview.model.snapshot import Health
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.polling.base import Poller
-from awsview.polling.logs import LogPoller
+from awsview.polling.pollers.logs import LogPoller
 from awsview.polling.scheduler import Scheduler
 from tests.support.helpers import create_function, create_table, invoke
 
@@ -32,7 +32,7 @@ async def test_stopped_emulator_turns_snapshots_stale_and_restart_recovers(
         )
         running.client("sqs").create_queue(QueueName="labex-q05-jobs")
         async with Connection(Target(endpoint_url=running.endpoint_url), connect_timeout=1) as conn:
-            scheduler = Scheduler(conn, profiles.load("q05"))
+            scheduler = Scheduler(conn, labspec.load("q05"))
             model = await scheduler.run_once()
             assert model.get("queues").health is Health.OK and len(model.get("queues").data) == 1
             assert model.get("table:labex-q05-orders").health is Health.OK
@@ -79,9 +79,9 @@ async def test_log_events_are_transferred_once(emulator):
     create_function(
         lam, "labex-q05-worker", "def handler(e, c):\n    print('RESULT {\"n\": %d}' % e['n'])\n"
     )
-    profile = profiles.load("q05")
+    profile = labspec.load("q05")
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
-        poller, model = LogPoller(profile), LabModel()
+        poller, model = LogPoller(profile), LabState()
         for n in range(3):
             invoke(lam, "labex-q05-worker", {"n": n})
         model.apply(await poller.poll(conn, model))
@@ -106,7 +106,7 @@ class _SlowPoller(Poller):
     slow_interval = 0.01
 
     def __init__(self):
-        super().__init__(profiles.generic_profile())
+        super().__init__(labspec.generic_spec())
         self.running = 0
         self.most = 0
         self.polls = 0
@@ -183,21 +183,21 @@ async def test_token_bucket_holds_filter_log_events_to_one_per_second():
 def test_malformed_profile_names_file_line_and_problem(tmp_path: Path, text: str, expected: str):
     path = tmp_path / "bad.toml"
     path.write_text(text)
-    with pytest.raises(profiles.ProfileError) as error:
-        profiles.load_file(path)
+    with pytest.raises(labspec.SpecError) as error:
+        labspec.load_file(path)
     assert f"{path}{expected}" in str(error.value)
 
 
 def test_unknown_profile_lists_known_ones():
     with pytest.raises(
-        profiles.UnknownProfile, match="known labs: dlq, ev04, ev05, lambda-diagnose, q05"
+        labspec.UnknownLabSpec, match="known labs: dlq, ev04, ev05, lambda-diagnose, q05"
     ):
-        profiles.load("ev99")
+        labspec.load("ev99")
 
 
 def test_shipped_profiles_load_and_name_their_resources():
     for name in ("ev04", "ev05", "q05"):
-        profile = profiles.load(name)
+        profile = labspec.load(name)
         assert profile.prefix == f"labex-{name}-"
         assert profile.tables("reference") == (f"labex-{name}-reference",)
         assert all(
@@ -213,7 +213,7 @@ async def test_injected_faults_reach_only_the_viewer_and_it_recovers(spawn_emula
     try:
         running.client("sqs").create_queue(QueueName="labex-q05-jobs")
         async with Connection(Target(endpoint_url=running.endpoint_url)) as conn:
-            scheduler = Scheduler(conn, profiles.load("q05"))
+            scheduler = Scheduler(conn, labspec.load("q05"))
             model = await scheduler.run_once()
             assert model.get("queues").health is Health.OK
             faults.write_text(json.dumps({"credentials": "expired"}))
@@ -236,10 +236,10 @@ def test_checkpoint_is_unknown_until_the_data_it_needs_was_read():
     from awsview.core.checkpoints import evaluate
     from awsview.model.resources import StateMachine
     from awsview.model.snapshot import succeeded
-    from awsview.model.state import LabModel
+    from awsview.model.state import LabState
 
-    profile = profiles.load("ev04")
-    model = LabModel()
+    profile = labspec.load("ev04")
+    model = LabState()
     model.apply(
         [
             succeeded(
@@ -262,10 +262,10 @@ def test_an_unreachable_journal_is_an_error_on_the_decision_panels_not_empty():
     from awsview.core.render import panels
     from awsview.core.timeline import Timeline
     from awsview.model.snapshot import failed, succeeded
-    from awsview.model.state import LabModel
+    from awsview.model.state import LabState
 
-    profile = profiles.load("q05")
-    model = LabModel()
+    profile = labspec.load("q05")
+    model = LabState()
     model.apply(
         [
             failed(None, "journal", "journal", "connection refused — http://127.0.0.1:9/"),
@@ -289,7 +289,7 @@ async def test_generic_mode_drops_tables_and_log_groups_that_are_gone(emulator):
     create_table(ddb, "gen-kept")
     logs.create_log_group(logGroupName="/aws/lambda/gen-worker")
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
-        scheduler = Scheduler(conn, profiles.generic_profile("gen-"))
+        scheduler = Scheduler(conn, labspec.generic_spec("gen-"))
         model = await scheduler.run_once()
         assert {"table:gen-orders", "table:gen-kept", "logs:/aws/lambda/gen-worker"} <= set(
             model.snapshots
@@ -308,7 +308,7 @@ class _Outage(Poller):
     can be held in flight until ``gate`` opens (a call that spans the endpoint's return)."""
 
     def __init__(self, kind: str, fast: float, state: dict, gate: asyncio.Event | None = None):
-        super().__init__(profiles.generic_profile())
+        super().__init__(labspec.generic_spec())
         self.kind, self.fast_interval, self.slow_interval = kind, fast, 30.0
         self.state = state
         self.gate = gate
@@ -403,7 +403,7 @@ class _Moving(Poller):
     """New data on every poll, so the scheduler's wake is set after each."""
 
     def __init__(self, kind: str):
-        super().__init__(profiles.generic_profile())
+        super().__init__(labspec.generic_spec())
         self.kind, self.fast_interval = kind, 30.0  # between polls: waiting on the wake
 
     async def poll(self, conn, model):
@@ -417,9 +417,7 @@ async def test_stop_ends_a_poll_loop_whose_wake_was_just_set(turns):
     """On Python 3.11 asyncio.wait_for swallowed a cancellation that landed as the wake it
     waited for was set, and stop() waited forever for a loop that polled on (the demo's lab
     switch and the app's exit wait for it; hung 3 runs in 8 of the outage test)."""
-    scheduler = Scheduler(
-        conn=None, profile=profiles.generic_profile(), pollers=[_Moving("moving")]
-    )
+    scheduler = Scheduler(conn=None, profile=labspec.generic_spec(), pollers=[_Moving("moving")])
     scheduler.start()
     await asyncio.sleep(0.05)  # polled once, now waiting on the wake
     scheduler._pending["moving"].mark(None)  # its wake: read everything
@@ -435,7 +433,7 @@ async def test_a_policy_deleted_mid_poll_does_not_hide_its_role(emulator):
     role must stay listed (without that policy), not vanish for a poll."""
     import json as _json
 
-    from awsview.polling.iam import RolePoller
+    from awsview.polling.pollers.iam import RolePoller
 
     iam = emulator.client("iam")
     trust = {
@@ -467,7 +465,7 @@ async def test_a_policy_deleted_mid_poll_does_not_hide_its_role(emulator):
             return await real_call(service, operation, **params)
 
         conn.call = call
-        poller, model = RolePoller(profiles.load("ev04")), LabModel()
+        poller, model = RolePoller(labspec.load("ev04")), LabState()
         (snapshot,) = await poller.poll(conn, model)
     assert snapshot.health is Health.OK
     (role,) = [r for r in snapshot.data if r.name == "labex-ev04-race-role"]
@@ -479,7 +477,7 @@ async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulato
     """Found by the soak under load: a lab's cleanup deleted its state machine between the
     viewer's listing and its describe, and the whole list read "absent" for a poll while the
     other machines (and the listing) were there."""
-    from awsview.polling.stepfunctions import ExecutionPoller, StateMachinePoller
+    from awsview.polling.pollers.stepfunctions import ExecutionPoller, StateMachinePoller
 
     sfn = emulator.client("stepfunctions")
     role = "arn:aws:iam::123456789012:role/labex-ev04-race-sfn"
@@ -500,7 +498,7 @@ async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulato
             return await real_call(service, operation, **params)
 
         conn.call = call
-        model, profile = LabModel(), profiles.load("ev04")
+        model, profile = LabState(), labspec.load("ev04")
         model.apply(await StateMachinePoller(profile).poll(conn, model))
         machines = model.get("state_machines")
         assert machines.health is Health.OK

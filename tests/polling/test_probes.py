@@ -15,7 +15,7 @@ from typing import Any
 import boto3
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws import readonly, session
 from awsview.aws.session import Connection, Target
 from awsview.model.state import ACTIVE_WINDOW_S
@@ -76,7 +76,7 @@ async def test_nothing_changing_costs_only_the_probes(stock_moto, monkeypatch):
     monkeypatch.setattr(session, "guard", recording_guard)
     _lab(stock_moto)
     async with Connection(Target(endpoint_url=stock_moto)) as conn:
-        scheduler = Scheduler(conn, profiles.generic_profile(PREFIX), feed=False)
+        scheduler = Scheduler(conn, labspec.generic_spec(PREFIX), feed=False)
         assert scheduler.follower is None  # polled, as on AWS
         await scheduler.run_once()  # reads everything
         await scheduler.run_once()
@@ -170,7 +170,7 @@ async def test_a_polled_backend_with_nothing_changing_gets_at_most_the_probes(
     _lab(stock_moto)
     _quiet_lab(stock_moto)
     async with Connection(Target(endpoint_url=stock_moto)) as conn:
-        scheduler = Scheduler(conn, profiles.generic_profile(PREFIX), feed=False)
+        scheduler = Scheduler(conn, labspec.generic_spec(PREFIX), feed=False)
         scheduler.start()
         try:
             deadline = time.monotonic() + 60 + ACTIVE_WINDOW_S

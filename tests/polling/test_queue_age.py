@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.polling.scheduler import Scheduler
 from awsview.polling.store import DecisionStore
@@ -32,7 +32,7 @@ async def test_the_dlq_age_checkpoint_fails_with_what_is_there_then_holds(
     dlq = sqs.create_queue(QueueName="labex-dlq-jobs-dlq")["QueueUrl"]
     sqs.create_queue(QueueName="labex-dlq-jobs")
     async with Connection(Target(endpoint_url=emulator.endpoint_url, region=REGION)) as conn:
-        viewer = Scheduler(conn, profiles.load("dlq"), store=DecisionStore(tmp_path / "v.sqlite3"))
+        viewer = Scheduler(conn, labspec.load("dlq"), store=DecisionStore(tmp_path / "v.sqlite3"))
         try:
             await _judged(sqs, dlq, viewer)
         finally:

@@ -10,7 +10,7 @@ import asyncio
 import json
 import time
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.core import render
 from awsview.labs.player import LabPlayer
@@ -55,7 +55,7 @@ async def test_the_poison_message_comes_back_on_the_queue_panel(emulator: Runnin
     url = sqs.create_queue(QueueName="labex-q05-jobs")[
         "QueueUrl"
     ]  # the lab's queue, no worker connected
-    profile = profiles.load("q05")
+    profile = labspec.load("q05")
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         scheduler = Scheduler(conn, profile, speed=0.5)
         scheduler.start()

@@ -9,10 +9,10 @@ import time
 import boto3
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
-from awsview.model.state import LabModel
-from awsview.polling.dynamodb import TablePoller
+from awsview.model.state import LabState
+from awsview.polling.pollers.dynamodb import TablePoller
 from awsview.polling.quiet import ACTIVE_CEILING_S as QUIET_MAX_S
 from awsview.polling.quiet import PACED
 from tests.support.stock_moto import StockMoto
@@ -45,8 +45,8 @@ async def test_a_quiet_table_is_read_less_often_and_a_change_still_shows(stock_m
     )
     ddb.put_item(TableName=TABLE, Item={"id": {"S": "a"}})
     PACED.set(True)  # polled as in a scheduler's loop (a one-off read reads everything)
-    model = LabModel()
-    poller = TablePoller(profiles.generic_profile("cost-q-"))
+    model = LabState()
+    poller = TablePoller(labspec.generic_spec("cost-q-"))
     async with Connection(Target(endpoint_url=stock_moto)) as conn:
         conn.limiter.scale = 1.0  # the waits as on AWS
 

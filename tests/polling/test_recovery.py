@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.core import render
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.polling.base import Poller
 from awsview.polling.live import LivePolling
 from awsview.polling.scheduler import WOKEN_EVERY_S, Scheduler
@@ -49,7 +49,7 @@ def _lab(action: str, running: RunningEmulator, *more: str) -> None:
     assert done.returncode == 0, f"lab {action}: {done.stdout[-2000:]}\n{done.stderr[-2000:]}"
 
 
-def not_live(model: LabModel, profile: profiles.LabProfile) -> list[str]:
+def not_live(model: LabState, profile: labspec.LabSpec) -> list[str]:
     """Every panel that is neither live, absent nor empty yet, with its border text."""
     return [
         f"{p.name}: {p.freshness}"
@@ -175,7 +175,7 @@ class _Flaky(Poller):
     slow_interval = 1000.0  # a throttled backoff starts here: only a wake brings it back early
 
     def __init__(self, state: dict[str, bool]):
-        super().__init__(profiles.generic_profile())
+        super().__init__(labspec.generic_spec())
         self.state = state
         self.started: list[float] = []
         self.recovered_at: float | None = None
@@ -215,7 +215,7 @@ async def test_an_answer_elsewhere_wakes_a_throttled_poller_once_per_wake(emulat
     others."""
     state = {"throttled": True}
     flaky = _Flaky(state)
-    steady = _Steady(profiles.generic_profile())
+    steady = _Steady(labspec.generic_spec())
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         scheduler = Scheduler(
             conn, flaky.profile, pollers=[flaky, steady], feed=False, speed=SLOWER

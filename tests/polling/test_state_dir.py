@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from awsview import profiles
+from awsview import labspec
 from awsview.polling.runs import RunKeeper
 from awsview.polling.store import DecisionStore
 
@@ -27,7 +27,7 @@ CONN = SimpleNamespace(resolved=SimpleNamespace(scope="http://127.0.0.1:1"))
 
 def test_an_unusable_state_dir_leaves_the_runs_for_this_session(tmp_path):
     keeper = RunKeeper(
-        profiles.load("q05"),
+        labspec.load("q05"),
         _Failing(tmp_path / "s.db", sqlite3.OperationalError("disk I/O error")),
     )
     book = keeper._loaded(CONN)
@@ -36,6 +36,6 @@ def test_an_unusable_state_dir_leaves_the_runs_for_this_session(tmp_path):
 
 
 def test_a_bug_in_the_store_is_not_taken_for_an_unusable_state_dir(tmp_path):
-    keeper = RunKeeper(profiles.load("q05"), _Failing(tmp_path / "s.db", KeyError("runs")))
+    keeper = RunKeeper(labspec.load("q05"), _Failing(tmp_path / "s.db", KeyError("runs")))
     with pytest.raises(KeyError):
         keeper._loaded(CONN)

@@ -11,11 +11,11 @@ import boto3
 import pytest
 
 from awsview.aws.session import Connection, Target
-from awsview.model.state import LabModel
-from awsview.polling.dynamodb import TablePoller
+from awsview.labspec import LabSpec, Resource
+from awsview.model.state import LabState
+from awsview.polling.pollers.dynamodb import TablePoller
+from awsview.polling.pollers.streams import StreamPoller
 from awsview.polling.quiet import PACED
-from awsview.polling.streams import StreamPoller
-from awsview.profiles import LabProfile, Resource
 from tests.support.stock_moto import StockMoto
 
 TABLE = "cost-s-orders"
@@ -47,14 +47,14 @@ async def test_a_table_with_a_followed_stream_is_scanned_when_its_stream_moves(s
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     )
     ddb.put_item(TableName=TABLE, Item={"id": {"S": "a"}})
-    profile = LabProfile(
+    profile = LabSpec(
         name="cost-s",
         title="cost-s",
         prefix="cost-s-",
         resources=(Resource("table", TABLE, True, "business"),),
     )
     PACED.set(True)  # polled as in a scheduler's loops (a one-off read reads everything)
-    model = LabModel()
+    model = LabState()
     tables, streams = TablePoller(profile), StreamPoller(profile)
     async with Connection(Target(endpoint_url=stock_moto)) as conn:
         conn.limiter.scale = 1.0  # the read units' wait as on AWS

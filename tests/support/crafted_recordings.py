@@ -21,7 +21,7 @@ import msgpack
 import zstandard
 
 from awsview.model.codec import FORMAT, Codec, current_schema
-from awsview.polling.recording import (
+from awsview.recording.file import (
     BODY,
     CHANNEL,
     FRAME,

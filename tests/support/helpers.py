@@ -129,11 +129,11 @@ class LabViewer:
     the way a running viewer would see it."""
 
     def __init__(self, endpoint_url: str, lab: str, store: Any = None):
-        from awsview import profiles
+        from awsview import labspec
         from awsview.aws.session import Connection, Target
         from awsview.labs.player import LabPlayer
 
-        self.profile = profiles.load(lab)
+        self.profile = labspec.load(lab)
         self.conn = Connection(Target(endpoint_url=endpoint_url, region="us-east-1"))
         self.player = LabPlayer(lab, endpoint_url=endpoint_url, log=lambda line: None)
         self.store = (
@@ -253,7 +253,7 @@ async def palette(pilot, app, *picks: str) -> None:
 def folder_workflow(lab: str, worker_arn: str) -> dict:
     """What a lab folder's workflow step makes of its ``workflow-template.json``: the worker's
     ARN in the two tasks (the step's ``jq``)."""
-    from awsview.profiles.folder import builtin_dir
+    from awsview.labspec.folder import builtin_dir
 
     path = builtin_dir() / lab / "assets" / "workflow-template.json"
     definition = json.loads(path.read_text(encoding="utf-8"))

@@ -20,7 +20,7 @@ from pathlib import Path
 async def main(endpoint: str, lab: str, recording: Path, shown: Path) -> None:
     from awsview.aws.session import Target
     from awsview.core.printout import as_text
-    from awsview.polling.recorder import Recorder, open_recording, target_info
+    from awsview.recording.follow import Recorder, open_recording, target_info
     from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 
     target = Target(endpoint_url=endpoint)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 from unittest import mock
 
-from awsview import profiles
+from awsview import labspec
 from awsview.core import timeline
 from awsview.model.asl import parse_definition
 from awsview.model.history import parse_history
@@ -31,8 +31,8 @@ from awsview.model.resources import (
     Table,
 )
 from awsview.model.snapshot import Health, Snapshot
-from awsview.model.state import LabModel
-from awsview.polling.journal import JournalData
+from awsview.model.state import LabState
+from awsview.polling.pollers.journal import JournalData
 
 T0 = 1_767_261_600.0  # 2026-01-01 10:00:00 UTC
 NOW = T0 + 60.4  # "0.4 s ago" for snapshots fetched at T0 + 60
@@ -128,14 +128,14 @@ def _decision(
 
 
 def _finish(
-    profile: profiles.LabProfile,
-    model: LabModel,
+    profile: labspec.LabSpec,
+    model: LabState,
     journal: tuple[dict, ...],
     histories: tuple[History, ...] = (),
-) -> LabModel:
+) -> LabState:
     """Adds the journal, the timeline and the checkpoints, the way their pollers would."""
     from awsview.core.checkpoints import evaluate
-    from awsview.polling.timeline import log_evidence
+    from awsview.polling.pollers.timeline import log_evidence
 
     model.apply([ok("journal", JournalData(journal, (), "sample-journal"))])
     results, errors = log_evidence(model)
@@ -207,8 +207,8 @@ def workflow_definition(worker: str) -> str:
     return json.dumps(definition, indent=2)
 
 
-def ev04() -> tuple[profiles.LabProfile, LabModel]:
-    profile = profiles.load("ev04")
+def ev04() -> tuple[labspec.LabSpec, LabState]:
+    profile = labspec.load("ev04")
     prefix, worker = profile.prefix, f"{profile.prefix}worker"
     machine_arn = _arn("states", "stateMachine", f"{prefix}orders")
     definition = workflow_definition(worker)
@@ -321,7 +321,7 @@ def ev04() -> tuple[profiles.LabProfile, LabModel]:
             History(arn, name, parse_history(_history_events(name, payload, steps)), True)
         )
     executions.sort(key=lambda e: e.started, reverse=True)
-    model = LabModel()
+    model = LabState()
     model.apply(
         [
             ok("state_machines", (machine,)),
@@ -451,8 +451,8 @@ def ev04() -> tuple[profiles.LabProfile, LabModel]:
 # -- q05 after its repeats step --------------------------------------------------------------
 
 
-def q05() -> tuple[profiles.LabProfile, LabModel]:
-    profile = profiles.load("q05")
+def q05() -> tuple[labspec.LabSpec, LabState]:
+    profile = labspec.load("q05")
     prefix, worker = profile.prefix, f"{profile.prefix}worker"
     queue_arn = f"arn:aws:sqs:{REGION}:{ACCOUNT}:{prefix}jobs"
     orders = f"{prefix}orders"
@@ -505,7 +505,7 @@ def q05() -> tuple[profiles.LabProfile, LabModel]:
             ],
         ),
     ]
-    model = LabModel()
+    model = LabState()
     model.apply(
         [
             ok(
@@ -619,13 +619,13 @@ def q05() -> tuple[profiles.LabProfile, LabModel]:
 SAMPLES = {"ev04": ev04, "q05": q05}
 
 
-def sample(name: str) -> tuple[profiles.LabProfile, LabModel]:
+def sample(name: str) -> tuple[labspec.LabSpec, LabState]:
     return SAMPLES[name]()
 
 
 def big(
     items: int = 10_000, executions: int = 1_000, log_lines: int = 100_000
-) -> tuple[profiles.LabProfile, LabModel]:
+) -> tuple[labspec.LabSpec, LabState]:
     """ev04 with a lot of everything: the benchmark's model."""
     profile, model = ev04()
     prefix = profile.prefix

@@ -165,7 +165,7 @@ def test_the_class_view_goes_with_its_pane(tmux, emulator, tmp_path):
 def test_replay_goes_with_its_pane(tmux, tmp_path):
     """`awsview replay` draws like the live viewer, so it ends with its terminal like it — also
     when its parent takes the hangup and waits for it, as make does (no SIGHUP reaches it)."""
-    from tests.polling.test_recording import _record
+    from tests.recording.test_recording import _record
 
     path = tmp_path / "q05.rec"
     _record(path, steps=4)

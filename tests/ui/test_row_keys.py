@@ -176,8 +176,8 @@ async def test_a_presenter_screen_copies_and_opens_nothing():
 
 
 async def test_the_replay_copies_a_command_for_where_it_was_recorded(tmp_path):
-    from awsview.polling.recording import Recording
-    from tests.polling.test_recording import _record
+    from awsview.recording.file import Recording
+    from tests.recording.test_recording import _record
 
     _record(tmp_path / "q05.rec", steps=2)
     recording = Recording(tmp_path / "q05.rec")
@@ -194,7 +194,7 @@ async def test_the_replay_copies_a_command_for_where_it_was_recorded(tmp_path):
 
 
 async def test_the_class_views_lab_panels_copy_for_the_learners_endpoint(q05_ready):
-    from awsview.polling.classroom import Learner
+    from awsview.classroom.monitor import Learner
     from awsview.ui.classview.learner import LearnerScreen
     from awsview.ui.classview.view import ClassApp
 

@@ -9,10 +9,10 @@ import time
 import pytest
 from textual.widgets import DataTable
 
-from awsview import profiles
+from awsview import labspec
 from awsview.model.resources import Execution, Table
 from awsview.model.snapshot import Health, Snapshot
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.ui.themes import ThemeError
 from awsview.ui.viewer.app import (
     INPUT_PAUSE_S,
@@ -30,13 +30,13 @@ from tests.support.probe import body, full_rows, rows, screen_lines, settle, vie
 pytestmark = pytest.mark.usefixtures("utc")  # times on screen read the same everywhere
 
 
-def app_for(name: str, **options) -> tuple[AWSViewApp, LabModel]:
+def app_for(name: str, **options) -> tuple[AWSViewApp, LabState]:
     profile, model = sample.sample(name)
     options = ViewerOptions(clock=lambda: sample.NOW, **options)
     return AWSViewApp(model=model, profile=profile, options=options), model
 
 
-def _executions(model: LabModel) -> tuple[Execution, ...]:
+def _executions(model: LabState) -> tuple[Execution, ...]:
     return model.data("executions:labex-ev04-orders")
 
 
@@ -240,13 +240,13 @@ def test_themes_load_and_an_unknown_one_is_refused():
     assert len(list(theme_dir().glob("*.toml"))) == len(names)
     with pytest.raises(ThemeError):
         AWSViewApp(
-            model=LabModel(),
-            profile=profiles.load("q05"),
+            model=LabState(),
+            profile=labspec.load("q05"),
             options=ViewerOptions(theme="no-such-theme"),
         )
     assert (
         AWSViewApp(
-            model=LabModel(), profile=profiles.load("q05"), options=ViewerOptions(theme="docs")
+            model=LabState(), profile=labspec.load("q05"), options=ViewerOptions(theme="docs")
         ).theme
         == "awsview-docs"
     )
@@ -270,8 +270,8 @@ def test_tcss_uses_theme_variables_only():
 
 
 async def test_errors_read_as_errors_never_as_empty():
-    profile = profiles.load("q05")
-    model = LabModel()
+    profile = labspec.load("q05")
+    model = LabState()
     now = time.time()
     model.apply(
         [

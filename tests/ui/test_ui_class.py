@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from textual.command import CommandPalette
 
+from awsview.classroom.monitor import Learner, LearnerStatus
 from awsview.core.checkpoints import CheckResult
 from awsview.labs.player import LabPlayer
-from awsview.polling.classroom import Learner, LearnerStatus
-from awsview.profiles import Checkpoint
+from awsview.labspec import Checkpoint
 from awsview.ui.classview.cards import card_content, columns_for, summary
 from awsview.ui.classview.learner import LearnerScreen
 from awsview.ui.classview.view import ClassApp, ClassHelpScreen, GridScreen, LearnerCard

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import time
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws.session import Target
 from awsview.core.render import panels
 from awsview.core.timeline import Timeline
 from awsview.model.snapshot import absent, failed, succeeded
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from tests.support.helpers import status, until
 from tests.support.probe import body, view
@@ -26,8 +26,8 @@ def says(app, ident: str) -> str:
 
 
 def test_timeline_panels_take_the_reason_of_their_evidence():
-    profile = profiles.load("q05")
-    model = LabModel()
+    profile = labspec.load("q05")
+    model = LabState()
     model.apply(
         [
             absent(None, "journal", "journal", "no write-decision journal on real AWS"),
@@ -76,8 +76,8 @@ async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulato
     import json
 
     from awsview.aws.session import Connection
-    from awsview.polling.stepfunctions import StateMachinePoller
-    from awsview.profiles import generic_profile
+    from awsview.labspec import generic_spec
+    from awsview.polling.pollers.stepfunctions import StateMachinePoller
 
     sfn = emulator.client("stepfunctions")
     definition = json.dumps({"StartAt": "Done", "States": {"Done": {"Type": "Succeed"}}})
@@ -87,7 +87,7 @@ async def test_a_state_machine_deleted_mid_poll_leaves_the_others_listed(emulato
         )["stateMachineArn"]
         for name in ("race-a", "race-b")
     }
-    poller, model = StateMachinePoller(generic_profile("race-")), LabModel()
+    poller, model = StateMachinePoller(generic_spec("race-")), LabState()
     async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
         call = conn.call
 

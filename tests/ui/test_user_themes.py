@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from awsview import profiles
-from awsview.model.state import LabModel
+from awsview import labspec
+from awsview.model.state import LabState
 from awsview.ui import themes
 from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 
@@ -23,7 +23,7 @@ def test_a_user_theme_is_listed_and_can_be_picked(user_themes):
     assert "mine" in [t.name for t in themes.load_all()]
     themes.check("mine")
     app = AWSViewApp(
-        model=LabModel(), profile=profiles.load("q05"), options=ViewerOptions(theme="mine")
+        model=LabState(), profile=labspec.load("q05"), options=ViewerOptions(theme="mine")
     )
     assert app.theme == "mine"
     assert "mine" in app.awsview_themes  # `t` and the palette list it

@@ -12,9 +12,9 @@ from functools import lru_cache
 
 from textual.content import Content
 
+from awsview.classroom.monitor import Learner, LearnerStatus
+from awsview.labspec import LabSpec
 from awsview.model import untrusted
-from awsview.polling.classroom import Learner, LearnerStatus
-from awsview.profiles import LabProfile
 
 CARD_WIDTH = 40  # a column of cards is at least this wide
 ONE_COLUMN_UNDER = 80
@@ -38,7 +38,7 @@ def columns_for(width: int) -> int:
 
 
 @lru_cache(maxsize=64)
-def lab_steps(profile: LabProfile) -> tuple[tuple[str, str], ...]:
+def lab_steps(profile: LabSpec) -> tuple[tuple[str, str], ...]:
     """(key, title) of each step that has checkpoints, in the lab's order; the title is the lab
     text's when the profile is a lab folder's, the key otherwise."""
     steps = profile.folder.steps if profile.folder is not None else ()

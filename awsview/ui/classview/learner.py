@@ -16,13 +16,13 @@ from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from awsview.classroom.monitor import ClassMonitor, Learner, LearnerStatus
 from awsview.core.changes import ItemChanges
 from awsview.core.details import describe
 from awsview.core.feed import PanelFeed
 from awsview.core.rowref import Where
-from awsview.model.state import LabModel
-from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus
-from awsview.profiles import LabProfile
+from awsview.labspec import LabSpec
+from awsview.model.state import LabState
 from awsview.ui.classview.cards import ago, reason, state
 from awsview.ui.viewer import presenter, rowkeys
 from awsview.ui.viewer.board import PanelBoard
@@ -73,7 +73,7 @@ class LearnerScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return presenter.allows(self.app, action)
 
-    def _row_keys(self) -> tuple[LabModel | None, Where]:
+    def _row_keys(self) -> tuple[LabState | None, Where]:
         lab = self.monitor.lab(self.learner.name)
         learner = self.learner
         return (lab[1] if lab else None), Where(
@@ -136,7 +136,7 @@ class LearnerScreen(Screen[None]):
                 )
             )
 
-    def _show_status(self, profile: LabProfile | None) -> None:
+    def _show_status(self, profile: LabSpec | None) -> None:
         status = self.status
         lab = (
             f"{profile.name}: {profile.title}"

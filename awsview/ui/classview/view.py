@@ -23,8 +23,8 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Footer, Static
 
-from awsview.polling.classroom import ClassMonitor, Learner, LearnerStatus
-from awsview.profiles import LabProfile
+from awsview.classroom.monitor import ClassMonitor, Learner, LearnerStatus
+from awsview.labspec import LabSpec
 from awsview.ui import compat, keytable, themes
 from awsview.ui.classview.cards import card_content, columns_for, lab_steps, state, summary
 from awsview.ui.classview.learner import LearnerScreen
@@ -66,7 +66,7 @@ class LearnerCard(Widget, can_focus=True):
         self._clock = clock
         self.border_title = plain(learner.name)
 
-    def show(self, status: LearnerStatus, profile: LabProfile | None) -> None:
+    def show(self, status: LearnerStatus, profile: LabSpec | None) -> None:
         self.status = status
         if profile is not None:
             self.steps = lab_steps(profile)
@@ -238,7 +238,7 @@ class ClassApp(App[int]):
         self.statuses: dict[str, LearnerStatus] = {}
         self.steps: dict[str, tuple[tuple[str, str], ...]] = {}
         self.recording = (
-            recording  # awsview.polling.recorder.ClassRecorder: every learner's model, recorded
+            recording  # awsview.recording.follow.ClassRecorder: every learner's model, recorded
         )
 
         def update(status: LearnerStatus) -> None:

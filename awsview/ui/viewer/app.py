@@ -1,7 +1,7 @@
 """The AWS View app: the lab's panels, live, beside the learner's shell.
 
 Two ways to feed it: a `Target` (the app connects, preflights, detects the lab and polls in a
-worker) or a ready `LabModel` and profile (tests, benchmarks, screenshots). Either way the model's
+worker) or a ready `LabState` and profile (tests, benchmarks, screenshots). Either way the model's
 listener posts `ModelChanged`; the app renders the panels and diffs them into the board.
 """
 
@@ -21,13 +21,13 @@ from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Input, Static
 
-from awsview import profiles
+from awsview import labspec
 from awsview.core.changes import ItemChanges
 from awsview.core.feed import DEFAULT_CAP, PanelFeed
 from awsview.core.rowref import Where
 from awsview.model import keys
 from awsview.model.snapshot import Health
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.ui import compat, keytable, themes
 from awsview.ui.compat import action_name
 from awsview.ui.viewer import rowkeys, switching
@@ -70,7 +70,7 @@ def round_wait(now: float, last_round: float, input_at: float, waiting_since: fl
     return max(0.0, last_round + ROUND_WHILE_INPUT_S - now, input_at + INPUT_PAUSE_S - now)
 
 
-def _step_text(model: LabModel | None) -> str:
+def _step_text(model: LabState | None) -> str:
     """``on step 2/4 deploy`` (and the lab run, once there is more than one)."""
     from awsview.core.checkpoints import progress
     from awsview.core.render import several_runs
@@ -116,7 +116,7 @@ def viewer_bindings() -> list[Binding]:
 class AWSViewApp(App[int]):
     """The viewer. What it shows: a live endpoint (``target``, ``lab``, ``prefix``) or a model
     already built (``model``, ``profile``); how: ``options``; and its modes, each an object or
-    None: ``presenter`` (a read-only screen), ``demo`` (a lab driver), ``freezer`` (the same
+    None: ``presenter`` (a read-only screen), ``demo`` (a lab driver), ``deterministic`` (the same
     screen on every run), ``recorder`` (every model change into a recording)."""
 
     CSS_PATH = "app.tcss"
@@ -148,12 +148,12 @@ class AWSViewApp(App[int]):
         target: Target | None = None,
         lab: str | None = None,
         prefix: str = "",
-        model: LabModel | None = None,
-        profile: profiles.LabProfile | None = None,
+        model: LabState | None = None,
+        profile: labspec.LabSpec | None = None,
         options: ViewerOptions | None = None,
         presenter: Presenter | None = None,
         demo: Any = None,
-        freezer: Any = None,
+        deterministic: Any = None,
         recorder: Any = None,
     ):
         super().__init__()
@@ -174,10 +174,12 @@ class AWSViewApp(App[int]):
         self.poll_speed = options.poll_speed
         self.highlight_seconds = options.highlight_seconds
         self.monotonic = options.monotonic
-        self.freezer = freezer  # awsview.core.freeze.Freezer: what is shown is the same every run
+        # awsview.core.determinism.Deterministic: what is shown is the same every run
+        self.deterministic = deterministic
         self.presenter = presenter  # the read-only mode, or None
-        self.recorder = recorder  # awsview.polling.recorder.Recorder: every model change, recorded
-        self.diagnosis: Any = None  # awsview.polling.doctor.Diagnosis: what this endpoint can tell
+        self.recorder = recorder  # awsview.recording.follow.Recorder: every model change, recorded
+        # awsview.doctor.diagnosis.Diagnosis: what this endpoint can tell
+        self.diagnosis: Any = None
         self.feed = PanelFeed(options.cap)
         self.changes = ItemChanges()
         self.needle = ""
@@ -260,7 +262,7 @@ class AWSViewApp(App[int]):
     # -- the model -------------------------------------------------------------------------
 
     # Not `_attach`: Textual's MessagePump has a private one of that name.
-    def _attach_model(self, profile: profiles.LabProfile, model: LabModel) -> None:
+    def _attach_model(self, profile: labspec.LabSpec, model: LabState) -> None:
         if self.model is not None and self._on_model_change in self.model.listeners:
             self.model.listeners.remove(self._on_model_change)
         if self.profile is not None and profile.name != self.profile.name and alive(self._board):
@@ -354,8 +356,8 @@ class AWSViewApp(App[int]):
             self._earlier_runs = earlier
             self.refresh_bindings()
         shown = self.feed.panels(self.model, self.profile, self.clock(), self.needle, self.all_runs)
-        if self.freezer is not None:
-            shown = [replace(s, panel=self.freezer.panel(s.panel)) for s in shown]
+        if self.deterministic is not None:
+            shown = [replace(s, panel=self.deterministic.panel(s.panel)) for s in shown]
         with self.batch_update():
             if self.show_usage:
                 self._show_status()
@@ -390,8 +392,8 @@ class AWSViewApp(App[int]):
         per-panel table in the help screen. Read calls only, a dozen, through its own connection."""
         import asyncio
 
+        from awsview.doctor.diagnosis import diagnose
         from awsview.polling.bootstrap import PreflightError
-        from awsview.polling.doctor import diagnose
 
         while True:
             try:
@@ -437,7 +439,7 @@ class AWSViewApp(App[int]):
             self.live.switch(lab)
         elif self.model is not None:
             self._attach_model(
-                profiles.load(lab) if lab else profiles.generic_profile(self.prefix), self.model
+                labspec.load(lab) if lab else labspec.generic_spec(self.prefix), self.model
             )
 
     def current_region(self) -> str | None:
@@ -544,8 +546,8 @@ class AWSViewApp(App[int]):
         if self.show_usage:
             parts.append(self.usage())
         line = " · ".join(p for p in parts if p)
-        if self.freezer is not None:
-            line = self.freezer.text(line)
+        if self.deterministic is not None:
+            line = self.deterministic.text(line)
         status = self.query_one("#status", Static)
         status.update(plain(line))
         status.set_class(level == "error", "-error")

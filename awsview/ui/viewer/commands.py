@@ -10,7 +10,7 @@ from typing import Any
 from textual.app import SystemCommand
 from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 
-from awsview import profiles
+from awsview import labspec
 from awsview.aws import session
 from awsview.model import untrusted
 from awsview.ui.viewer.cells import plain
@@ -54,10 +54,10 @@ def pick(app: Any, choices: list[tuple[str, str, object]], placeholder: str) -> 
 def lab_choices(app: Any) -> list[tuple[str, str, object]]:
     """The labs `awsview lab list` finds, then "no lab"."""
     found = []
-    for name in profiles.available():
+    for name in labspec.available():
         try:
-            title = profiles.load(name).title
-        except (profiles.ProfileError, profiles.UnknownProfile):
+            title = labspec.load(name).title
+        except (labspec.SpecError, labspec.UnknownLabSpec):
             continue
         found.append((name, untrusted.line(title, limit=80), partial(app.switch_lab, name)))
     prefix = app.prefix or "every resource"

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from awsview.model import keys
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 
 # The one list of what a presenter screen may still do: the viewer's actions and the class view's.
 NAVIGATION = frozenset(
@@ -55,7 +55,7 @@ def allows(app: Any, action: str) -> bool:
     return getattr(app, "presenter", None) is None or not app.presenter or action in NAVIGATION
 
 
-def newest_execution_key(model: LabModel | None) -> str | None:
+def newest_execution_key(model: LabState | None) -> str | None:
     """The ARN of the execution started last, across every state machine."""
     newest = None
     for snapshot in model.with_prefix(keys.EXECUTIONS_PREFIX) if model is not None else ():

@@ -22,9 +22,8 @@ from textual.binding import Binding
 from textual.widgets import Static
 
 from awsview.core.rowref import Where
-from awsview.model.state import LabModel
-from awsview.polling.recorded import unshowable
-from awsview.polling.recording import (
+from awsview.model.state import LabState
+from awsview.recording.file import (
     CHECKPOINTS,
     DECISION,
     PROFILE,
@@ -32,6 +31,7 @@ from awsview.polling.recording import (
     Recording,
     RecordingError,
 )
+from awsview.recording.moments import unshowable
 from awsview.ui import compat
 from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.cells import alive, plain
@@ -105,7 +105,7 @@ class ReplayApp(AWSViewApp):
         start: int = 0,
         moment: float | None = None,
         options: ViewerOptions | None = None,
-        freezer: Any = None,
+        deterministic: Any = None,
     ):
         self.player = player
         self.index = max(0, min(start, player.last))
@@ -116,11 +116,11 @@ class ReplayApp(AWSViewApp):
         self._played_at = time.monotonic()
         state = player.state(self.index)
         super().__init__(
-            model=LabModel(snapshots=state.snapshots),
+            model=LabState(snapshots=state.snapshots),
             profile=state.profile,
             # Ages are counted to the moment shown, not to now.
             options=replace(options or ViewerOptions(), clock=lambda: self.moment),
-            freezer=freezer,  # the docs capture: the same screen on every run
+            deterministic=deterministic,  # the docs capture: the same screen on every run
         )
         self.status = state.status
         self._recorded_profile = state.profile
@@ -159,7 +159,7 @@ class ReplayApp(AWSViewApp):
         self.moment = state.time if moment is None else moment
         if state.profile != self._recorded_profile:
             self._recorded_profile = state.profile
-            self._attach_model(state.profile, LabModel(snapshots=state.snapshots))
+            self._attach_model(state.profile, LabState(snapshots=state.snapshots))
         else:
             self.model.snapshots = state.snapshots
         self.status = state.status
@@ -278,8 +278,9 @@ class ReplayApp(AWSViewApp):
         if self.needle:
             parts.append(f"filter “{self.needle}”")
         line = " · ".join(p for p in parts if p)
-        if self.freezer is not None:  # `awsview docs`: the emulator's port, as on its other pages
-            line = self.freezer.text(line)
+        # `awsview docs`: the emulator's port, as on its other pages
+        if self.deterministic is not None:
+            line = self.deterministic.text(line)
         status = self.query_one("#status", Static)
         status.update(plain(line))
         status.set_class(level == "error", "-error")
@@ -297,9 +298,9 @@ class ReplayApp(AWSViewApp):
             f"{span_text(last - first)}  frame {self.index + 1}/{self.player.last + 1}"
         )
         if (
-            self.freezer is not None
+            self.deterministic is not None
         ):  # its clock as the panels' (12:<step>:00); spans and frames stay
-            head = self.freezer.text(head)
+            head = self.deterministic.text(head)
         keys = "space play · , . step · - + speed · n N marks · g G ends"
         width = max(10, self.size.width - 3)
         top = head if cell_len(head) + 3 + cell_len(keys) > width else f"{head}   {keys}"

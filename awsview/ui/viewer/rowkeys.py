@@ -17,7 +17,7 @@ from textual.binding import Binding
 
 from awsview.core.rowref import RowRef, Where, refer
 from awsview.model import untrusted
-from awsview.model.state import LabModel
+from awsview.model.state import LabState
 from awsview.ui.viewer.board import PanelBoard
 
 MAX_COPY = 100_000  # characters: OSC 52 payloads beyond this are cut or dropped by terminals
@@ -30,7 +30,7 @@ BINDINGS = [
 ]
 
 
-def _focused(board: PanelBoard, model: LabModel | None) -> RowRef | None:
+def _focused(board: PanelBoard, model: LabState | None) -> RowRef | None:
     view = board.focused_view() or board.current
     if model is None or view is None or view.shown is None:
         return None
@@ -38,7 +38,7 @@ def _focused(board: PanelBoard, model: LabModel | None) -> RowRef | None:
     return refer(model, view.shown.panel, view.ident, key) if key is not None else None
 
 
-def copy(app: Any, board: PanelBoard, model: LabModel | None, where: Where, command: bool) -> None:
+def copy(app: Any, board: PanelBoard, model: LabState | None, where: Where, command: bool) -> None:
     """Copy the focused row (``command``: the `aws …` command that reads it) and say what."""
     ref = _focused(board, model)
     if ref is None:
@@ -70,7 +70,7 @@ def can_browse() -> bool:
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
-def open_row(app: Any, board: PanelBoard, model: LabModel | None, where: Where) -> None:
+def open_row(app: Any, board: PanelBoard, model: LabState | None, where: Where) -> None:
     """Open the focused row in the AWS console; say the URL where no browser can open it."""
     ref = _focused(board, model)
     if ref is None:

@@ -1,0 +1,1 @@
+"""The class view's data side: the roster and the learners it follows."""

@@ -1,0 +1,1 @@
+"""`awsview doctor`: what a backend can tell, panel by panel."""

@@ -1,0 +1,1 @@
+"""The pollers: one per AWS read, each turning its calls into snapshots."""

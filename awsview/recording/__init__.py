@@ -1,0 +1,1 @@
+"""Recordings: the file, following a viewer into it, and moments read back."""
