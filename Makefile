@@ -72,12 +72,14 @@ docs: $(STAMP)
 # The docs' screenshots: a copy of the ev04 lab folder played on a fresh embedded emulator, the
 # viewer after each step, each execution's graph and the replay of the run in docs/ev04/assets/,
 # the links in its step texts, index.md listing them all. Made aside (in a folder named as the
-# lab: the copy's name is the lab's), then put in place whole.
+# lab: the copy's name is the lab's); only the texts and the shots go into docs/ev04 (the lab's
+# scripts and files stay in labs/ev04).
 screenshots: $(STAMP)
 	rm -rf build/screenshots
 	$(BIN)/awsview docs ev04 -o build/screenshots/ev04
-	rm -rf docs/ev04
-	mv build/screenshots/ev04 docs/ev04
+	rm -rf docs/ev04 && mkdir -p docs/ev04/assets
+	cp build/screenshots/ev04/*.md docs/ev04/
+	cp build/screenshots/ev04/assets/awsview-*.svg docs/ev04/assets/
 
 MINUTES ?= 30
 soak: $(STAMP)
