@@ -149,6 +149,14 @@ def stock_moto() -> Iterator[Callable[..., StockMoto]]:
         server.stop()
 
 
+@pytest.fixture
+def stock_moto_url(stock_moto: Callable[..., StockMoto], tmp_path: Path) -> Iterator[str]:
+    """A stock moto server of the test's own (in its tmp_path, stopped after it): its URL."""
+    server = stock_moto(cwd=tmp_path, timeout=30)
+    yield server.url
+    server.stop()
+
+
 @pytest.fixture(scope="session")
 def starts_processes() -> ModuleType:
     """For a test (or fixture) that starts child processes of its own (the AWS CLI, tmux, a

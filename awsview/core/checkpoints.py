@@ -66,8 +66,9 @@ class CheckResult:
     passed: bool | None  # done (True), not done (False), not knowable (None)
     detail: str
     state: str = ""  # done | current | broken | todo | unknown; "" reads it from ``passed``
-    # The snapshot keys its check read: the checkpoints panel is as fresh as these are.
-    reads: frozenset[str] = frozenset()
+    # The snapshot keys its check read, sorted (a recording holds them in this order): the
+    # checkpoints panel is as fresh as these are.
+    reads: tuple[str, ...] = ()
 
     @property
     def status(self) -> str:
@@ -463,7 +464,7 @@ def evaluate(
                 {DONE: True, UNKNOWN: None}.get(state, False),
                 detail,
                 state,
-                frozenset(reads[index]),
+                tuple(sorted(reads[index])),
             )
         )
     return tuple(results)

@@ -101,7 +101,7 @@ class ChangeFeedFollower:
 
     async def run(self) -> None:
         """Until cancelled: long-poll, report, and reconnect after a failure."""
-        retry = RETRY_S[0]
+        retry, had_feed = RETRY_S[0], False
         try:
             while True:
                 try:
@@ -110,14 +110,20 @@ class ChangeFeedFollower:
                     raise
                 except NoFeed:
                     self._set_up(False)
-                    await asyncio.sleep(NO_FEED_RECHECK_S)
+                    if had_feed:
+                        # It had one: an emulator starting again answers its other routes a
+                        # moment before the feed's; ask again at the reconnect pace.
+                        await asyncio.sleep(retry)
+                        retry = min(RETRY_S[1], retry * 2)
+                    else:
+                        await asyncio.sleep(NO_FEED_RECHECK_S)
                     continue
                 except Exception:  # refused, reset, timed out: the emulator is gone or restarting
                     self._set_up(False)
                     await asyncio.sleep(retry)
                     retry = min(RETRY_S[1], retry * 2)
                     continue
-                retry = RETRY_S[0]
+                retry, had_feed = RETRY_S[0], True
                 changes, reset = self.take(page)
                 was_up = self.up
                 self._set_up(True)

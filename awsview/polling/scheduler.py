@@ -28,7 +28,7 @@ from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabState
 from awsview.polling.base import Poller
 from awsview.polling.changefeed import ChangeFeedFollower, FeedChange, NoFeed
-from awsview.polling.quiet import paced_context
+from awsview.polling.quiet import PACED, paced_context
 from awsview.polling.store import DecisionStore
 
 MAX_BACKOFF_S = 60.0
@@ -186,9 +186,13 @@ class Scheduler:
     def _on_feed_state(self, up: bool) -> None:
         if up:
             # The endpoint answers: pollers backing off try again now, and so does one whose
-            # poll was in flight as the feed came back.
+            # poll was in flight as the feed came back. Everything is read once more: a read
+            # that succeeded before the feed was up again is not live, and the feed will not
+            # name a resource that did not change.
             self._reachable_at = time.monotonic()
             self._reachable.set()
+            for pending in self._pending.values():
+                pending.mark(None)
             return
         # Not live any more: say so on every panel, and let the loops fall back to polling.
         self.model.apply([replace(s, live=False) for s in self.model.snapshots.values() if s.live])
@@ -201,10 +205,17 @@ class Scheduler:
         poller.last_failure = None
         names = self._asked.pop(poller.kind, None)
         pushed = self.pushed
-        if names is None:
-            snapshots = await poller.poll(self.conn, self.model)
-        else:
-            snapshots = await poller.refresh(self.conn, self.model, names)
+        # Pushed, a read happens because the feed (or its coming back) asked for it: nothing
+        # waits out a quiet resource's pacing, which is for polled backends.
+        unpaced = PACED.set(False) if pushed else None
+        try:
+            if names is None:
+                snapshots = await poller.poll(self.conn, self.model)
+            else:
+                snapshots = await poller.refresh(self.conn, self.model, names)
+        finally:
+            if unpaced is not None:
+                PACED.reset(unpaced)
         if pushed and self.pushed:
             snapshots = [replace(s, live=True) if s.health is Health.OK else s for s in snapshots]
             if poller.deferred:

@@ -406,7 +406,7 @@ EVENT = st.fixed_dictionaries(
 @given(st.lists(EVENT, max_size=30), st.integers(16, 90))
 def test_any_history_marks_the_ev04_graph_without_crashing(events, width):
     definition = parse_definition(
-        (Path(__file__).parents[2] / "awsview/labs/workflow-template.json").read_text()
+        (Path(__file__).parents[2] / "labs/ev04/assets/workflow-template.json").read_text()
     )
     run = run_of(parse_history(events))
     assert_fits(draw(definition, width, run), width)

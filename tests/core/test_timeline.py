@@ -103,7 +103,7 @@ async def test_ev05_attributes_each_decision_to_execution_and_attempt(played_lab
 
     # The trace, both ways: from a decision to its attempt, log lines and item; from an execution
     # to the decisions it made.
-    from awsview.core.details import _execution
+    from awsview.core.details import find_execution
     from awsview.core.explain import trace
 
     found = trace(protected.decisions[0], model)
@@ -115,7 +115,7 @@ async def test_ev05_attributes_each_decision_to_execution_and_attempt(played_lab
     run = next(
         e for s in model.with_prefix("executions:") for e in s.data if e.name == "after-write-order"
     )
-    detail = _execution(model, "executions", run.arn)
+    detail = find_execution(model, "executions", run.arn)
     made = next(s for s in detail.sections if s.title == "Write decisions made by this execution")
     assert (
         "StoreOrder attempt 1: PutItem labex-ev05-orders protected-order → Accepted (create)"

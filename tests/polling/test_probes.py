@@ -13,7 +13,6 @@ from collections import Counter
 from typing import Any
 
 import boto3
-import pytest
 
 from awsview import labspec
 from awsview.aws import readonly, session
@@ -21,20 +20,10 @@ from awsview.aws.session import Connection, Target
 from awsview.model.state import ACTIVE_WINDOW_S
 from awsview.polling.quiet import IDLE_CEILING_S, JITTER
 from awsview.polling.scheduler import Scheduler
-from tests.support.stock_moto import StockMoto
 
 PREFIX = "cost-p-"
 GROUP = f"/aws/lambda/{PREFIX}worker"
 ROLE = "arn:aws:iam::123456789012:role/cost-p-role"
-
-
-@pytest.fixture
-def stock_moto(tmp_path):
-    server = StockMoto(cwd=tmp_path, timeout=30)
-    try:
-        yield server.url
-    finally:
-        server.stop()
 
 
 def _lab(url: str) -> None:
@@ -61,7 +50,7 @@ def _lab(url: str) -> None:
     )
 
 
-async def test_nothing_changing_costs_only_the_probes(stock_moto, monkeypatch):
+async def test_nothing_changing_costs_only_the_probes(stock_moto_url, monkeypatch):
     sent: list[tuple[str, str, dict[str, Any]]] = []
 
     def recording_guard(client):
@@ -74,8 +63,8 @@ async def test_nothing_changing_costs_only_the_probes(stock_moto, monkeypatch):
         return guarded
 
     monkeypatch.setattr(session, "guard", recording_guard)
-    _lab(stock_moto)
-    async with Connection(Target(endpoint_url=stock_moto)) as conn:
+    _lab(stock_moto_url)
+    async with Connection(Target(endpoint_url=stock_moto_url)) as conn:
         scheduler = Scheduler(conn, labspec.generic_spec(PREFIX), feed=False)
         assert scheduler.follower is None  # polled, as on AWS
         await scheduler.run_once()  # reads everything
@@ -153,7 +142,7 @@ PROBES = {  # each resource's probe, and the listings
 
 
 async def test_a_polled_backend_with_nothing_changing_gets_at_most_the_probes(
-    stock_moto, monkeypatch
+    stock_moto_url, monkeypatch
 ):
     sent: list[tuple[str, str, dict[str, Any]]] = []
 
@@ -167,9 +156,9 @@ async def test_a_polled_backend_with_nothing_changing_gets_at_most_the_probes(
         return guarded
 
     monkeypatch.setattr(session, "guard", recording_guard)
-    _lab(stock_moto)
-    _quiet_lab(stock_moto)
-    async with Connection(Target(endpoint_url=stock_moto)) as conn:
+    _lab(stock_moto_url)
+    _quiet_lab(stock_moto_url)
+    async with Connection(Target(endpoint_url=stock_moto_url)) as conn:
         scheduler = Scheduler(conn, labspec.generic_spec(PREFIX), feed=False)
         scheduler.start()
         try:

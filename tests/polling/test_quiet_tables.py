@@ -6,37 +6,19 @@ from __future__ import annotations
 import asyncio
 import time
 
-import boto3
-import pytest
-
 from awsview import labspec
 from awsview.aws.session import Connection, Target
 from awsview.model.state import LabState
 from awsview.polling.pollers.dynamodb import TablePoller
 from awsview.polling.quiet import ACTIVE_CEILING_S as QUIET_MAX_S
 from awsview.polling.quiet import PACED
-from tests.support.stock_moto import StockMoto
+from tests.support.stock_moto import client
 
 TABLE = "cost-q-orders"
 
 
-@pytest.fixture
-def stock_moto(tmp_path):
-    server = StockMoto(cwd=tmp_path, timeout=30)
-    try:
-        yield server.url
-    finally:
-        server.stop()
-
-
-async def test_a_quiet_table_is_read_less_often_and_a_change_still_shows(stock_moto):
-    ddb = boto3.client(
-        "dynamodb",
-        endpoint_url=stock_moto,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+async def test_a_quiet_table_is_read_less_often_and_a_change_still_shows(stock_moto_url):
+    ddb = client(stock_moto_url, "dynamodb")
     ddb.create_table(
         TableName=TABLE,
         KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
@@ -47,7 +29,7 @@ async def test_a_quiet_table_is_read_less_often_and_a_change_still_shows(stock_m
     PACED.set(True)  # polled as in a scheduler's loop (a one-off read reads everything)
     model = LabState()
     poller = TablePoller(labspec.generic_spec("cost-q-"))
-    async with Connection(Target(endpoint_url=stock_moto)) as conn:
+    async with Connection(Target(endpoint_url=stock_moto_url)) as conn:
         conn.limiter.scale = 1.0  # the waits as on AWS
 
         def scans() -> int:

@@ -7,38 +7,20 @@ from __future__ import annotations
 import asyncio
 import time
 
-import boto3
-import pytest
-
 from awsview.aws.session import Connection, Target
 from awsview.labspec import LabSpec, Resource
 from awsview.model.state import LabState
 from awsview.polling.pollers.dynamodb import TablePoller
 from awsview.polling.pollers.streams import StreamPoller
 from awsview.polling.quiet import PACED
-from tests.support.stock_moto import StockMoto
+from tests.support.stock_moto import client
 
 TABLE = "cost-s-orders"
 WINDOW_S = 8.0
 
 
-@pytest.fixture
-def stock_moto(tmp_path):
-    server = StockMoto(cwd=tmp_path, timeout=30)
-    try:
-        yield server.url
-    finally:
-        server.stop()
-
-
-async def test_a_table_with_a_followed_stream_is_scanned_when_its_stream_moves(stock_moto):
-    ddb = boto3.client(
-        "dynamodb",
-        endpoint_url=stock_moto,
-        region_name="us-east-1",
-        aws_access_key_id="testing",
-        aws_secret_access_key="testing",
-    )
+async def test_a_table_with_a_followed_stream_is_scanned_when_its_stream_moves(stock_moto_url):
+    ddb = client(stock_moto_url, "dynamodb")
     ddb.create_table(
         TableName=TABLE,
         KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
@@ -56,7 +38,7 @@ async def test_a_table_with_a_followed_stream_is_scanned_when_its_stream_moves(s
     PACED.set(True)  # polled as in a scheduler's loops (a one-off read reads everything)
     model = LabState()
     tables, streams = TablePoller(profile), StreamPoller(profile)
-    async with Connection(Target(endpoint_url=stock_moto)) as conn:
+    async with Connection(Target(endpoint_url=stock_moto_url)) as conn:
         conn.limiter.scale = 1.0  # the read units' wait as on AWS
 
         def scans() -> int:

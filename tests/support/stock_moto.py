@@ -9,6 +9,9 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
+
+import boto3
 
 from tests.support.emulator import stop_process
 from tests.support.processes import free_port
@@ -52,3 +55,14 @@ class StockMoto:
 
     def stop(self) -> None:
         stop_process(self.process)
+
+
+def client(url: str, service: str) -> Any:
+    """A boto3 client of ``service`` on the stock moto server at ``url`` (its testing keys)."""
+    return boto3.client(
+        service,
+        endpoint_url=url,
+        region_name="us-east-1",
+        aws_access_key_id="testing",
+        aws_secret_access_key="testing",
+    )

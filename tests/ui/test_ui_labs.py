@@ -138,7 +138,7 @@ async def test_q05_in_the_viewer(emulator):
             await lab.step(pilot, "setup")
             await lab.step(pilot, "connect")
             assert [r[:3] + r[4:] for r in full_rows(app, "queues")] == [
-                ("labex-q05-jobs", "0", "0", "0", "—")
+                ("labex-q05-jobs", "0", "0", "0", "", "—")  # no oldest message: empty
             ]
             functions = full_rows(app, "functions")
             assert ("↳ labex-q05-jobs", "SQS", "batch 1", "Enabled", "", "") in functions
@@ -163,7 +163,7 @@ async def test_q05_in_the_viewer(emulator):
 
             await lab.step(pilot, "repeats")
             assert [r[:3] + r[4:] for r in full_rows(app, "queues")] == [
-                ("labex-q05-jobs", "0", "0", "0", "—")
+                ("labex-q05-jobs", "0", "0", "0", "", "—")  # no oldest message: empty
             ]
             outcomes = sorted((r[2], r[5]) for r in full_rows(app, "decisions"))
             assert outcomes == [

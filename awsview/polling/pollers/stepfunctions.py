@@ -156,8 +156,20 @@ class ExecutionPoller(Poller):
         live = {f"{EXECUTIONS}:{m.name}" for m in machines}
         self._quiet.keep(live)
         gone = [s.key for s in model.with_prefix(f"{EXECUTIONS}:") if s.key not in live]
-        if model.get(MACHINES) is not None and model.get(MACHINES).data is not None:
-            model.drop(gone)  # machines were listed successfully and these are no longer there
+        listed = model.get(MACHINES)
+        if listed is not None and listed.health is Health.OK and listed.data is not None:
+            # Machines were listed successfully and these are no longer there: their executions'
+            # histories go with them (an execution ARN names its machine), even if the history
+            # reader is not asked again (it is, only once its inputs change).
+            names = {m.name for m in machines}
+            model.drop(
+                gone
+                + [
+                    s.key
+                    for s in model.with_prefix(f"{HISTORY}:")
+                    if _machine_of(s.key.split(":", 1)[1]) not in names
+                ]
+            )
         return snapshots
 
     async def refresh(
@@ -411,3 +423,9 @@ class HistoryPoller(Poller):
             complete=not execution.running and history.is_finished,
             started=execution.started,
         )
+
+
+def _machine_of(execution_arn: str) -> str:
+    """The state machine's name in an execution ARN (arn:…:execution:MACHINE:NAME)."""
+    parts = execution_arn.split(":")
+    return parts[-2] if len(parts) >= 2 else ""
