@@ -43,6 +43,17 @@ class Poller:
     def prefix_match(self, name: str) -> bool:
         return name.startswith(self.profile.prefix) if self.profile.prefix else True
 
+    def named(self, model: LabState, key: str, names: frozenset[str]) -> tuple[Any, frozenset[str]]:
+        """For a ``refresh``: the rows shown under ``key`` by name (None when the last listing
+        did not answer), and which of the feed's ``names`` are this lab's."""
+        known = model.get(key)
+        shown = (
+            {row.name: row for row in known.data}
+            if healthy(known) and known.data is not None
+            else None
+        )
+        return shown, frozenset(n for n in names if self.prefix_match(n))
+
     def after_change(self, model: LabState) -> frozenset[str] | None:
         """With a change feed, once its inputs (``after``) changed in the model: the names to
         read (none: no read), or None for everything."""

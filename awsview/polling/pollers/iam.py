@@ -12,7 +12,7 @@ from awsview.model import keys
 from awsview.model.resources import PolicyGrant, Role
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabState
-from awsview.polling.base import Poller, healthy, unless_deleted
+from awsview.polling.base import Poller, unless_deleted
 from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 ROLES = keys.ROLES
@@ -91,11 +91,7 @@ class RolePoller(Poller):
     ) -> list[Snapshot[Any]]:
         """Reads again only the roles the change feed named (GetRole, then their policies); a
         role not known yet means listing them all."""
-        known = model.get(ROLES)
-        shown = (
-            {r.name: r for r in known.data} if healthy(known) and known.data is not None else None
-        )
-        names = frozenset(n for n in names if self.prefix_match(n))
+        shown, names = self.named(model, ROLES, names)
         if not names:
             return []  # another lab's role
         if shown is None or not names <= set(shown):

@@ -93,11 +93,7 @@ class QueuePoller(Poller):
     ) -> list[Snapshot[Any]]:
         """Reads the counts of the queues the change feed named; a queue not known yet (or one
         gone) means listing them all again."""
-        known = model.get(QUEUES)
-        shown = (
-            {q.name: q for q in known.data} if healthy(known) and known.data is not None else None
-        )
-        names = frozenset(n for n in names if self.prefix_match(n))
+        shown, names = self.named(model, QUEUES, names)
         if not names:
             return []  # another lab's queue
         if shown is None or not names <= set(shown):
