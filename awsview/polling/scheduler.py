@@ -363,8 +363,9 @@ class Scheduler:
         left = wait - (now - began)
         gap = PUSHED_GAP_S if self.pushed else poller.fast_interval * self.speed
         gap = max(gap, self._woken_at.get(poller.kind, -WOKEN_EVERY_S) + WOKEN_EVERY_S - now)
-        if gap < left:
-            self._woken_at[poller.kind] = now + gap
+        # Whether the wake or the backoff's end comes first, this is a read after a wake: the
+        # next wake waits WOKEN_EVERY_S from it.
+        self._woken_at[poller.kind] = now + max(0.0, min(gap, left))
         await asyncio.sleep(max(0.0, min(gap, left)))
 
     def start(self) -> None:
