@@ -12,14 +12,13 @@ import time
 from collections import Counter
 from typing import Any
 
-import boto3
-
 from awsview import labspec
 from awsview.aws import readonly, session
 from awsview.aws.session import Connection, Target
 from awsview.model.state import ACTIVE_WINDOW_S
 from awsview.polling.quiet import IDLE_CEILING_S, JITTER
 from awsview.polling.scheduler import Scheduler
+from tests.support.stock_moto import client
 
 PREFIX = "cost-p-"
 GROUP = f"/aws/lambda/{PREFIX}worker"
@@ -28,13 +27,7 @@ ROLE = "arn:aws:iam::123456789012:role/cost-p-role"
 
 def _lab(url: str) -> None:
     """A machine with a running execution (stock moto never ends one), a log group with lines."""
-    kw: dict[str, Any] = {
-        "endpoint_url": url,
-        "region_name": "us-east-1",
-        "aws_access_key_id": "testing",
-        "aws_secret_access_key": "testing",
-    }
-    sfn, logs = boto3.client("stepfunctions", **kw), boto3.client("logs", **kw)
+    sfn, logs = client(url, "stepfunctions"), client(url, "logs")
     definition = {"StartAt": "Done", "States": {"Done": {"Type": "Pass", "End": True}}}
     machine = sfn.create_state_machine(
         name=f"{PREFIX}flow", definition=json.dumps(definition), roleArn=ROLE
@@ -100,13 +93,7 @@ async def test_nothing_changing_costs_only_the_probes(stock_moto_url, monkeypatc
 
 def _quiet_lab(url: str) -> None:
     """Beside _lab's machine and log group: a table (no stream) with an item, a queue."""
-    kw: dict[str, Any] = {
-        "endpoint_url": url,
-        "region_name": "us-east-1",
-        "aws_access_key_id": "testing",
-        "aws_secret_access_key": "testing",
-    }
-    ddb, sqs = boto3.client("dynamodb", **kw), boto3.client("sqs", **kw)
+    ddb, sqs = client(url, "dynamodb"), client(url, "sqs")
     ddb.create_table(
         TableName=f"{PREFIX}orders",
         KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
