@@ -133,9 +133,17 @@ async def capture(
         await asyncio.to_thread(provide)
         acts = [(key, title, lambda: None), *acts[1:]]
     # Polled, not pushed: a step is settled once every kind answered after it, which a kind the
-    # change feed says nothing about would never do.
+    # change feed says nothing about would never do. Unpaced: a quiet resource read only every
+    # 24 s (a screen's pacing) would hold every step's settling that long.
     live = follower.live = LivePolling(
-        target, lab, "", follower.attach, follower.set_status, speed=POLL_SPEED, feed=False
+        target,
+        lab,
+        "",
+        follower.attach,
+        follower.set_status,
+        speed=POLL_SPEED,
+        feed=False,
+        paced=False,
     )
     polling = asyncio.create_task(live.run(), name="docs-polling")
     captures = []

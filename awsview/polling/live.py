@@ -34,6 +34,7 @@ class LivePolling:
         speed: float = 1.0,
         on_choose: Callable[[list[tuple[str, int]]], None] | None = None,
         feed: bool = True,
+        paced: bool = True,
     ):
         self.target = target
         self.lab = lab
@@ -42,6 +43,7 @@ class LivePolling:
         self.on_status = on_status
         self.speed = speed
         self.feed = feed  # follow the emulator's change feed when it has one
+        self.paced = paced  # a quiet resource may wait between reads (Scheduler)
         self.account: str | None = None
         self.region: str | None = None  # as the connection resolved it
         self.conn: Connection | None = (
@@ -76,7 +78,9 @@ class LivePolling:
                     continue
                 model = LabState()
                 self.on_profile(profile, model)
-                scheduler = Scheduler(conn, profile, model, speed=self.speed, feed=self.feed)
+                scheduler = Scheduler(
+                    conn, profile, model, speed=self.speed, feed=self.feed, paced=self.paced
+                )
                 scheduler.start()
                 try:
                     profile = await self._next_profile(conn, profile)

@@ -101,6 +101,7 @@ class Scheduler:
         store: DecisionStore | None = None,
         feed: bool = True,
         safety: float = SAFETY_S,
+        paced: bool = True,
     ):
         self.conn = conn
         self.profile = profile
@@ -108,6 +109,9 @@ class Scheduler:
         self.pollers = pollers or make_pollers(profile, store)
         self.speed = speed  # < 1 polls faster (tests), > 1 slower
         self.safety = safety  # pushed: seconds between full reads of a kind
+        # False: every loop reads every resource each round (quiet.py), for a reader that waits
+        # for every kind to answer after a change (the docs' shots), not a screen.
+        self.paced = paced
         self._backoff: dict[str, float] = {}
         self._tasks: list[asyncio.Task[None]] = []
         self._pending = {p.kind: _Pending() for p in self.pollers}
@@ -371,7 +375,11 @@ class Scheduler:
     def start(self) -> None:
         # Paced: inside these loops a quiet resource of a polled backend may wait (quiet.py).
         self._tasks = [
-            asyncio.create_task(self._loop(p), name=f"poll-{p.kind}", context=paced_context())
+            asyncio.create_task(
+                self._loop(p),
+                name=f"poll-{p.kind}",
+                context=paced_context() if self.paced else None,
+            )
             for p in self.pollers
         ]
         if self.follower is not None:
