@@ -10,9 +10,13 @@ Each patch names the moto 5.2 function it replaces; moto is pinned to that minor
 from __future__ import annotations
 
 import base64
+import importlib
+import importlib.util
 import json
+import sys
 import threading
 import time
+import types
 from typing import Any
 
 from botocore.exceptions import ClientError
@@ -53,6 +57,27 @@ def oldest_message_ages() -> dict[str, float | None]:
                     round(max(0.0, now_ms - min(sent)) / 1000, 3) if sent else None
                 )
     return ages
+
+
+def load_batch_enum_alone() -> None:
+    """The Step Functions interpreter imports one enum from ``moto.batch.utils``. Imported the
+    usual way, that runs ``moto.batch``'s package init first, which loads every EC2 model (about
+    two thirds of a second of CPU at each emulator start, for services the emulator does not
+    serve). This loads that module without its package's init; a later ``import moto.batch``
+    still runs the real one. Call it before anything imports the interpreter."""
+    if "moto.batch.utils" in sys.modules or "moto.batch" in sys.modules:
+        return
+    spec = importlib.util.find_spec("moto.batch")
+    if spec is None or spec.submodule_search_locations is None:
+        return
+    package = types.ModuleType("moto.batch")
+    package.__path__ = list(spec.submodule_search_locations)
+    package.__spec__ = spec
+    sys.modules["moto.batch"] = package
+    try:
+        importlib.import_module("moto.batch.utils")
+    finally:
+        del sys.modules["moto.batch"]
 
 
 def install(runtime: LambdaRuntime) -> None:

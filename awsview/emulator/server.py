@@ -179,6 +179,9 @@ def start(
     # The ASL interpreter calls other services at http://localhost:$MOTO_PORT.
     os.environ["MOTO_PORT"] = str(bound_port)
 
+    from awsview.emulator import moto_patches
+
+    moto_patches.load_batch_enum_alone()
     from moto.core.config import default_user_config
     from moto.moto_server.werkzeug_app import (
         DomainDispatcherApplication,
@@ -189,7 +192,7 @@ def start(
     # Selects the executing Step Functions backend; must happen before anything is created.
     default_user_config["stepfunctions"]["execute_state_machine"] = True
 
-    from awsview.emulator import change_hooks, dynamo_journal, moto_patches
+    from awsview.emulator import change_hooks, dynamo_journal
     from awsview.emulator.changes import ChangeFeed
     from awsview.emulator.disk import Notice
     from awsview.emulator.journal import Journal

@@ -1,4 +1,4 @@
-"""The scan budget, on a 50,000-item table in the emulator (which reports the read units AWS
+"""The scan budget, on a 25,000-item table in the emulator (which reports the read units AWS
 would bill): a big table is read page by page, never whole every poll; each table waits until its
 read units are paid back, so a lab's small table stays fast; every unit is counted."""
 
@@ -15,7 +15,7 @@ from awsview.model.state import LabState
 from awsview.polling.pollers.dynamodb import MAX_ITEMS, POLL_ITEMS, READ_UNITS_PER_S, TablePoller
 
 BIG, SMALL = "budget-big", "budget-small"
-ITEMS = 50_000
+ITEMS = 25_000  # more than a pass reads (MAX_ITEMS), so that a pass is cut short
 ITEM_BYTES = (
     len("id") + len("order-000000") + len("qty") + 2 + len("note") + 30
 )  # as DynamoDB sizes it
