@@ -54,3 +54,35 @@ async def test_a_quiet_table_is_read_less_often_and_a_change_still_shows(stock_m
             assert time.monotonic() < deadline, "the change never showed"
             await poll_for(0.1)
         assert poller.quiet_wait(TABLE, model) < QUIET_MAX_S * 0.8  # back near the poller's pace
+
+
+async def test_an_unpaced_scheduler_reads_a_quiet_table_every_round(stock_moto_url):
+    """`awsview docs` waits, after each step, until every kind answered: its scheduler is unpaced,
+    so a table that stopped changing is still read at the poller's pace (paced, its reads would
+    spread out to IDLE_CEILING_S and hold every step that long)."""
+    from awsview.polling.quiet import IDLE_CEILING_S
+    from awsview.polling.scheduler import Scheduler
+
+    ddb = client(stock_moto_url, "dynamodb")
+    ddb.create_table(
+        TableName=TABLE,
+        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+        BillingMode="PAY_PER_REQUEST",
+    )
+    spec = labspec.generic_spec("cost-q-")
+    async with Connection(Target(endpoint_url=stock_moto_url)) as conn:
+        conn.limiter.scale = 1e9  # no read-unit waits: only the pacing could hold a read back
+        scheduler = Scheduler(
+            conn, spec, pollers=[TablePoller(spec)], feed=False, paced=False, speed=0.1
+        )
+        scheduler.start()
+        try:
+            # Paced, twenty reads of an unchanged table take minutes (waits doubling up to
+            # IDLE_CEILING_S); unpaced, a few seconds.
+            deadline = time.monotonic() + IDLE_CEILING_S
+            while conn.limiter.calls[("dynamodb", "Scan")] < 20:
+                assert time.monotonic() < deadline, conn.limiter.calls[("dynamodb", "Scan")]
+                await asyncio.sleep(0.1)
+        finally:
+            await scheduler.stop()
