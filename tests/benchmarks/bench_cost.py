@@ -5,26 +5,35 @@ emulator reports the read units AWS would bill. Prints API calls and DynamoDB re
 hour, and per API the viewer's mean and peak calls per second (over 1 s windows) as shares of
 AWS's refill rate for it (awsview/aws/quotas.py; the target is a mean of at most 0.5); asserts
 nothing. ``--polled`` leaves the emulator's change feed unused, so the viewer polls as it polls
-AWS.
+AWS. An idle phase of 0 s is skipped (and with it the wait for the fast polling to wind down).
 
     python -m tests.benchmarks.bench_cost [active_seconds] [idle_seconds] [--polled] [lab ...]
+        [--out DIR] [--busy N]
+
+``--out DIR`` saves the ``quotas`` section of `make bench`'s table (tests/benchmarks/summary.py):
+one row per API the viewer called, its highest mean and peak over the labs and phases played as
+shares of AWS's refill rate, met when the mean is at most `SHARE` of it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import math
+import os
 import sys
 import threading
 import time
 from collections import Counter
+from dataclasses import dataclass
 
 from awsview import labspec
 from awsview.aws.quotas import SHARE, quota
-from awsview.aws.ratelimit import RateLimiter
+from awsview.aws.ratelimit import RateLimiter, budget
 from awsview.aws.session import Connection, Target
 from awsview.labs.player import LabPlayer
 from awsview.model.state import ACTIVE_WINDOW_S
 from awsview.polling.scheduler import Scheduler
+from tests.benchmarks import summary
 from tests.benchmarks.bench_core import start_emulator
 
 LABS = ("ev04", "ev05", "q05")
@@ -97,7 +106,8 @@ class _Rates:
                 self.peak[key] = max(self.peak[key], n / (when - at))
             last, at = now, when
 
-    def report(self, phase: str) -> None:
+    def report(self, phase: str, lab: str, seen: dict[tuple[str, str], Seen]) -> None:
+        """Prints each API's mean and peak; keeps the highest of each in ``seen``."""
         seconds = time.monotonic() - self.began
         calls = Counter(self.conn.limiter.calls) - self.start
         for (service, op), n in sorted(calls.items()):
@@ -106,6 +116,7 @@ class _Rates:
             mean = n / seconds
             met = "yes" if mean <= SHARE * refill else "NO"
             peak = self.peak[(service, op)]
+            seen[(service, op)] = seen.get((service, op), Seen()).keep(mean, peak, f"{lab} {phase}")
             print(
                 f"      {phase:6} {service + ':' + op:42} mean {mean:6.2f}/s "
                 f"({mean / refill:4.2f} of {refill:g}/s, {met})  "
@@ -114,7 +125,79 @@ class _Rates:
             )
 
 
-async def measure(url: str, lab: str, active_s: float, idle_s: float, polled: bool) -> None:
+@dataclass(frozen=True)
+class Seen:
+    """One API's highest mean and peak calls/s over the labs and phases played, and where."""
+
+    mean: float = 0.0
+    peak: float = 0.0
+    mean_at: str = ""
+    peak_at: str = ""
+
+    def keep(self, mean: float, peak: float, at: str) -> Seen:
+        return Seen(
+            max(self.mean, mean),
+            max(self.peak, peak),
+            at if mean > self.mean or not self.mean_at else self.mean_at,
+            at if peak > self.peak or not self.peak_at else self.peak_at,
+        )
+
+
+def quota_rows(seen: dict[tuple[str, str], Seen]) -> list[tuple[str, ...]]:
+    """The ``quotas`` section: per API, its highest mean and peak as shares of AWS's refill,
+    the highest share first; met when that mean is at most `SHARE` of the refill. Operations
+    that share one quota (Lambda's control plane) are held to it together: the sum of their
+    highest means, which is at least what they made together."""
+    pools: Counter[tuple[str, str]] = Counter()
+    for (service, op), s in seen.items():
+        limit = quota(service, op)
+        if limit is not None and limit.pool:
+            pools[(service, limit.pool)] += s.mean
+    rows = []
+    for (service, op), s in sorted(seen.items(), key=lambda kv: -_share(kv[0], kv[1].mean)):
+        figure = f"{service}:{op} calls/s ÷ AWS refill (polled, defaults)"
+        limit = quota(service, op)
+        if limit is None:  # an operation the quota table does not know
+            rows.append((figure, f"mean {s.mean:.2f}/s", "—", "a quota", "NO", "no quota known"))
+            continue
+        refill = limit.refill
+        held = pools[(service, limit.pool)] if limit.pool else s.mean
+        shared = f", shared by its {limit.pool} pool (together {held:.2f}/s)" if limit.pool else ""
+        guess = "" if limit.documented else " (a guess: AWS publishes none)"
+        met = held <= SHARE * refill
+        rate, capacity = budget(service, op, math.inf)
+        why = (
+            f"{s.mean_at}: the limiter's burst of {capacity:g} calls on top of its {rate:g}/s"
+            if not met
+            else ""
+        )
+        rows.append(
+            (
+                figure,
+                f"mean {s.mean / refill:.2f} ({s.mean:.2f}/s, {s.mean_at}) · "
+                f"peak {s.peak / refill:.2f} ({s.peak:.2f}/s, {s.peak_at}){shared}",
+                f"AWS refill {refill:g}/s, bucket {limit.bucket:g}{guess}",
+                f"mean ≤ {SHARE:g} × refill",
+                "met" if met else "NO",
+                why,
+            )
+        )
+    return rows
+
+
+def _share(api: tuple[str, str], mean: float) -> float:
+    limit = quota(*api)
+    return mean / limit.refill if limit is not None else math.inf
+
+
+async def measure(
+    url: str,
+    lab: str,
+    active_s: float,
+    idle_s: float,
+    polled: bool,
+    seen: dict[tuple[str, str], Seen],
+) -> None:
     LabPlayer(lab, endpoint_url=url, log=lambda line: None).setup()
     async with Connection(Target(endpoint_url=url), RateLimiter(scale=1.0)) as conn:
         scheduler = Scheduler(conn, labspec.load(lab), feed=not polled)
@@ -130,23 +213,26 @@ async def measure(url: str, lab: str, active_s: float, idle_s: float, polled: bo
             stop.set()
             rounds = await replay
             active = _per_hour(start, _sample(conn), time.monotonic() - began)
-            rates.report("active")
+            rates.report("active", lab, seen)
             sampler.cancel()
-            await asyncio.sleep(ACTIVE_WINDOW_S + 5)  # the fast polling winds down
-            rates = _Rates(conn)
-            sampler = asyncio.create_task(rates.run())
-            start, began = _sample(conn), time.monotonic()
-            await asyncio.sleep(idle_s)
-            idle = _per_hour(start, _sample(conn), time.monotonic() - began)
-            rates.report("idle")
+            idle = None
+            if idle_s > 0:
+                await asyncio.sleep(ACTIVE_WINDOW_S + 5)  # the fast polling winds down
+                rates = _Rates(conn)
+                sampler = asyncio.create_task(rates.run())
+                start, began = _sample(conn), time.monotonic()
+                await asyncio.sleep(idle_s)
+                idle = _per_hour(start, _sample(conn), time.monotonic() - began)
+                rates.report("idle", lab, seen)
         finally:
             sampler.cancel()
             await scheduler.stop()
     _report(lab, "active", *active)
-    _report(lab, "idle", *idle)
+    if idle is not None:
+        _report(lab, "idle", *idle)
     print(
         f"      ({rounds} rounds of the lab in {active_s:.0f} s; "
-        f"idle measured over {idle_s:.0f} s)",
+        + (f"idle measured over {idle_s:.0f} s)" if idle is not None else "no idle phase)"),
         flush=True,
     )
 
@@ -156,17 +242,60 @@ def main(
     idle_s: float = 90.0,
     polled: bool = False,
     labs: tuple[str, ...] = LABS,
+    opts: summary.Options | None = None,
 ) -> None:
+    opts = opts or summary.Options()
+    started = time.monotonic()
+    seen: dict[tuple[str, str], Seen] = {}
     emulator = start_emulator()
     try:
         for lab in labs:
             print(f"{lab}: {'polled (no change feed)' if polled else 'change feed'}", flush=True)
-            asyncio.run(measure(emulator.endpoint_url, lab, active_s, idle_s, polled))
+            asyncio.run(measure(emulator.endpoint_url, lab, active_s, idle_s, polled, seen))
     finally:
         emulator.stop()
+    rows = quota_rows(seen)
+    print(
+        f"\nper API, the highest over {' '.join(labs)} ({'polled' if polled else 'change feed'}):",
+        flush=True,
+    )
+    summary.print_table([r[:5] for r in rows], summary.HEADER[:5])
+    print(
+        f"bench_cost took {time.monotonic() - started:.0f} s; "
+        f"load average {os.getloadavg()[0]:.1f}",
+        flush=True,
+    )
+    # The table's rows are the viewer as it watches AWS: polled. The change feed's calls are
+    # the emulator's own, and AWS has no such feed.
+    if polled:
+        summary.save(opts, "quotas", rows)
+    elif opts.out is not None:
+        print("bench_cost: the quotas section is saved for --polled runs only", flush=True)
+
+
+def _arguments(argv: list[str]) -> tuple[list[float], tuple[str, ...], bool]:
+    """``[active_seconds] [idle_seconds] [--polled] [lab ...]``; anything else is refused."""
+    numbers, labs, polled = [], [], False
+    for arg in argv:
+        if arg == "--polled":
+            polled = True
+        elif arg in LABS:
+            labs.append(arg)
+        else:
+            try:
+                numbers.append(float(arg))
+            except ValueError:
+                sys.exit(
+                    f"bench_cost: {arg!r} is neither a number of seconds, --polled nor "
+                    f"one of the labs {', '.join(LABS)}"
+                )
+    if len(numbers) > 2 or any(not math.isfinite(n) or n < 0 for n in numbers):
+        sys.exit("bench_cost: at most two durations (active, idle), each 0 or more seconds")
+    return numbers, tuple(labs) or LABS, polled
 
 
 if __name__ == "__main__":
-    numbers = [float(a) for a in sys.argv[1:] if a.replace(".", "", 1).isdigit()]
-    names = tuple(a for a in sys.argv[1:] if a in LABS)
-    main(*numbers[:2], polled="--polled" in sys.argv, labs=names or LABS)
+    options, rest = summary.options(sys.argv[1:])
+    numbers, names, polled_mode = _arguments(rest)
+    with summary.busy(options.busy):
+        main(*numbers, polled=polled_mode, labs=names, opts=options)

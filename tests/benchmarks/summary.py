@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 HEADER = ("figure", "AWS View", "baseline / yardstick", "target", "met", "what limits it", "load")
-# The order of the sections in the table (the issue's rows: change → screen and calls first).
-SECTIONS = ("emulator", "stock", "keypress", "paint", "docs", "class")
+# The order of the sections in the table (the issue's rows: change → screen and calls first;
+# then bench_cost's calls per API against AWS's quotas and bench_labs' lab checks).
+SECTIONS = ("emulator", "stock", "keypress", "paint", "docs", "class", "quotas", "labs")
 BURN = "while True: pass"
 
 
