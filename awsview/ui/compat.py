@@ -13,11 +13,16 @@ middleware and to name the shared rate budget to each session (tests/cli/test_se
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual._compositor import Compositor
+from textual.geometry import Region
+from textual.screen import Screen
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import DataTable
 
@@ -267,3 +272,42 @@ def text_cell_line(
         space = Segment(" " * padding, _NO_STYLE)
         segments = [space, *segments, space]
     return [list(Segment.apply_style(segments, pre_style, post_style or None))]
+
+
+class CroppingCompositor(Compositor):
+    """Textual's compositor, whose partial updates draw only the lines they show.
+
+    A partial update (a key that moves a table's cursor, a changed row) asks every widget
+    whose clip meets the changed lines for all of its visible lines (``_get_renders``), and
+    keeps only the changed ones: on a board of fifteen panels, all of their lines, mostly from
+    their caches, for the two lines a cursor changed. This asks each widget for the lines
+    within the update's rows only, the whole width of its clip, so each chop starts where it
+    did; full updates (a layout, a screenshot) are Textual's own (tests/ui/test_compat.py
+    compares the two)."""
+
+    def _get_renders(
+        self, crop: Region | None = None
+    ) -> Iterable[tuple[Region, Region, list[Strip]]]:
+        if crop is None:
+            yield from super()._get_renders(crop)
+            return
+        top, bottom = crop.y, crop.bottom
+        overlaps = crop.overlaps
+        for widget, (region, clip) in self.visible_widgets.items():
+            if not overlaps(clip):
+                continue
+            x, y, width, height = region.intersection(clip)
+            first, end = max(y, top), min(y + height, bottom)
+            if width and end > first:
+                yield (
+                    region,
+                    Region(x, first, width, end - first),
+                    widget.render_lines(Region(x - region.x, first - region.y, width, end - first)),
+                )
+
+
+def crop_partial_updates(screen: Screen) -> Screen:
+    """Give ``screen`` the `CroppingCompositor` (its private ``_compositor``, made when the
+    screen is and still empty then: no public way to choose it)."""
+    screen._compositor.__class__ = CroppingCompositor
+    return screen

@@ -239,3 +239,64 @@ async def test_a_text_cell_is_drawn_as_datatable_draws_it_without_rich_s_passes(
                         )
                         assert drawn == expected, (row, column, width, cursor, hover)
         assert calls == 0
+
+
+async def test_a_partial_update_draws_only_its_lines_and_the_same_chops():
+    """The viewer's screen draws a partial update from the lines it shows only: the same chops
+    as Textual's compositor for every changed line, from fewer lines asked of the widgets."""
+    from textual._compositor import Compositor
+    from textual.geometry import Region
+
+    from awsview.ui.compat import CroppingCompositor
+    from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
+    from tests.support import sample
+
+    profile, model = sample.ev04()
+    app = AWSViewApp(model=model, profile=profile, options=ViewerOptions(clock=lambda: sample.NOW))
+    async with app.run_test(size=(160, 50)) as pilot:
+        for _ in range(3):
+            await pilot.pause()
+        compositor = app.screen._compositor
+        assert isinstance(compositor, CroppingCompositor)
+        table = next(v.table for v in app.board.views.values() if v.table.row_count > 3)
+        table.focus()
+        for _ in range(3):
+            await pilot.press("down")
+        await pilot.pause()
+        x, y, width, height = table.region
+        updates = [
+            [Region(x, y + 2, width, 1), Region(x, y + 3, width, 1)],  # a cursor's two rows
+            [table.region],  # a scrolled table
+            [Region(0, 0, 160, 1), Region(x + 3, y + height - 1, 5, 1)],  # far apart
+            [app.screen.region],
+        ]
+        asked: list[int] = []  # the heights of the lines asked of the widgets
+
+        def counting(widget):
+            def render_lines(crop):
+                asked.append(crop.height)
+                return type(widget).render_lines(widget, crop)
+
+            return render_lines
+
+        for regions in updates:
+            crop = Region.from_union(regions).intersection(app.screen.region)
+            lines = {y for region in regions for y in region.line_range}
+            asked.clear()
+            for widget in compositor.visible_widgets:
+                widget.render_lines = counting(widget)  # type: ignore[method-assign]
+            try:
+                cropped = compositor._render_chops(crop, lines.__contains__)
+                cropped_asked = sum(asked)
+                asked.clear()
+                compositor.__class__ = Compositor  # Textual's own, on the same map
+                whole = compositor._render_chops(crop, lines.__contains__)
+                whole_asked = sum(asked)
+            finally:
+                compositor.__class__ = CroppingCompositor
+                for widget in compositor.visible_widgets:
+                    del widget.render_lines
+            for line in lines:
+                assert cropped[line] == whole[line], (regions, line)
+            if regions[0] is not app.screen.region:
+                assert cropped_asked < whole_asked / 2, (regions, cropped_asked, whole_asked)

@@ -202,6 +202,11 @@ class AWSViewApp(App[int]):
 
     # -- layout ----------------------------------------------------------------------------
 
+    def get_default_screen(self) -> Screen:
+        # A key that moves a table's cursor changes two lines: they are drawn, not every
+        # line of the fifteen panels beside them.
+        return compat.crop_partial_updates(super().get_default_screen())
+
     def compose(self) -> ComposeResult:
         with Vertical(id="top"):
             yield Static(id="status")
