@@ -110,13 +110,13 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
         return original(screen, renderable)
 
     app._display = display
-    rounds: list[float] = []  # when each change round (the model rendered into the panels) ended
+    round_ends: list[float] = []  # when each change round (the model rendered into panels) ended
     if model is not None:
         refresh = app.refresh_panels
 
         def counted_refresh() -> None:
             refresh()
-            rounds.append(time.perf_counter())
+            round_ends.append(time.perf_counter())
 
         app.refresh_panels = counted_refresh  # type: ignore[method-assign]
     latencies = []
@@ -148,7 +148,7 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
                 frames[seen] - started if frames[seen] >= started else frames[-1] - started
             )
             scrolled.append(getattr(focused, "scroll_y", None) != offset)
-            behind.append(any(previous <= at < frames[seen] for at in rounds))
+            behind.append(any(previous <= at < frames[seen] for at in round_ends))
             previous = frames[seen]
             await asyncio.sleep(0.01)
         stop.set()
