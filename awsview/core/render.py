@@ -70,10 +70,10 @@ class _Cells:
     Bounded; keeps each object it answers for alive, so an id is never mistaken for another's."""
 
     def __init__(self, size: int = 20_000):
-        self._made: dict[int, tuple[Any, Any, tuple[str, ...]]] = {}
+        self._made: dict[int, tuple[Any, Any, tuple[Any, ...]]] = {}
         self._size = size
 
-    def get(self, obj: Any, context: Any, make: Callable[[], tuple[str, ...]]) -> tuple[str, ...]:
+    def get(self, obj: Any, context: Any, make: Callable[[], tuple[Any, ...]]) -> tuple[Any, ...]:
         hit = self._made.get(id(obj))
         if hit is not None and hit[0] is obj and hit[1] == context:
             return hit[2]
@@ -262,10 +262,8 @@ def tables(model: LabState, profile: LabSpec, now: float) -> list[Panel]:
         if table is not None:
             names = table.key_names
             for item in table.items:
-                key, attributes = _ITEM_CELLS.get(
-                    item, names, lambda i=item, n=names: _item_cells(i, n)
-                )
-                rows.append(Row(key, (cell(key), attributes)))
+                key, cells = _ITEM_CELLS.get(item, names, lambda i=item, n=names: _item_row(i, n))
+                rows.append(Row(key, cells))
         title = f"Table · {cell(name)}"
         if table is not None and table.baseline:
             title += f" · reference {cell(table.baseline)}"
@@ -329,6 +327,12 @@ def sparklines(
             )
         lines.append("".join(chars))
     return " / ".join(lines)
+
+
+def _item_row(item: dict[str, Any], names: tuple[str, ...]) -> tuple[str, tuple[str, str]]:
+    """The item's row key and its cells: the same tuple of cells while the item is unchanged."""
+    key, attributes = _item_cells(item, names)
+    return key, (cell(key), attributes)
 
 
 def _item_cells(item: dict[str, Any], names: tuple[str, ...]) -> tuple[str, str]:

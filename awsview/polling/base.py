@@ -4,13 +4,15 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from awsview.aws.errors import Failure, classify
-from awsview.aws.session import Connection
 from awsview.labspec import LabSpec
 from awsview.model.snapshot import Health, Snapshot, absent, failed, succeeded
 from awsview.model.state import LabState
+
+if TYPE_CHECKING:  # the session (urllib, http, email) only where a poll runs
+    from awsview.aws.session import Connection
 
 
 class Absent(Exception):

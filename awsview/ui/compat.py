@@ -13,9 +13,16 @@ middleware and to name the shared rate budget to each session (tests/cli/test_se
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
+from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
+from textual._compositor import Compositor
+from textual.geometry import Region
+from textual.screen import Screen
+from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import DataTable
 
@@ -155,7 +162,12 @@ class CellDrawingTable(DataTable):
     """A DataTable that draws each cell through ``draw_cell``: DataTable draws every cell in its
     private ``_render_cell(row_index, column_index, base_style, width, cursor, hover)``, which
     returns the cell's lines of segments; no public hook reaches it. A subclass overrides
-    ``draw_cell`` and calls ``super().draw_cell`` for Textual's own drawing."""
+    ``draw_cell`` and calls ``super().draw_cell`` for the table's own drawing.
+
+    A one-line `Text` cell (every panel cell, the header's labels) is drawn by `text_cell_line`,
+    with the styles DataTable would give it (``_get_row_renderables``, ``rows``,
+    ``_get_styles_to_render_cell``, ``_show_hover_cursor``, ``_header_row_key``); any other cell
+    by DataTable's ``_render_cell`` (tests/ui/test_compat.py compares the two)."""
 
     def _render_cell(
         self,
@@ -177,4 +189,125 @@ class CellDrawingTable(DataTable):
         cursor: bool = False,
         hover: bool = False,
     ) -> list:
-        return super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        lines = self._text_cell(row_index, column_index, base_style, width, cursor, hover)
+        if lines is None:
+            lines = super()._render_cell(row_index, column_index, base_style, width, cursor, hover)
+        return lines
+
+    def _text_cell(
+        self,
+        row_index: int,
+        column_index: int,
+        base_style: Style,
+        width: int,
+        cursor: bool,
+        hover: bool,
+    ) -> list | None:
+        """DataTable's drawing of a one-line `Text` cell (``_render_cell``), or None for a cell
+        it does not cover: a row label, a row of another height, anything but `Text`."""
+        header = row_index == -1
+        if column_index < 0 or (header and self.header_height != 1):
+            return None
+        if not header:
+            row = self.rows.get(self._row_locations.get_key(row_index))
+            if row is None or row.height != 1 or row.auto_height:
+                return None
+        cells = self._get_row_renderables(row_index).cells
+        cell = cells[column_index] if column_index < len(cells) else None
+        if type(cell) is not Text:
+            return None
+        fixed = not header and (row_index < self.fixed_rows or column_index < self.fixed_columns)
+        component_style, post_style = self._get_styles_to_render_cell(
+            header,
+            False,
+            fixed,
+            hover,
+            cursor,
+            self.show_cursor,
+            self._show_hover_cursor,
+            self.cursor_foreground_priority == "css",
+            self.cursor_background_priority == "css",
+        )
+        pre_style = base_style + Style.from_meta({"row": row_index, "column": column_index})
+        options = self.app.console_options.update_dimensions(width, 1).update(no_wrap=True)
+        return text_cell_line(
+            self.app.console,
+            options,
+            cell,
+            self.cell_padding,
+            pre_style + component_style,
+            post_style,
+        )
+
+
+_NO_STYLE = Style.null()
+_NEW_LINE = Text("\n")
+
+
+def text_cell_line(
+    console: Any, options: Any, cell: Text, padding: int, pre_style: Style, post_style: Style
+) -> list | None:
+    """The lines DataTable draws for a one-line cell: what ``console.render_lines(Styled(
+    Padding(cell, (0, padding)), pre_style, post_style), options)`` gives (``options``: the
+    cell's width, height 1, no wrap), without the padding's and the styling's own passes
+    through the console (a third of the time). None for text it does not cover: a line break,
+    a tab, a justified cell, no room inside the padding."""
+    inner = options.max_width - 2 * padding
+    plain = cell.plain
+    if (
+        inner < 1
+        or "\n" in plain
+        or "\t" in plain
+        or (cell.justify or options.justify) not in (None, "default")
+    ):
+        return None
+    line = cell.copy()
+    line.truncate(inner, overflow=cell.overflow or options.overflow or "fold")
+    # Joined as Text renders its lines: Text.render alone leaves out the base style of a text
+    # without spans.
+    segments = Segment.adjust_line_length(
+        list(_NEW_LINE.join((line,)).render(console, end="")), inner, style=_NO_STYLE, pad=True
+    )
+    if padding:
+        space = Segment(" " * padding, _NO_STYLE)
+        segments = [space, *segments, space]
+    return [list(Segment.apply_style(segments, pre_style, post_style or None))]
+
+
+class CroppingCompositor(Compositor):
+    """Textual's compositor, whose partial updates draw only the lines they show.
+
+    A partial update (a key that moves a table's cursor, a changed row) asks every widget
+    whose clip meets the changed lines for all of its visible lines (``_get_renders``), and
+    keeps only the changed ones: on a board of fifteen panels, all of their lines, mostly from
+    their caches, for the two lines a cursor changed. This asks each widget for the lines
+    within the update's rows only, the whole width of its clip, so each chop starts where it
+    did; full updates (a layout, a screenshot) are Textual's own (tests/ui/test_compat.py
+    compares the two)."""
+
+    def _get_renders(
+        self, crop: Region | None = None
+    ) -> Iterable[tuple[Region, Region, list[Strip]]]:
+        if crop is None:
+            yield from super()._get_renders(crop)
+            return
+        top, bottom = crop.y, crop.bottom
+        overlaps = crop.overlaps
+        for widget, (region, clip) in self.visible_widgets.items():
+            if not overlaps(clip):
+                continue
+            x, y, width, height = region.intersection(clip)
+            first, end = max(y, top), min(y + height, bottom)
+            if width and end > first:
+                yield (
+                    region,
+                    Region(x, first, width, end - first),
+                    widget.render_lines(Region(x - region.x, first - region.y, width, end - first)),
+                )
+
+
+def crop_partial_updates(screen: Screen) -> Screen:
+    """Give ``screen`` the `CroppingCompositor` (its private ``_compositor``, made when the
+    screen is and still empty then: no public way to choose it)."""
+    screen._compositor.__class__ = CroppingCompositor
+    return screen

@@ -110,7 +110,17 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
         return original(screen, renderable)
 
     app._display = display
+    round_ends: list[float] = []  # when each change round (the model rendered into panels) ended
+    if model is not None:
+        refresh = app.refresh_panels
+
+        def counted_refresh() -> None:
+            refresh()
+            round_ends.append(time.perf_counter())
+
+        app.refresh_panels = counted_refresh  # type: ignore[method-assign]
     latencies = []
+    behind: list[bool] = []  # whether a change round ran between the key's frame and the one before
     async with app.run_test(size=(160, 50)) as pilot:
         for _ in range(5):
             await pilot.pause()
@@ -125,6 +135,7 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
         stop = asyncio.Event()
         poller = asyncio.create_task(_polling(model, stop) if model is not None else stop.wait())
         scrolled: list[bool] = []  # whether the key scrolled the focused table
+        previous = time.perf_counter()
         for n in range(keys):
             seen = len(frames)
             focused = app.focused
@@ -137,18 +148,25 @@ async def keypresses(profile, model, keys: int = KEYS) -> dict[str, float]:
                 frames[seen] - started if frames[seen] >= started else frames[-1] - started
             )
             scrolled.append(getattr(focused, "scroll_y", None) != offset)
+            behind.append(any(previous <= at < frames[seen] for at in round_ends))
+            previous = frames[seen]
             await asyncio.sleep(0.01)
         stop.set()
         rounds = await poller if model is not None else 0
-    scrolling = [t for t, s in zip(latencies, scrolled) if s]
-    still = [t for t, s in zip(latencies, scrolled) if not s]
+    scrolling = [t for t, s, b in zip(latencies, scrolled, behind) if s and not b]
+    still = [t for t, s, b in zip(latencies, scrolled, behind) if not s and not b]
+    after_round = [t for t, b in zip(latencies, behind) if b]
     return {
         "p50_ms": statistics.median(latencies) * 1000,
         "p95_ms": _pct(latencies, 0.95) * 1000,
         "max_ms": max(latencies) * 1000,
         "keys": len(latencies),
         "update_rounds": rounds,
-        # Keys that scrolled the table draw all of its lines again; the others two of them.
+        # Keys whose frame also showed a change round (the round and its frame came first);
+        # of the others, those that scrolled the table draw all of its lines again, the rest
+        # two of them.
+        "round_keys": len(after_round),
+        "round_p95_ms": _pct(after_round, 0.95) * 1000 if after_round else 0.0,
         "scrolling_keys": len(scrolling),
         "scrolling_p95_ms": _pct(scrolling, 0.95) * 1000 if scrolling else 0.0,
         "still_p95_ms": _pct(still, 0.95) * 1000 if still else 0.0,

@@ -184,3 +184,119 @@ async def test_the_panel_table_draws_through_compat():
         assert after[2].split() == ["beta", "7"]
         assert after[:2] + after[3:] == before[:2] + before[3:]
         assert table._lines and table._drawn  # the caches were used
+
+
+async def test_a_text_cell_is_drawn_as_datatable_draws_it_without_rich_s_passes():
+    """A one-line `Text` cell (every panel cell and header label) is drawn without Rich's
+    ``render_lines`` (its padding and styling passes cost three times the drawing itself), to
+    the very segments DataTable draws: cut, padded, wide characters at the edge, styled spans,
+    the cursor's and the hover's styles, the header."""
+    from rich.console import Console
+    from rich.style import Style
+    from textual.widgets import DataTable
+
+    from awsview.ui.compat import CellDrawingTable
+
+    values = [
+        Text("SUCCEEDED", style="bold green"),
+        Text("数据表数据表数据表", no_wrap=True, end=""),
+        Text("😀 ok [bold]not markup[/]"),
+        Text(""),
+        Text("  spaced  "),
+        Text("quantity=3, status=done", spans=[]),
+    ]
+    values[5].stylize("underline", 0, 10)
+    values[4].truncate(6, overflow="ellipsis")
+    async with one_panel_table((60, 12)) as (pilot, table):
+        for i, value in enumerate(values):
+            table.add_row(Text(f"row {i}"), value, key=f"v{i}")
+        table.hover_coordinate = table.cursor_coordinate
+        await pilot.pause()
+        calls = 0
+        render_lines = Console.render_lines
+
+        def counted(self, *args, **kwargs):
+            nonlocal calls
+            calls += 1
+            return render_lines(self, *args, **kwargs)
+
+        base = Style(color="white", bgcolor="black")
+        for row in range(-1, table.row_count):
+            for column in (0, 1):
+                for width in (1, 3, 4, 7, 12, 30):
+                    for cursor, hover in ((False, False), (True, False), (False, True)):
+                        if width > 2:  # room for the text inside the padding
+                            Console.render_lines = counted  # type: ignore[method-assign]
+                        try:
+                            drawn = CellDrawingTable.draw_cell(
+                                table, row, column, base, width, cursor, hover
+                            )
+                        finally:
+                            Console.render_lines = render_lines  # type: ignore[method-assign]
+                        table._cell_render_cache.clear()  # keyed without the width
+                        expected = DataTable._render_cell(
+                            table, row, column, base, width, cursor, hover
+                        )
+                        assert drawn == expected, (row, column, width, cursor, hover)
+        assert calls == 0
+
+
+async def test_a_partial_update_draws_only_its_lines_and_the_same_chops():
+    """The viewer's screen draws a partial update from the lines it shows only: the same chops
+    as Textual's compositor for every changed line, from fewer lines asked of the widgets."""
+    from textual._compositor import Compositor
+    from textual.geometry import Region
+
+    from awsview.ui.compat import CroppingCompositor
+    from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
+    from tests.support import sample
+
+    profile, model = sample.ev04()
+    app = AWSViewApp(model=model, profile=profile, options=ViewerOptions(clock=lambda: sample.NOW))
+    async with app.run_test(size=(160, 50)) as pilot:
+        for _ in range(3):
+            await pilot.pause()
+        compositor = app.screen._compositor
+        assert isinstance(compositor, CroppingCompositor)
+        table = next(v.table for v in app.board.views.values() if v.table.row_count > 3)
+        table.focus()
+        for _ in range(3):
+            await pilot.press("down")
+        await pilot.pause()
+        x, y, width, height = table.region
+        updates = [
+            [Region(x, y + 2, width, 1), Region(x, y + 3, width, 1)],  # a cursor's two rows
+            [table.region],  # a scrolled table
+            [Region(0, 0, 160, 1), Region(x + 3, y + height - 1, 5, 1)],  # far apart
+            [app.screen.region],
+        ]
+        asked: list[int] = []  # the heights of the lines asked of the widgets
+
+        def counting(widget):
+            def render_lines(crop):
+                asked.append(crop.height)
+                return type(widget).render_lines(widget, crop)
+
+            return render_lines
+
+        for regions in updates:
+            crop = Region.from_union(regions).intersection(app.screen.region)
+            lines = {y for region in regions for y in region.line_range}
+            asked.clear()
+            for widget in compositor.visible_widgets:
+                widget.render_lines = counting(widget)  # type: ignore[method-assign]
+            try:
+                cropped = compositor._render_chops(crop, lines.__contains__)
+                cropped_asked = sum(asked)
+                asked.clear()
+                compositor.__class__ = Compositor  # Textual's own, on the same map
+                whole = compositor._render_chops(crop, lines.__contains__)
+                whole_asked = sum(asked)
+            finally:
+                compositor.__class__ = CroppingCompositor
+                for widget in compositor.visible_widgets:
+                    del widget.render_lines
+            for line in lines:
+                assert cropped[line] == whole[line], (regions, line)
+            if regions[0] is not app.screen.region:
+                assert cropped_asked < whole_asked / 2, (regions, cropped_asked, whole_asked)

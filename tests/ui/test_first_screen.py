@@ -86,3 +86,24 @@ async def test_the_first_full_paint_shows_every_panel_planned_for_its_width(whic
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
     assert unfitted == [[]]
+
+
+def test_the_viewer_imports_no_aws_session_before_it_polls(starts_processes):
+    """The first frame needs no AWS session: importing the viewer (and a polling module, whose
+    connections are only annotations) leaves out the session, botocore's configuration and
+    urllib's HTTP stack, which only a target to poll, a profile or region switch, or the
+    palette's lists of them import."""
+    import json
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, json, awsview.ui.viewer.app, awsview.polling.pollers.journal\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m in "
+        "{'awsview.aws.session', 'awsview.aws.endpoints', 'urllib.request', 'http.client'})))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == []

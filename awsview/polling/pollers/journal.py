@@ -5,13 +5,15 @@ pretending nothing was written."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from awsview.access import TOKEN_HEADER
 from awsview.aws.errors import said_as_botocore
-from awsview.aws.session import Connection
 from awsview.model import keys
 from awsview.model.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from awsview.aws.session import Connection
 from awsview.model.state import LabState
 from awsview.polling.base import Absent, Poller
 

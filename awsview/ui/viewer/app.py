@@ -30,7 +30,7 @@ from awsview.model.snapshot import Health
 from awsview.model.state import LabState
 from awsview.ui import compat, keytable, themes
 from awsview.ui.compat import action_name
-from awsview.ui.viewer import rowkeys, switching
+from awsview.ui.viewer import rowkeys
 from awsview.ui.viewer.board import PanelBoard
 from awsview.ui.viewer.cells import alive, plain
 from awsview.ui.viewer.commands import PanelCommands, switch_commands
@@ -201,6 +201,11 @@ class AWSViewApp(App[int]):
         self._collector_paused = False  # the garbage collector, off until the first paint
 
     # -- layout ----------------------------------------------------------------------------
+
+    def get_default_screen(self) -> Screen:
+        # A key that moves a table's cursor changes two lines: they are drawn, not every
+        # line of the fifteen panels beside them.
+        return compat.crop_partial_updates(super().get_default_screen())
 
     def compose(self) -> ComposeResult:
         with Vertical(id="top"):
@@ -454,12 +459,16 @@ class AWSViewApp(App[int]):
         when that check fails, the old target then polled on."""
         if self.target is None or not self.switchable:
             return
+        from awsview.ui.viewer import switching  # the AWS session: not before a switch
+
         target = switching.retargeted(self.target, profile, region)
         if target != self.target:
             self._retarget(target)
 
     @work(exclusive=True, group="switch", exit_on_error=False)
     async def _retarget(self, target: Target) -> None:
+        from awsview.ui.viewer import switching
+
         problem, announcement = await switching.check(target)
         if problem is not None:
             self.notify(f"cannot switch: {problem}", severity="error", timeout=10, markup=False)
@@ -485,6 +494,8 @@ class AWSViewApp(App[int]):
     async def stop_polling(self) -> None:
         """Stop the pollers, their connection and the doctor's probe, and wait until they have
         (their clients closed, every task ended)."""
+        from awsview.ui.viewer import switching
+
         await switching.stop_workers([w for w in self.workers if w.group in ("poll", "doctor")])
         self.live = None
 

@@ -11,7 +11,6 @@ from textual.app import SystemCommand
 from textual.command import CommandPalette, DiscoveryHit, Hit, Hits, Provider
 
 from awsview import labspec
-from awsview.aws import session
 from awsview.model import untrusted
 from awsview.ui.viewer.cells import plain
 
@@ -66,6 +65,8 @@ def lab_choices(app: Any) -> list[tuple[str, str, object]]:
 
 
 def profile_choices(app: Any) -> list[tuple[str, str, object]]:
+    from awsview.aws import session  # botocore's config: only when the palette lists them
+
     current = app.target.profile if app.target else None
     return [
         (
@@ -78,6 +79,8 @@ def profile_choices(app: Any) -> list[tuple[str, str, object]]:
 
 
 def region_choices(app: Any) -> list[tuple[str, str, object]]:
+    from awsview.aws import session
+
     current = app.current_region()
     return [
         (name, "current" if name == current else "region", partial(app.switch_target, region=name))

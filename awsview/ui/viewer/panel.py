@@ -294,17 +294,16 @@ class PanelView(Vertical):
         # each line shows: Static.update lays the whole screen out again even for the same text,
         # the costliest part of a poll.
         self._body = PanelBody(Content("waiting for the first poll…"), classes="body")
-        self._caption = Static(classes="caption")
-        self._note = Static(classes="note")
+        # The caption and the note are made when a panel first has one to show: most panels
+        # never do, and each widget mounted is styled and laid out before the first paint.
+        self._line_widgets: dict[str, Static] = {}
         self._table = PanelTable(cursor_type="row", zebra_stripes=False)
         self._texts_shown: dict[Static, str] = {}
 
     def compose(self):
         yield self._body
-        yield self._caption
         self._table.display = False
         yield self._table
-        yield self._note
 
     def on_mount(self) -> None:
         self.watch(self.app, "theme", self._restyle, init=False)
@@ -421,7 +420,7 @@ class PanelView(Vertical):
         self._body.display = not rows
         if not rows:
             self._update(self._body, self._body_text(shown, needle, waiting))
-        self._set_line(self._note, getattr(panel, "note", ""))  # which evidence the panel stands on
+        self._set_line("note", getattr(panel, "note", ""))  # which evidence the panel stands on
         cursor = self.cursor_key()
         at_end = table.row_count > 0 and table.cursor_row >= table.row_count - 1
         data = [r.cells for r in panel.rows]
@@ -444,7 +443,7 @@ class PanelView(Vertical):
         else:
             plan = ColumnPlan(tuple(range(len(panel.columns))), tuple(None for _ in panel.columns))
         self._fitted_to = available
-        self._set_line(self._caption, plan.caption if rows else "")
+        self._set_line("caption", plan.caption if rows else "")
         rebuilt = self._columns != panel.columns or plan != self._plan
         if rebuilt:
             # Columns only ever widen as rows come; a new plan needs fresh columns to narrow.
@@ -499,7 +498,17 @@ class PanelView(Vertical):
             pending, self._pending = self._pending, None
             self.show(*pending)
 
-    def _set_line(self, line: Static, text: str) -> None:
+    def _set_line(self, kind: str, text: str) -> None:
+        """Show ``text`` in the panel's caption (above the rows) or note (below them)."""
+        line = self._line_widgets.get(kind)
+        if line is None:
+            if not text:
+                return
+            line = self._line_widgets[kind] = Static(classes=kind)
+            if kind == "caption":
+                self.mount(line, before=self._table)
+            else:
+                self.mount(line)
         line.display = bool(text)
         if text:
             self._update(line, text)
