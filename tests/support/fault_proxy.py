@@ -69,6 +69,13 @@ class _Faulting(BaseHTTPRequestHandler):
         pass
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        pass  # a client gone mid-request (a viewer's connection dropped by a fault) is expected
+
+
 @contextmanager
 def fault_proxy(port: int, faults: Path) -> Iterator[str]:
     """The proxy's URL, forwarding to the stock server on ``port`` (loopback) unless
@@ -76,8 +83,7 @@ def fault_proxy(port: int, faults: Path) -> Iterator[str]:
     bound = type(
         "Handler", (_Faulting,), {"upstream": ("127.0.0.1", port), "faults": Faults(faults)}
     )
-    server = ThreadingHTTPServer(("127.0.0.1", 0), bound)
-    server.daemon_threads = True
+    server = _Server(("127.0.0.1", 0), bound)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
