@@ -16,9 +16,17 @@ No bound is a wall-clock guess for one machine: how long a poll takes is measure
 answered a state machine listing in 9.6 s), and so are the event loop's stalls and the prober's
 pace (a row is judged lost only against the prober's first look after the viewer's).
 
-    python -m tests.soak --minutes 30 [--seed N] [--app-lab ev04 | --no-app] [--busy N]
+    python -m tests.soak --minutes 30 [--seed N] [--app-lab ev04 | --no-app] [--busy N] [--stock]
 
 ``--busy N`` runs N CPU-burning processes beside it, to measure recovery on a busy machine.
+
+``--stock`` soaks a polled backend instead: a stock moto server (no change feed), the viewers
+behind a proxy that injects the same faults (tests/support/fault_proxy.py) plus refused
+connections, the server itself killed or stopped and started again on its port (empty: stock
+moto keeps its state in memory). There a panel is back when it is fresh (its last read
+answered), and the bound is one poll interval + 1 s: the pacing that applies as the fault clears
+(quiet.py: the active ceiling while the lab moves, the idle one when it does not; never less than
+the local backoff a failing poller retries at), plus the event loop's stalls.
 
 Prints the figures; exits 1 on any violation.
 """
@@ -52,20 +60,26 @@ from awsview.core import render
 from awsview.labs.player import LabPlayer
 from awsview.model.snapshot import Health
 from awsview.model.state import LabState
-from awsview.polling.scheduler import Scheduler
+from awsview.polling.quiet import ACTIVE_CEILING_S, IDLE_CEILING_S
+from awsview.polling.scheduler import LOCAL_MAX_BACKOFF_S, Scheduler
 
 try:
     from tests.support.emulator import RunningEmulator  # `python -m tests.soak` from the checkout
+    from tests.support.fault_proxy import fault_proxy
     from tests.support.processes import burning
+    from tests.support.stock_moto import StockMoto
 except ImportError:
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from tests.support.emulator import RunningEmulator
+    from tests.support.fault_proxy import fault_proxy
     from tests.support.processes import burning
+    from tests.support.stock_moto import StockMoto
 
 PREFIX = "labex-"
 LABS = ("q05", "ev04", "ev05")
 CHECK_EVERY_S = 0.5
 RECOVERY_BOUND_S = 5.0  # every panel live again this soon after a fault cleared
+POLLED_SLACK_S = 1.0  # polled backend: every panel fresh within one poll interval and this
 RECOVERY_STEP_S = 0.1  # how often recovery is looked at after a fault cleared
 CALL_SLACK_S = 3.0  # how long before its snapshot a "does not exist" answer may have been given
 CONTAINER = "<the resource itself>"
@@ -441,6 +455,7 @@ class Report:
     yardstick_ms: float = 0.0  # a plain emulator call (ListQueues), median, quiet start
     sweep_s: list[float] = field(default_factory=list)  # the prober's sweeps
     busy: int = 0  # CPU-burning processes run beside the soak
+    stock: bool = False  # a polled backend (stock moto behind a faulting proxy)
 
     @property
     def checking_s(self) -> float:
@@ -468,8 +483,19 @@ class Report:
                 if k.startswith(f"{kind}/")
             )
             kinds.append(f"{kind} {self.faults[kind]}" + (f" ({detail})" if detail else ""))
+        back = (
+            f"every panel fresh again (n={len(self.recoveries)}"
+            if self.stock
+            else f"every panel live again (n={len(self.recoveries)}"
+        )
+        bound = (
+            f"one poll interval + {POLLED_SLACK_S:.0f} s + event loop lag since the fault cleared"
+            if self.stock
+            else f"{RECOVERY_BOUND_S:.0f} s + event loop lag since the fault cleared"
+        )
         lines = [
-            f"AWS View fault soak: {self.seconds:.0f} s"
+            f"AWS View fault soak{' (stock moto, polled)' if self.stock else ''}:"
+            f" {self.seconds:.0f} s"
             + (
                 f" (ran {self.ran_s:.0f} s to inject its minimum of faults)"
                 if self.ran_s > self.seconds + 1
@@ -492,12 +518,11 @@ class Report:
             f"{max(self.sweep_s, default=0):.2f} s; "
             f"longest poll after a fault cleared p50 / max {_q(self.polls_after, 0.5):.2f} / "
             f"{max(self.polls_after, default=0):.2f} s",
-            "recovery after a fault cleared, every panel live again "
-            f"(n={len(self.recoveries)}, {self.censored} cut off by the"
+            f"recovery after a fault cleared, {back}, {self.censored} cut off by the"
             f" end): p50 {pct(0.5):.2f} s, p95 {pct(0.95):.2f} s, max "
             f"{max(self.recoveries, default=0):.2f}"
-            f" s; bound {RECOVERY_BOUND_S:.0f} s + event loop lag since the fault cleared: max "
-            f"{max(self.bounds, default=0):.1f} s"
+            f" s; bound {bound}: min / max "
+            f"{min(self.bounds, default=0):.1f} / {max(self.bounds, default=0):.1f} s"
             + (f"; {self.busy} CPU-burning processes beside it" if self.busy else ""),
             "snapshots their poller stopped revisiting (a finding, not counted): "
             f"{len(self.orphans)}"
@@ -523,14 +548,22 @@ class Report:
 
 class Soak:
     def __init__(
-        self, seconds: float, seed: int, app_lab: str | None, log=print, min_faults: int = 0
+        self,
+        seconds: float,
+        seed: int,
+        app_lab: str | None,
+        log=print,
+        min_faults: int = 0,
+        stock: bool = False,
     ):
         self.seconds = seconds
+        self.stock = stock
+        self.moto: StockMoto | None = None
         self.min_faults = min_faults  # a short run goes on until it injected this many (up to 3×)
         self.rng = random.Random(seed)
         self.app_lab = app_lab
         self.log = log
-        self.report = Report(seconds, seed, app_lab or "off")
+        self.report = Report(seconds, seed, app_lab or "off", stock=stock)
         self.viewers: list[Viewer] = []
         self.pending: list[Pending] = []
         self.emulator: RunningEmulator | None = None
@@ -546,10 +579,19 @@ class Soak:
         began = time.monotonic()
         self.deadline = began + self.seconds + 600  # set again once everything runs
         state = Path(tempfile.mkdtemp(prefix="awsview-soak-"))
-        self.emulator = RunningEmulator(state_dir=state).start()
-        self.up.set()
         self.faults = state / "faults.json"
-        self.prober = Prober(self.emulator.endpoint_url)
+        outer = AsyncExitStack()
+        if self.stock:
+            self.moto = StockMoto()
+            outer.callback(self.moto.stop)
+            self.backend_url = self.moto.url
+            self.viewer_url = outer.enter_context(fault_proxy(self.moto.port, self.faults))
+        else:
+            self.emulator = RunningEmulator(state_dir=state).start()
+            outer.callback(self.emulator.stop)
+            self.backend_url = self.viewer_url = self.emulator.endpoint_url
+        self.up.set()
+        self.prober = Prober(self.backend_url)
         self.report.yardstick_ms = self.prober.yardstick()
         self.prober.start()
         loop = asyncio.get_running_loop()
@@ -562,7 +604,7 @@ class Soak:
         lab.start()
         try:
             async with AsyncExitStack() as stack:
-                target = Target(endpoint_url=self.emulator.endpoint_url)
+                target = Target(endpoint_url=self.viewer_url)
                 for name in (*LABS, "generic"):  # one viewer per lab, and one of all labex-*
                     profile = (
                         labspec.generic_spec(PREFIX) if name == "generic" else labspec.load(name)
@@ -597,7 +639,7 @@ class Soak:
             self.report.trace = list(self.prober.trace)
             self.report.sweep_s = [sweep.end - sweep.start for sweep in self.prober.sweeps]
             self._clear_faults()
-            self.emulator.stop()
+            await outer.aclose()
             lab.join(timeout=1)  # a step in flight fails fast now; the thread is a daemon anyway
             if self.report.crashes or self.report.violations:
                 self.report.kept = str(state)  # the emulator's log and journal, to look into
@@ -648,6 +690,8 @@ class Soak:
         while not self._done_injecting():
             if not deck:  # every kind once per deck, in a random order, so short runs see them all
                 deck = ["restart", "throttle", "credentials", "delete", "slow"]
+                if self.stock:
+                    deck.append("refuse")
                 self.rng.shuffle(deck)
             kind = deck.pop()
             if kind == "delete":
@@ -695,6 +739,8 @@ class Soak:
             config: dict[str, Any]
             if kind == "throttle":
                 config = {"throttle": round(self.rng.uniform(0.3, 1.0), 2)}
+            elif kind == "refuse":
+                config = {"refuse": True}
             elif kind == "credentials":
                 which = self.rng.choice(("expired", "invalid"))
                 config = {"credentials": which}
@@ -713,6 +759,7 @@ class Soak:
         cleared = time.monotonic()
         cleared_at = time.time()
         backoff = 0.0
+        interval = self._poll_interval()
         self.report.lag_since_fault = 0.0
         WatchedScheduler.slowest = 0.0  # polls ending from now on, those in flight included
         while True:
@@ -722,7 +769,11 @@ class Soak:
             poll = WatchedScheduler.longest_poll()
             # A stalled event loop (a busy machine) delays every poll alike: it is slack, not a
             # fault.
-            bound = RECOVERY_BOUND_S + self.report.lag_since_fault + RECOVERY_STEP_S
+            bound = (
+                (interval + POLLED_SLACK_S if self.stock else RECOVERY_BOUND_S)
+                + self.report.lag_since_fault
+                + RECOVERY_STEP_S
+            )
             if not waiting:
                 self.report.recoveries.append(took)
                 self.report.bounds.append(bound)
@@ -733,7 +784,8 @@ class Soak:
                 return
             if took > bound:
                 self.report.violate(
-                    f"{kind}: not recovered {took:.1f} s after the fault cleared (backoff"
+                    f"{kind}: not recovered {took:.1f} s after the fault cleared (bound"
+                    f" {bound:.1f} s, backoff"
                     f" in effect {backoff:.1f} s, longest poll {poll:.1f} s, event loop lag"
                     f" {self.report.lag_since_fault:.1f} s): " + ", ".join(sorted(waiting)[:6])
                 )
@@ -748,6 +800,14 @@ class Soak:
 
     def _trace(self, what: str) -> None:
         self.prober.trace.append((time.time(), what))
+
+    def _poll_interval(self) -> float:
+        """Polled: how long a panel may wait for its next read as a fault clears — the pacing
+        that applies then (quiet.py: the active ceiling while a viewer's lab moves, the idle one
+        when none does), and never less than the local backoff a failing poller retries at."""
+        moving = any(v.model.recently_changed() for v in self.viewers)
+        pacing = ACTIVE_CEILING_S if moving else IDLE_CEILING_S
+        return max(pacing, LOCAL_MAX_BACKOFF_S, self._backoff_in_effect())
 
     def _backoff_in_effect(self) -> float:
         schedulers = [v.scheduler for v in self.viewers if v.scheduler is not None]
@@ -766,7 +826,9 @@ class Soak:
                 if viewer.scheduler is not None and viewer.scheduler.left_behind(s, cleared_at):
                     self.report.orphans.add(f"{viewer.name} {key} ({s.health.value})")
             for p in render.panels(viewer.model, viewer.profile):
-                if p.health in ("absent", "none") or (p.health == "ok" and p.freshness == "live"):
+                if p.health in ("absent", "none") or (
+                    p.health == "ok" and (self.stock or p.freshness == "live")
+                ):
                     continue
                 waiting.add(
                     f"{viewer.name} {p.name}{':' if p.subject else ''}{p.subject}: {p.freshness}"
@@ -782,6 +844,13 @@ class Soak:
         self.faults.unlink(missing_ok=True)
 
     def _stop_emulator(self, how: str) -> None:
+        if self.moto is not None:
+            if how == "kill":
+                self.moto.process.kill()
+                self.moto.process.wait()
+            else:
+                self.moto.stop()
+            return
         process = self.emulator.process
         if how == "kill":
             process.kill()
@@ -795,7 +864,10 @@ class Soak:
         deadline = time.monotonic() + 15
         while True:
             try:
-                self.emulator.start()
+                if self.moto is not None:
+                    self.moto.start_again()
+                else:
+                    self.emulator.start()
                 return
             except RuntimeError:
                 if time.monotonic() > deadline:
@@ -855,7 +927,7 @@ class Soak:
             self.up.wait()
             lab = LABS[index % len(LABS)]
             index += 1
-            player = LabPlayer(lab, endpoint_url=self.emulator.endpoint_url, log=lambda s: None)
+            player = LabPlayer(lab, endpoint_url=self.backend_url, log=lambda s: None)
             try:
                 self._trace(f"lab {lab} setup")
                 player.setup()
@@ -977,7 +1049,9 @@ class Soak:
             before = viewer.seen.get(key)
             tracked = identities(key, s.data) if s.health in (Health.OK, Health.STALE) else None
             new = before is None or s.fetched_at != before.fetched_at
-            if s.health is Health.ABSENT and new and key not in ("timeline", "checkpoints"):
+            # Derived panels, and the journal a stock server has not (the prober cannot judge).
+            unjudged = ("timeline", "checkpoints") + (("journal",) if self.stock else ())
+            if s.health is Health.ABSENT and new and key not in unjudged:
                 self._suspect(
                     viewer,
                     key,
@@ -1015,7 +1089,13 @@ class Soak:
                             f" (started {e.started:%H:%M:%S}, the one that exists started"
                             f" {_clock(truth)})"
                         )
-            if key.startswith("history:") and s.data is not None and s.data.history.events:
+            # Stock moto's histories are canned (their events dated 2020): nothing to judge.
+            if (
+                not self.stock
+                and key.startswith("history:")
+                and s.data is not None
+                and s.data.history.events
+            ):
                 first = s.data.history.events[0].timestamp
                 truth = self.prober.started(key.split(":", 1)[1], now - 3.0)
                 if truth is not None and first is not None and first.timestamp() < truth - 1:
@@ -1101,9 +1181,10 @@ async def soak(
     app_lab: str | None = "ev04",
     log=print,
     min_faults: int = 0,
+    stock: bool = False,
 ) -> Report:
     seed = random.randrange(1 << 30) if seed is None else seed
-    return await Soak(seconds, seed, app_lab, log, min_faults).run()
+    return await Soak(seconds, seed, app_lab, log, min_faults, stock).run()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -1117,10 +1198,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--busy", type=int, default=0, metavar="N", help="N CPU-burning processes beside it"
     )
+    parser.add_argument(
+        "--stock",
+        action="store_true",
+        help="a stock moto server (polled, no change feed) behind a faulting proxy",
+    )
     args = parser.parse_args(argv)
     with burning(args.busy):
         report = asyncio.run(
-            soak(args.minutes * 60, args.seed, None if args.no_app else args.app_lab)
+            soak(
+                args.minutes * 60,
+                args.seed,
+                None if args.no_app else args.app_lab,
+                stock=args.stock,
+            )
         )
     report.busy = args.busy
     print(report.text())

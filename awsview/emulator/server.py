@@ -149,7 +149,10 @@ def start(
     trust = trust or Trust.make(host)
     if trust.token is None and not is_loopback(host):
         raise EmulatorError(f"listening on {host} needs a token (set AWSVIEW_TOKEN)")
-    # Bind before importing moto: a busy port should fail fast with a clear message.
+    # Bind before importing moto: a busy port should fail fast with a clear message. Listen only
+    # once it can answer (below): a client that connected while moto loads (seconds on a busy
+    # machine) waited in the backlog, unanswered, up to its read timeout, where a refused
+    # connection is retried at once by its caller.
     try:
         listener = _listen(host, port)
     except OSError as exc:
@@ -237,6 +240,14 @@ def start(
 
     server.RequestHandlerClass = portal.keeping_the_token(MotoRequestHandler)
     emulator._server = server
+    try:
+        listener.listen(128)
+    except OSError as exc:  # another one bound the port meanwhile, and listened first
+        server.server_close()
+        listener.close()
+        raise EmulatorError(
+            f"cannot listen on {host}:{bound_port}: {exc.strerror or exc}"
+        ) from None
     emulator._poller = SqsPoller(emulator._runtime, sqs_batches_in_flight or MAX_BATCHES_IN_FLIGHT)
     emulator._poller.start()
     emulator._collector = _ShortCollections()
@@ -296,7 +307,6 @@ def _listen(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((host, port))
-        sock.listen(128)
     except OSError:
         sock.close()
         raise

@@ -122,6 +122,12 @@ def healthy(snapshot: Snapshot[Any] | None) -> bool:
     return snapshot is not None and snapshot.health is Health.OK
 
 
+def failing(snapshot: Snapshot[Any]) -> bool:
+    """True when the read that made ``snapshot`` got no answer (its last good data, if any, is
+    kept): it says nothing of whether the resource changed."""
+    return snapshot.health in (Health.STALE, Health.ERROR)
+
+
 async def unless_deleted(call: Awaitable[Any]) -> Any:
     """The answer of a call about one listed item, or None if it was deleted since the listing.
 

@@ -77,10 +77,13 @@ class Quiet:
             return True
         return time.monotonic() >= state.read_at + self.wait(name, model, ceiling)
 
-    def read(self, name: str, changed: bool) -> None:
-        """``name`` was just read: ``changed`` says whether it differed from the read before."""
+    def read(self, name: str, changed: bool, failed: bool = False) -> None:
+        """``name`` was just read: ``changed`` says whether it differed from the read before,
+        ``failed`` that the read got no answer about it. A failure is no news of the resource:
+        it must not make it wait longer, or its panel stays stale for up to a ceiling after the
+        endpoint answers again (how often a failing poller retries is its backoff's business)."""
         state = self._states.setdefault(name, _State())
-        state.quiet = 0 if changed else state.quiet + 1
+        state.quiet = 0 if changed or failed else state.quiet + 1
         state.read_at = time.monotonic()
         state.jitter = random.uniform(1 - JITTER, 1 + JITTER)
 

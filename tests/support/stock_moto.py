@@ -31,8 +31,8 @@ class StockMoto:
                 if attempt == 2 or "exited" not in str(exc):
                     raise
 
-    def _start(self, cwd: Path | None, timeout: float) -> None:
-        self.port = free_port()
+    def _start(self, cwd: Path | None, timeout: float, port: int | None = None) -> None:
+        self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process = subprocess.Popen(
             [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
@@ -55,6 +55,11 @@ class StockMoto:
 
     def stop(self) -> None:
         stop_process(self.process)
+
+    def start_again(self, timeout: float = 60.0) -> None:
+        """Started again on its port, after a stop or a kill (empty: stock moto keeps its state
+        in memory)."""
+        self._start(None, timeout, self.port)
 
 
 def client(url: str, service: str) -> Any:

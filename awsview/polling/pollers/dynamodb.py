@@ -45,7 +45,7 @@ from awsview.model.items import diff_items, item_to_plain
 from awsview.model.resources import Table
 from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabState
-from awsview.polling.base import Poller, listed
+from awsview.polling.base import Poller, failing, listed
 from awsview.polling.quiet import IDLE_CEILING_S, LISTING_CEILING_S, Quiet
 
 TABLE = keys.TABLE  # key: table:<name>
@@ -118,7 +118,9 @@ class TablePoller(Poller):
             before is None or only is not None or self._listing.due(TABLES, model)
         ):
             listing = await self.fetch(model, TABLES, lambda: self._list(conn))
-            self._listing.read(TABLES, before is None or listing.data != before.data)
+            self._listing.read(
+                TABLES, before is None or listing.data != before.data, failed=failing(listing)
+            )
             snapshots.append(listing)
             names, gone = listed(model, TABLE, listing)
             for name in gone:
@@ -157,7 +159,11 @@ class TablePoller(Poller):
         for name, snapshot in zip(due, read):
             if snapshot.health is not Health.OK:  # not found (or failing): as it was, or not
                 previous = model.get(f"{TABLE}:{name}")
-                self._quiet.read(name, previous is None or previous.health is not snapshot.health)
+                self._quiet.read(
+                    name,
+                    previous is None or previous.health is not snapshot.health,
+                    failed=failing(snapshot),
+                )
         return snapshots + list(read)
 
     def quiet_wait(self, name: str, model: LabState) -> float:

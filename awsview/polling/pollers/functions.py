@@ -9,7 +9,7 @@ from awsview.model import keys
 from awsview.model.resources import Function, Mapping
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabState
-from awsview.polling.base import Poller
+from awsview.polling.base import Poller, failing
 from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 FUNCTIONS = keys.FUNCTIONS
@@ -37,7 +37,11 @@ class FunctionPoller(Poller):
         ):
             return []
         snapshot = await self.fetch(model, FUNCTIONS, lambda: self._functions(conn))
-        self._quiet.read(FUNCTIONS, previous is None or snapshot.data != previous.data)
+        self._quiet.read(
+            FUNCTIONS,
+            previous is None or snapshot.data != previous.data,
+            failed=failing(snapshot),
+        )
         return [snapshot]
 
     async def refresh(

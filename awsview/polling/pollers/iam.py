@@ -12,7 +12,7 @@ from awsview.model import keys
 from awsview.model.resources import PolicyGrant, Role
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabState
-from awsview.polling.base import Poller, unless_deleted
+from awsview.polling.base import Poller, failing, unless_deleted
 from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 ROLES = keys.ROLES
@@ -83,7 +83,9 @@ class RolePoller(Poller):
         if previous is not None and not self._quiet.due(ROLES, model):
             return []
         snapshot = await self.fetch(model, ROLES, lambda: self._roles(conn))
-        self._quiet.read(ROLES, previous is None or snapshot.data != previous.data)
+        self._quiet.read(
+            ROLES, previous is None or snapshot.data != previous.data, failed=failing(snapshot)
+        )
         return [snapshot]
 
     async def refresh(

@@ -14,7 +14,7 @@ from awsview.model.loglines import classify, split_event
 from awsview.model.resources import LogEntry, LogFeed
 from awsview.model.snapshot import Snapshot
 from awsview.model.state import LabState
-from awsview.polling.base import Absent, Poller, listed
+from awsview.polling.base import Absent, Poller, failing, listed
 from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 LOGS = keys.LOGS  # key: logs:<group>
@@ -77,7 +77,11 @@ class LogPoller(Poller):
             before = model.get("log_groups")
             if before is None or only is not None or self._listing.due("log_groups", model):
                 listing = await self.fetch(model, "log_groups", lambda: self._groups(conn))
-                self._listing.read("log_groups", before is None or listing.data != before.data)
+                self._listing.read(
+                    "log_groups",
+                    before is None or listing.data != before.data,
+                    failed=failing(listing),
+                )
                 snapshots.append(listing)
                 groups, gone = listed(model, LOGS, listing)
                 for group in gone:
@@ -108,6 +112,7 @@ class LogPoller(Poller):
                 or snapshot.health is not before.health
                 or getattr(snapshot.data, "events_seen", None)
                 != getattr(before.data, "events_seen", None),
+                failed=failing(snapshot),
             )
         return snapshots + list(read)
 

@@ -19,7 +19,7 @@ from awsview.model.history import parse_history
 from awsview.model.resources import Execution, History, StateMachine
 from awsview.model.snapshot import Health, Snapshot
 from awsview.model.state import LabState
-from awsview.polling.base import Poller, unless_deleted
+from awsview.polling.base import Poller, failing, unless_deleted
 from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 MACHINES = keys.STATE_MACHINES
@@ -100,7 +100,11 @@ class StateMachinePoller(Poller):
 
         previous = model.get(MACHINES)
         snapshot = await self.fetch(model, MACHINES, fetch)
-        self._quiet.read(MACHINES, previous is None or snapshot.data != previous.data)
+        self._quiet.read(
+            MACHINES,
+            previous is None or snapshot.data != previous.data,
+            failed=failing(snapshot),
+        )
         return [snapshot]
 
     async def _describe(self, conn: Connection, entry: dict[str, Any]) -> StateMachine:
@@ -151,7 +155,11 @@ class ExecutionPoller(Poller):
             snapshot = await self.fetch(
                 model, key, lambda m=machine: self._executions(conn, m, model)
             )
-            self._quiet.read(key, previous is None or snapshot.data != previous.data)
+            self._quiet.read(
+                key,
+                previous is None or snapshot.data != previous.data,
+                failed=failing(snapshot),
+            )
             snapshots.append(snapshot)
         live = {f"{EXECUTIONS}:{m.name}" for m in machines}
         self._quiet.keep(live)
@@ -372,6 +380,7 @@ class HistoryPoller(Poller):
                 not known
                 or snapshot.data is None
                 or snapshot.data.history is not previous.data.history,
+                failed=failing(snapshot),
             )
             snapshots.append(snapshot)
         return snapshots
