@@ -161,6 +161,19 @@ class ExecutionPoller(Poller):
                 failed=failing(snapshot),
             )
             snapshots.append(snapshot)
+            if snapshot.health is Health.OK and snapshot.data is not None:
+                # This machine's listing answered: the histories of its executions that are no
+                # longer listed go now (a server restarted empty), not once every other
+                # machine's listing answered too.
+                listed_arns = {e.arn for e in snapshot.data}
+                model.drop(
+                    [
+                        s.key
+                        for s in model.with_prefix(f"{HISTORY}:")
+                        if _machine_of(s.key.split(":", 1)[1]) == machine.name
+                        and s.key.split(":", 1)[1] not in listed_arns
+                    ]
+                )
         live = {f"{EXECUTIONS}:{m.name}" for m in machines}
         self._quiet.keep(live)
         gone = [s.key for s in model.with_prefix(f"{EXECUTIONS}:") if s.key not in live]
