@@ -885,7 +885,7 @@ def run(opts: summary.Options, only: str | None, one_process: bool) -> None:
         rows += section
     if wanted("stock"):
         log("stock moto server (no change feed): AWS View polls it")
-        stock = asyncio.run(stock_phase(settings["stock_samples"], log))
+        stock = asyncio.run(stock_phase(settings["idle_s"], settings["stock_samples"], log))
         details(stock)
         section = stock_rows(stock)
         summary.save(opts, "stock", _six(section))
