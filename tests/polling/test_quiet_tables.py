@@ -12,6 +12,7 @@ from awsview.model.state import LabState
 from awsview.polling.pollers.dynamodb import TablePoller
 from awsview.polling.quiet import ACTIVE_CEILING_S as QUIET_MAX_S
 from awsview.polling.quiet import PACED
+from tests.support.helpers import create_table
 from tests.support.stock_moto import client
 
 TABLE = "cost-q-orders"
@@ -19,12 +20,7 @@ TABLE = "cost-q-orders"
 
 async def test_a_quiet_table_is_read_less_often_and_a_change_still_shows(stock_moto_url):
     ddb = client(stock_moto_url, "dynamodb")
-    ddb.create_table(
-        TableName=TABLE,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_table(ddb, TABLE)
     ddb.put_item(TableName=TABLE, Item={"id": {"S": "a"}})
     PACED.set(True)  # polled as in a scheduler's loop (a one-off read reads everything)
     model = LabState()
@@ -64,12 +60,7 @@ async def test_an_unpaced_scheduler_reads_a_quiet_table_every_round(stock_moto_u
     from awsview.polling.scheduler import Scheduler
 
     ddb = client(stock_moto_url, "dynamodb")
-    ddb.create_table(
-        TableName=TABLE,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
-    )
+    create_table(ddb, TABLE)
     spec = labspec.generic_spec("cost-q-")
     async with Connection(Target(endpoint_url=stock_moto_url)) as conn:
         conn.limiter.scale = 1e9  # no read-unit waits: only the pacing could hold a read back

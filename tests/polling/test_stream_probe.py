@@ -13,6 +13,7 @@ from awsview.model.state import LabState
 from awsview.polling.pollers.dynamodb import TablePoller
 from awsview.polling.pollers.streams import StreamPoller
 from awsview.polling.quiet import PACED
+from tests.support.helpers import create_table
 from tests.support.stock_moto import client
 
 TABLE = "cost-s-orders"
@@ -21,11 +22,9 @@ WINDOW_S = 8.0
 
 async def test_a_table_with_a_followed_stream_is_scanned_when_its_stream_moves(stock_moto_url):
     ddb = client(stock_moto_url, "dynamodb")
-    ddb.create_table(
-        TableName=TABLE,
-        KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-        AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-        BillingMode="PAY_PER_REQUEST",
+    create_table(
+        ddb,
+        TABLE,
         StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
     )
     ddb.put_item(TableName=TABLE, Item={"id": {"S": "a"}})

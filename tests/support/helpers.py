@@ -81,12 +81,15 @@ def invoke(lam: Any, name: str, payload: Any) -> tuple[str | None, Any]:
     return response.get("FunctionError"), json.loads(response["Payload"].read())
 
 
-def create_table(ddb: Any, name: str, key: str = "id") -> None:
+def create_table(ddb: Any, name: str, key: str = "id", **options: Any) -> None:
+    """An on-demand table keyed by the string ``key``; ``options`` go to CreateTable as they are
+    (a StreamSpecification)."""
     ddb.create_table(
         TableName=name,
         KeySchema=[{"AttributeName": key, "KeyType": "HASH"}],
         AttributeDefinitions=[{"AttributeName": key, "AttributeType": "S"}],
         BillingMode="PAY_PER_REQUEST",
+        **options,
     )
 
 

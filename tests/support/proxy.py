@@ -19,30 +19,41 @@ class Intercepting(BaseHTTPRequestHandler):
         """(status, content type, body) to answer with instead of the upstream; None forwards."""
         return None
 
-    def _handle(self) -> None:
+    def body(self) -> bytes:
         length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
-        answer = self.intercept(body)
-        if answer is not None:
-            status, content_type, data = answer
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-        else:
-            connection = http.client.HTTPConnection(*self.upstream, timeout=30)
-            headers = {
-                k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")
-            }
-            connection.request(self.command, self.path, body=body or None, headers=headers)
-            response = connection.getresponse()
-            data = response.read()
-            connection.close()
-            self.send_response(response.status)
-            for name, value in response.getheaders():
-                if name.lower() not in ("transfer-encoding", "connection", "content-length"):
-                    self.send_header(name, value)
+        return self.rfile.read(length) if length else b""
+
+    def forward(self, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        """The upstream's answer to this request (raises OSError when it takes none)."""
+        connection = http.client.HTTPConnection(*self.upstream, timeout=30)
+        headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "connection")}
+        connection.request(self.command, self.path, body=body or None, headers=headers)
+        response = connection.getresponse()
+        data = response.read()
+        connection.close()
+        kept = [
+            (name, value)
+            for name, value in response.getheaders()
+            if name.lower() not in ("transfer-encoding", "connection", "content-length")
+        ]
+        return response.status, kept, data
+
+    def answer(self, status: int, headers: list[tuple[str, str]], data: bytes) -> None:
+        self.send_response(status)
+        for name, value in headers:
+            self.send_header(name, value)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def _handle(self) -> None:
+        body = self.body()
+        answer = self.intercept(body)
+        if answer is not None:
+            status, content_type, data = answer
+            self.answer(status, [("Content-Type", content_type)], data)
+        else:
+            self.answer(*self.forward(body))
 
     do_GET = do_POST = do_PUT = do_DELETE = _handle
 
@@ -51,10 +62,8 @@ class Intercepting(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def proxy(handler: type[Intercepting], port: int) -> Iterator[str]:
-    """The proxy's URL, forwarding to the emulator on ``port`` (loopback)."""
-    bound = type("Handler", (handler,), {"upstream": ("127.0.0.1", port)})
-    server = ThreadingHTTPServer(("127.0.0.1", 0), bound)
+def serving(server: ThreadingHTTPServer) -> Iterator[str]:
+    """``server`` serving on a thread of its own for the block: its URL."""
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -62,3 +71,11 @@ def proxy(handler: type[Intercepting], port: int) -> Iterator[str]:
     finally:
         server.shutdown()
         server.server_close()
+
+
+@contextmanager
+def proxy(handler: type[Intercepting], port: int) -> Iterator[str]:
+    """The proxy's URL, forwarding to the emulator on ``port`` (loopback)."""
+    bound = type("Handler", (handler,), {"upstream": ("127.0.0.1", port)})
+    with serving(ThreadingHTTPServer(("127.0.0.1", 0), bound)) as url:
+        yield url
