@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from awsview.aws.session import Connection
@@ -165,14 +165,9 @@ class ExecutionPoller(Poller):
                 # This machine's listing answered: the histories of its executions that are no
                 # longer listed go now (a server restarted empty), not once every other
                 # machine's listing answered too.
-                listed_arns = {e.arn for e in snapshot.data}
+                arns, mine = {e.arn for e in snapshot.data}, machine.name
                 model.drop(
-                    [
-                        s.key
-                        for s in model.with_prefix(f"{HISTORY}:")
-                        if _machine_of(s.key.split(":", 1)[1]) == machine.name
-                        and s.key.split(":", 1)[1] not in listed_arns
-                    ]
+                    _histories(model, lambda a, m=mine, k=arns: _machine_of(a) == m and a not in k)
                 )
         live = {f"{EXECUTIONS}:{m.name}" for m in machines}
         self._quiet.keep(live)
@@ -183,14 +178,7 @@ class ExecutionPoller(Poller):
             # histories go with them (an execution ARN names its machine), even if the history
             # reader is not asked again (it is, only once its inputs change).
             names = {m.name for m in machines}
-            model.drop(
-                gone
-                + [
-                    s.key
-                    for s in model.with_prefix(f"{HISTORY}:")
-                    if _machine_of(s.key.split(":", 1)[1]) not in names
-                ]
-            )
+            model.drop(gone + _histories(model, lambda arn: _machine_of(arn) not in names))
         return snapshots
 
     async def refresh(
@@ -353,13 +341,7 @@ class HistoryPoller(Poller):
             # Executions are known to be gone only after every listing succeeded: then their
             # histories go too, so a rerun under the same names never shows the earlier run.
             live = {e.arn for e in executions}
-            model.drop(
-                [
-                    s.key
-                    for s in model.with_prefix(f"{HISTORY}:")
-                    if s.key.split(":", 1)[1] not in live
-                ]
-            )
+            model.drop(_histories(model, lambda arn: arn not in live))
         snapshots = []
         followed = executions[:MAX_HISTORIES]
         self._quiet.keep({e.arn for e in followed})
@@ -451,3 +433,8 @@ def _machine_of(execution_arn: str) -> str:
     """The state machine's name in an execution ARN (arn:…:execution:MACHINE:NAME)."""
     parts = execution_arn.split(":")
     return parts[-2] if len(parts) >= 2 else ""
+
+
+def _histories(model: LabState, gone: Callable[[str], bool]) -> list[str]:
+    """The keys of the histories ``model`` holds whose execution ARN ``gone`` says is gone."""
+    return [s.key for s in model.with_prefix(f"{HISTORY}:") if gone(s.key.split(":", 1)[1])]
