@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,11 @@ def shoot(
 
     if output.suffix.lower() not in (".svg", ".png"):
         return fail(f"{output.name}: the file name must end in .svg or .png", EXIT_USAGE)
-    path = asyncio.run(take(target, lab, prefix, size, theme, output))
+    path, missing = asyncio.run(take(target, lab, prefix, size, theme, output))
+    if missing:
+        print(
+            f"awsview screenshot: saved what there was; still waiting for {', '.join(missing)}",
+            file=sys.stderr,
+        )
     print(path)
     return 0
