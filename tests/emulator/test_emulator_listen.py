@@ -41,7 +41,9 @@ _PROBE = textwrap.dedent(
 )
 
 
-def test_a_connection_while_the_emulator_starts_is_refused_not_left_unanswered(tmp_path):
+def test_a_connection_while_the_emulator_starts_is_refused_not_left_unanswered(
+    starts_processes, tmp_path
+):
     port = free_port()
     done = subprocess.run(
         [sys.executable, "-c", _PROBE, str(port), str(tmp_path / "state")],

@@ -182,8 +182,8 @@ async def test_no_switch_in_a_presenter_screen_or_a_replay():
 
 
 async def test_a_switch_to_a_real_account_is_announced_and_a_broken_one_refused(
-    tmp_path, monkeypatch
-):
+    starts_processes, tmp_path, monkeypatch
+):  # the expired profile's credential_process runs `false`
     from awsview.ui.viewer import switching
 
     config = tmp_path / "config"
