@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast lint emulator bench soak clean tools docs screenshots
+.PHONY: demo test test-fast durations lint emulator bench soak clean tools docs screenshots
 
 # uv resolves and downloads in parallel: the venv takes seconds where pip alone takes minutes on a
 # cold index. pip stays the fallback (an index uv cannot reach, a pip.conf it does not read:
@@ -39,13 +39,20 @@ lint: $(STAMP) tools
 
 # Every tier (docs/testing.md), on WORKERS processes: the tests mostly wait on emulators and child
 # processes, so more workers than cores pay (on 2 cores, 4 workers beat 3, and 3 beat 2). A module
-# whose tests share a module fixture stays on one worker (--dist loadgroup). The docs site's strict
-# build (dead links included) comes first. Then the `serial` tests, alone. Exit 5 is "none selected" (a
-# PYTEST_ARGS that picks no serial test), not a failure.
+# whose tests share a module fixture stays on one worker (--dist loadgroup). The longest work goes
+# out first (tests/durations.json; --no-loadscope-reorder keeps that order rather than xdist's
+# most-tests-first). The docs site's strict build (dead links included) comes first. Then the
+# `serial` tests, alone. Exit 5 is "none selected" (a PYTEST_ARGS that picks no serial test), not a
+# failure.
 WORKERS ?= 4
+PARALLEL := -n $(WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" --hypothesis-profile=ci
 test: lint docs
-	$(BIN)/python -m pytest -q -n $(WORKERS) --dist loadgroup -m "not serial" --hypothesis-profile=ci $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q $(PARALLEL) $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -q -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ]
+
+# tests/durations.json again from a run of the parallel tiers (it orders them; it never selects).
+durations: $(STAMP)
+	$(BIN)/python -m pytest -q $(PARALLEL) --store-durations tests/durations.json
 
 # The pure tier only (no emulator, no child process) after the same checks, each generated-input
 # test on a quarter of its examples (tests/support/examples.py; `make test` draws them all). The

@@ -33,9 +33,9 @@ os.environ.update(
 )
 
 # After the environment above (noqa: E402); the tests import these names from here too (F401).
+from tests.support import durations, tiers  # noqa: E402
 from tests.support import examples as _examples  # noqa: E402, F401 (the hypothesis profiles)
 from tests.support import processes as _processes  # noqa: E402
-from tests.support import tiers  # noqa: E402
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: E402, F401
 from tests.support.stock_moto import StockMoto  # noqa: E402
 
@@ -46,12 +46,23 @@ def _interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store-durations",
+        metavar="FILE",
+        help="write each test's duration to FILE (tests/durations.json orders the parallel run)",
+    )
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """SIGTERM (a CI job's timeout, `kill`) stops the run as Ctrl+C does: pytest then tears the
     fixtures down, so no emulator, Lambda worker or `subprocess.run` child outlives the run.
     By default SIGTERM ends the process where it stands and fixture teardown never runs."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
+    store = config.getoption("store_durations")
+    if store and not hasattr(config, "workerinput"):  # the controller gets every report
+        config.pluginmanager.register(durations.Recorder(Path(store)), "store-durations")
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks it adds

@@ -1,22 +1,23 @@
 """A test's tier follows from the fixtures it uses (its whole fixture closure, so a module fixture
 that plays a lab on the `emulator` fixture tiers every test that asks for it):
 
-- ``soak``: marked ``soak`` (long runs under load; always run alone, after the others);
+- ``soak``: marked ``soak`` (long runs under load, which they measure: they run beside the others);
 - ``process``: starts child processes (the CLI, the AWS CLI, tmux, a browser, a wheel build);
 - ``emulator``: talks to an emulator (or a stock moto server) in a process of its own;
 - ``pure``: none of those: code in this interpreter only, a Textual app under ``run_test`` included.
 
 An explicit ``@pytest.mark.process`` / ``emulator`` is the fallback where no fixture shows it.
-Tests that must not share the machine (``serial``, soak included) run after the parallel ones.
+Tests that must not share the machine (``serial``) run after the parallel ones.
 """
 
 from __future__ import annotations
 
 import pytest
 
+from tests.support import durations
+
 EMULATOR_FIXTURES = frozenset({"emulator", "spawn_emulator", "played_lab", "stock_moto"})
 PROCESS_FIXTURES = frozenset({"starts_processes", "awsview", "tmux"})
-ORDER = ("soak", "process", "emulator", "pure")  # heaviest first: the long ones start first
 
 PURE_STARTED_A_PROCESS = (
     "a test tiered `pure` started a process: ask for the fixture that starts it "
@@ -49,25 +50,16 @@ def _shares_a_fixture(item: pytest.Item) -> bool:
 
 
 def mark(items: list[pytest.Item]) -> None:
-    """Marks each item with its tier (and soak ones serial), keeps a module whose tests share a
-    fixture on one xdist worker (unless a test names its own ``xdist_group``), and puts the
-    heaviest modules first so they start first."""
-    weight: dict[str, tuple[int, int]] = {}
+    """Marks each item with its tier, keeps a module whose tests share a fixture on one xdist
+    worker (unless a test names its own ``xdist_group``), and puts the longest work first
+    (tests/support/durations.py) so that it starts first."""
     for item in items:
-        tier = tier_of(item)
-        item.add_marker(tier)
-        if tier == "soak" and not item.get_closest_marker("serial"):
-            item.add_marker("serial")
-        module = item.nodeid.split("::", 1)[0]
+        item.add_marker(tier_of(item))
         # A group the test names itself (a module whose heavy tests need not wait for each other)
         # is kept: their module fixture then starts once in each of its groups.
         if _shares_a_fixture(item) and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(module))
-        # Within a tier, modules with a `slow` test (a whole lab played) first.
-        here = (ORDER.index(tier), 0 if item.get_closest_marker("slow") else 1)
-        weight[module] = min(weight.get(module, here), here)
-    # Stable: a module's tests stay together and in their order, so its fixtures start once.
-    items.sort(key=lambda item: weight[item.nodeid.split("::", 1)[0]])
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+    durations.longest_first(items, tier_of, durations.recorded())
 
 
 PURE_ONLY = frozenset({"pure", "pure and not serial", "pure and serial"})
