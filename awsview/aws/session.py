@@ -170,21 +170,51 @@ class Resolved:
 
 def botocore_session(profile: str | None = None, loader: Any = None) -> Any:
     """A botocore session that resolves as the SDKs do (``AWS_REGION`` included). ``loader``:
-    a botocore data loader to share, whose parsed service models and endpoint rules (several MB
-    per session) are then read once for every session that uses it."""
+    a botocore data loader to share; by default this process's (`shared_loader`)."""
     import botocore.session
 
     session = botocore.session.Session(session_vars=SESSION_VARS, profile=profile)
+    loader = loader if loader is not None else shared_loader(session)
     if loader is not None:
         session.register_component("data_loader", loader)
     return session
 
 
+def aio_session(profile: str | None = None) -> Any:
+    """An aiobotocore session as `botocore_session` makes one, on this process's loader."""
+    from aiobotocore.session import AioSession
+
+    session = AioSession(session_vars=SESSION_VARS, profile=profile)
+    loader = shared_loader(session)
+    if loader is not None:
+        session.register_component("data_loader", loader)
+    return session
+
+
+_LOADERS: dict[str | None, Any] = {}
+
+
+def shared_loader(session: Any) -> Any:
+    """One botocore data loader per process (per data path): the service models and endpoint
+    rules it parses, several MB for the lab's services, are read once for every session that
+    resolves, checks or calls, not once per session. None when the session cannot say its data
+    path (a broken configuration, which resolving then reports): it loads its own."""
+    import botocore.loaders
+
+    try:
+        path = session.get_config_variable("data_path")
+    except Exception:
+        return None
+    if path not in _LOADERS:
+        _LOADERS[path] = botocore.loaders.create_loader(path)
+    return _LOADERS[path]
+
+
 def resolve(target: Target, loader: Any = None) -> Resolved:
     """Profile, region and endpoints as botocore resolves them; raises ConfigError.
 
-    About 0.1 s: it makes one botocore client per service (no request is sent); most of it is
-    reading the service models, which a shared ``loader`` (`botocore_session`) reads once.
+    It makes one botocore client per service (no request is sent); most of that is reading the
+    service models, which the process's loader (`shared_loader`) reads once.
     """
     from botocore.exceptions import BotoCoreError
 
@@ -406,8 +436,6 @@ class Connection:
         return self.resolved.describe() if self.resolved is not None else self.target.describe()
 
     async def __aenter__(self) -> Connection:
-        from aiobotocore.session import AioSession
-
         # botocore reads config files and builds endpoint rules: off the event loop. An endpoint
         # off loopback is local (change feed, journal, wider rate buckets) only if it says it is
         # the emulator.
@@ -429,9 +457,7 @@ class Connection:
                 account = (resolved.profile, resolved.region, resolved.endpoints)
                 self.limiter.share(shared_dir(os.environ[RATE_DIR_ENV], account))
         self._stack = AsyncExitStack()
-        self._session = self._shared_session or AioSession(
-            session_vars=SESSION_VARS, profile=self.target.profile
-        )
+        self._session = self._shared_session or aio_session(self.target.profile)
         if not self.resolved.reaches_aws:
             try:
                 found = await self._session.get_credentials()

@@ -205,14 +205,13 @@ class ClassMonitor:
                 await follow.conn.__aexit__(None, None, None)
 
     def _session(self, profile: str | None) -> Any:
-        """Learners of one profile share an aiobotocore session: its service models are loaded
-        once, not once per learner (they are most of a learner's memory)."""
+        """Learners of one profile share an aiobotocore session (and every profile the process's
+        data loader): the service models are loaded once, not once per learner (they are most
+        of a learner's memory)."""
         if profile not in self._sessions:
-            from aiobotocore.session import AioSession
+            from awsview.aws.session import aio_session
 
-            from awsview.aws.session import SESSION_VARS
-
-            self._sessions[profile] = AioSession(session_vars=SESSION_VARS, profile=profile)
+            self._sessions[profile] = aio_session(profile)
         return self._sessions[profile]
 
     async def _poll(self, follow: _Follow) -> LearnerStatus:
