@@ -295,6 +295,38 @@ def _prepare() -> None:
         return data if data is not None else load_file(self, file_path)
 
     loaders.JSONFileLoader.load_file = handed_once  # type: ignore[method-assign]
+    _remember_registrations()
+
+
+def _remember_registrations() -> None:
+    """Every command registers some 400 event handlers, and botocore checks each handler's
+    signature (``inspect``) and rewrites each event name through its aliases as it does: half
+    of a child's own time. The handlers and names are the same in every child, so the answers
+    are kept from the server's warm-up on (both are pure: a function's signature, a name's
+    aliased form under botocore's fixed aliases)."""
+    import awscli.clidriver
+    from botocore import compat, hooks  # the ones awscli.clidriver uses
+
+    accepts = compat.accepts_kwargs
+    known: dict[object, bool] = {}
+
+    def accepts_once(func):  # type: ignore[no-untyped-def]
+        key = getattr(func, "__func__", func)  # a bound method: its function, not this binding
+        if key not in known:
+            known[key] = accepts(func)
+        return known[key]
+
+    aliased: dict[str, str] = {}
+    init = hooks.EventAliaser.__init__
+
+    def sharing_aliases(self, event_emitter, event_aliases=None):  # type: ignore[no-untyped-def]
+        init(self, event_emitter, event_aliases)
+        if event_aliases is None:  # botocore's own aliases: the same answer in every session
+            self._alias_name_cache = aliased
+
+    hooks.accepts_kwargs = accepts_once
+    hooks.EventAliaser.__init__ = sharing_aliases  # type: ignore[method-assign]
+    awscli.clidriver.create_clidriver()  # the CLI's own registrations, answered once here
 
 
 def _kill(pid: int) -> None:

@@ -129,3 +129,32 @@ def test_without_the_server_the_real_cli_answers(clis, tmp_path: Path):
             timeout=120,
         )
         assert (done.returncode, done.stdout.strip()) == (0, "123456789012"), done.stderr
+
+
+_REGISTRATIONS = """
+import inspect
+import awscli.clidriver
+from awsview.labs import fastcli
+
+calls = []
+original = inspect.getfullargspec
+inspect.getfullargspec = lambda func: calls.append(func) or original(func)
+awscli.clidriver.create_clidriver()
+cold = len(calls)
+fastcli._prepare()
+calls.clear()
+awscli.clidriver.create_clidriver()
+print(cold, len(calls))
+"""
+
+
+def test_a_child_inherits_the_servers_answers_for_the_clis_registrations(starts_processes):
+    """What a command's start spends most of its own time on, each of some 400 event handlers'
+    signatures checked as it registers, is answered in the server once for the handlers that
+    are the same functions in every child: a child's driver checks only the others."""
+    done = subprocess.run(
+        [sys.executable, "-c", _REGISTRATIONS], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    cold, warm = (int(n) for n in done.stdout.split())
+    assert cold > 300 and warm < cold / 2, (cold, warm)
