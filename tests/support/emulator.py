@@ -44,6 +44,7 @@ class RunningEmulator:
     token: str | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
     preexec: Callable[[], None] | None = None  # run in the child before it starts (limits)
+    forked: bool = True  # False: a plain process, as a user starts it (a benchmark's yardstick)
 
     @property
     def access_key_id(self) -> str:
@@ -69,8 +70,8 @@ class RunningEmulator:
             env["AWSVIEW_TOKEN"] = self.token
         argv = self.command()
         # Forked from a server that has imported the emulator once (tests/support/forkserver.py),
-        # unless the child needs a preexec of its own or the server cannot be had.
-        forked = forkserver.spawn(argv, env) if self.preexec is None else None
+        # unless asked not to, the child needs a preexec of its own or the server cannot be had.
+        forked = forkserver.spawn(argv, env) if self.forked and self.preexec is None else None
         self.process = forked or subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
