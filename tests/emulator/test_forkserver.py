@@ -67,7 +67,8 @@ def test_a_client_that_goes_away_takes_its_emulator(starts_processes, tmp_path):
     wait_for(lambda: not _alive(pid), GONE_WITHIN_S)
 
 
-# A pytest process's stand-in: starts an emulator, says its pid and its server's, then waits.
+# A pytest process's stand-in: starts an emulator, says its pid, its server's and the server's
+# socket directory, then waits.
 _HOLDER = textwrap.dedent(
     """
     import json, sys, tempfile, time
@@ -76,7 +77,8 @@ _HOLDER = textwrap.dedent(
     from tests.support.emulator import RunningEmulator
 
     running = RunningEmulator(state_dir=Path(tempfile.mkdtemp(dir=sys.argv[1]))).start()
-    print(json.dumps([running.process.pid, forkserver.server().process.pid]), flush=True)
+    server = forkserver.server()
+    print(json.dumps([running.process.pid, server.process.pid, str(server.directory)]), flush=True)
     time.sleep(600)
     """
 )
@@ -91,12 +93,13 @@ def test_kill_9_of_the_pytest_process_leaves_no_emulator(starts_processes, tmp_p
         text=True,
     )
     try:
-        emulator, server = json.loads(holder.stdout.readline())
-        assert _alive(emulator) and _alive(server)
+        emulator, server, directory = json.loads(holder.stdout.readline())
+        assert _alive(emulator) and _alive(server) and Path(directory).is_dir()
     finally:
         holder.kill()
         holder.wait()
     wait_for(lambda: not _alive(emulator) and not _alive(server), GONE_WITHIN_S)
+    wait_for(lambda: not Path(directory).exists(), GONE_WITHIN_S)  # its socket too
 
 
 def test_switched_off_it_starts_a_plain_process(spawn_emulator, tmp_path, monkeypatch):
