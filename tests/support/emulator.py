@@ -13,11 +13,13 @@ from typing import Any
 
 import boto3
 
+from tests.support import forkserver
+
 REGION = "us-east-1"
 CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
 
 
-def stop_process(process: subprocess.Popen) -> None:
+def stop_process(process: subprocess.Popen | forkserver.ForkedProcess) -> None:
     """SIGTERM, ten seconds to go, then SIGKILL."""
     if process.poll() is None:
         process.terminate()
@@ -36,34 +38,42 @@ class RunningEmulator:
 
     state_dir: Path
     port: int = 0
-    process: subprocess.Popen | None = None
+    process: subprocess.Popen | forkserver.ForkedProcess | None = None
     endpoint_url: str = ""
     options: tuple[str, ...] = ()
     token: str | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
     preexec: Callable[[], None] | None = None  # run in the child before it starts (limits)
+    forked: bool = True  # False: a plain process, as a user starts it (a benchmark's yardstick)
 
     @property
     def access_key_id(self) -> str:
         return self.token or CREDENTIALS["aws_access_key_id"]
+
+    def command(self) -> list[str]:
+        return [
+            sys.executable,
+            "-m",
+            "awsview",
+            "emulator",
+            "--port",
+            str(self.port),
+            "--state-dir",
+            str(self.state_dir),
+            *self.options,
+        ]
 
     def start(self) -> RunningEmulator:
         env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.extra_env}
         env.pop("AWSVIEW_TOKEN", None)
         if self.token is not None:
             env["AWSVIEW_TOKEN"] = self.token
-        self.process = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "awsview",
-                "emulator",
-                "--port",
-                str(self.port),
-                "--state-dir",
-                str(self.state_dir),
-                *self.options,
-            ],
+        argv = self.command()
+        # Forked from a server that has imported the emulator once (tests/support/forkserver.py),
+        # unless asked not to, the child needs a preexec of its own or the server cannot be had.
+        forked = forkserver.spawn(argv, env) if self.forked and self.preexec is None else None
+        self.process = forked or subprocess.Popen(
+            argv,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,

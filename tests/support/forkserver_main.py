@@ -1,0 +1,264 @@
+"""The tests' emulator fork server, the process (tests/support/forkserver.py starts it and
+speaks to it): imports what an emulator imports, once, with none of the caller's settings,
+then forks one child per request and runs ``python -m awsview`` with the request's argv,
+environment, working directory and standard fds in it."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import selectors
+import shutil
+import signal
+import socket
+import sys
+from pathlib import Path
+
+MAX_REQUEST = 4 * 1024 * 1024  # an environment and argv larger than this is not a test's
+
+# What an emulator imports at start and at its first call to each service the labs use.
+WARM = (
+    "awsview.cli.main",
+    "awsview.cli.commands",
+    "awsview.cli.emulator",
+    "awsview.emulator.server",
+    "awsview.emulator.moto_patches",
+    "werkzeug.serving",
+    "moto.core.config",
+    "moto.moto_server.werkzeug_app",
+    "moto.moto_api._internal.models",
+    "awsview.emulator.change_hooks",
+    "awsview.emulator.dynamo_journal",
+    "awsview.emulator.changes",
+    "awsview.emulator.disk",
+    "awsview.emulator.journal",
+    "awsview.emulator.lambda_runtime",
+    "awsview.emulator.sqs_poller",
+    "awsview.emulator.portal",
+    "awsview.emulator.iam_policy",
+)
+SERVICES = (
+    *("sts", "dynamodb", "dynamodbstreams", "iam", "awslambda", "stepfunctions", "sqs"),
+    *("logs", "cloudwatch", "events", "kinesis", "s3", "ecr"),
+)
+
+
+def _warm() -> None:
+    """Import, with no caller's settings, what an emulator imports."""
+    import importlib
+
+    from awsview.emulator import moto_patches
+
+    moto_patches.load_batch_enum_alone()  # as the emulator does: not moto.batch's package init
+    for name in WARM + tuple(
+        f"moto.{service}.{part}" for service in SERVICES for part in ("models", "responses", "urls")
+    ):
+        try:
+            importlib.import_module(name)
+        except Exception:  # a module this moto lacks: the child imports it if it needs it
+            continue
+    try:
+        from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
+
+        AmazonStateLanguageParser.parse(_MACHINE)  # loads the states' modules
+    except Exception:
+        pass
+    import gc
+
+    gc.collect()
+    gc.freeze()  # a child's collections leave the imported objects' pages shared
+
+
+# One state of each type, parsed in the server: the parser imports each type's modules then.
+_MACHINE = """{"StartAt": "P", "States": {
+  "P": {"Type": "Pass", "Next": "C"},
+  "C": {"Type": "Choice", "Choices": [{"Variable": "$.a", "NumericEquals": 1, "Next": "W"}],
+        "Default": "M"},
+  "W": {"Type": "Wait", "Seconds": 1, "Next": "M"},
+  "M": {"Type": "Map", "ItemsPath": "$.items", "Next": "L",
+        "Iterator": {"StartAt": "I", "States": {"I": {"Type": "Succeed"}}}},
+  "L": {"Type": "Parallel", "Next": "T",
+        "Branches": [{"StartAt": "F", "States": {"F": {"Type": "Fail", "Error": "E"}}}]},
+  "T": {"Type": "Task", "Resource": "arn:aws:states:::sqs:sendMessage", "Next": "D",
+        "Parameters": {"QueueUrl": "q", "MessageBody.$": "States.Format('{}', $.a)"},
+        "Retry": [{"ErrorEquals": ["States.ALL"], "MaxAttempts": 1}],
+        "Catch": [{"ErrorEquals": ["States.ALL"], "Next": "S"}]},
+  "D": {"Type": "Task", "Resource": "arn:aws:states:::dynamodb:putItem", "Next": "X",
+        "Parameters": {"TableName": "t", "Item": {}}},
+  "X": {"Type": "Task", "Resource": "arn:aws:lambda:us-east-1:123456789012:function:f",
+        "End": true},
+  "S": {"Type": "Succeed"}}}"""
+
+
+def serve(listener: socket.socket, lifeline: int) -> None:
+    """Accept requests until the lifeline closes; each one runs in a forked child."""
+    _warm()
+    selector = selectors.DefaultSelector()
+    selector.register(listener, selectors.EVENT_READ, "accept")
+    selector.register(lifeline, selectors.EVENT_READ, "lifeline")
+    children: dict[int, tuple[int, socket.socket]] = {}  # pidfd: (pid, connection)
+    while True:
+        for key, _ in selector.select():
+            if key.data == "lifeline":
+                for pid, _conn in children.values():
+                    _kill(pid)
+                for pidfd in children:
+                    os.waitid(os.P_PIDFD, pidfd, os.WEXITED)
+                # Its pytest process may have ended without its atexit (killed): tidy up here.
+                shutil.rmtree(Path(listener.getsockname()).parent, ignore_errors=True)
+                return
+            if key.data == "accept":
+                conn, _ = listener.accept()
+                started = _start(conn)
+                if started is None:
+                    conn.close()
+                    continue
+                pidfd, pid = started
+                children[pidfd] = (pid, conn)
+                selector.register(pidfd, selectors.EVENT_READ, "child")
+                selector.register(conn, selectors.EVENT_READ, ("client", pid))
+            elif key.data == "child":
+                pidfd = key.fd
+                pid, conn = children.pop(pidfd)
+                selector.unregister(pidfd)
+                os.close(pidfd)
+                _, status = os.waitpid(pid, 0)
+                try:
+                    selector.unregister(conn)
+                except KeyError:
+                    pass  # its client went first
+                try:
+                    conn.sendall(f"{os.waitstatus_to_exitcode(status)}\n".encode())
+                except OSError:
+                    pass
+                conn.close()
+            else:  # the client never speaks after its request: readable means it went away
+                _, pid = key.data
+                selector.unregister(key.fileobj)
+                _kill(pid)
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _start(conn: socket.socket) -> tuple[int, int] | None:
+    """Read one request and fork its child; (pidfd, pid), or None for a bad request."""
+    conn.settimeout(10)
+    fds: list[int] = []
+    try:
+        data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
+        while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+            if len(data) >= 4 and int.from_bytes(data[:4], "big") > MAX_REQUEST:
+                raise ValueError("request too large")
+            more = conn.recv(65536)
+            if not more:
+                raise ValueError("short request")
+            data += more
+        if len(fds) != 3:
+            raise ValueError("bad request")
+        request = json.loads(data[4:])
+        argv = [str(a) for a in request["argv"]]
+        env = {str(k): str(v) for k, v in request["env"].items()}
+        cwd = str(request["cwd"])
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        for fd in fds:
+            os.close(fd)
+        return None
+    conn.settimeout(None)
+    try:
+        pid = os.fork()
+    except OSError:
+        for fd in fds:
+            os.close(fd)
+        return None
+    if pid == 0:
+        _child(argv, env, cwd, fds)
+    for fd in fds:
+        os.close(fd)
+    pidfd = os.pidfd_open(pid)
+    try:
+        conn.sendall(f"{pid}\n".encode())
+    except OSError:
+        _kill(pid)
+    return pidfd, pid
+
+
+def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> None:
+    """In the forked child: become ``python -m awsview ARGS`` and run it."""
+    code = 1
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+        for name in os.listdir("/proc/self/fd"):  # nothing of the server's, nor the others'
+            if int(name) > 2:
+                try:
+                    os.close(int(name))
+                except OSError:
+                    pass
+        for number in range(1, signal.NSIG):
+            try:
+                signal.signal(number, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # as Python starts
+        os.chdir(cwd)
+        os.environ.clear()
+        os.environ.update(env)
+        if env.get("PYTHONUNBUFFERED"):
+            for stream in (sys.stdout, sys.stderr):
+                if isinstance(stream, io.TextIOWrapper):
+                    stream.reconfigure(write_through=True)
+        _retitle(argv)
+        module = argv.index("-m") + 1 if "-m" in argv else -1
+        if argv[module : module + 1] != ["awsview"]:
+            raise ValueError(f"not an awsview command: {argv[:4]}")
+        import importlib.util
+
+        from awsview.cli.main import main
+
+        entry = importlib.util.find_spec("awsview.__main__")  # argv[0] as `-m` shows it
+        sys.argv = [str(entry.origin if entry else "awsview"), *argv[module + 1 :]]
+        sys.path[0] = cwd
+        code = main(argv[module + 1 :])
+    except SystemExit as exit:
+        code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+    except KeyboardInterrupt:
+        code = 130
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code if isinstance(code, int) else 1)
+
+
+def _retitle(argv: list[str]) -> None:
+    """Show the request's argv in /proc/PID/cmdline (ps, the tests' process lists): written
+    over the server's own argv, which kept TITLE_ROOM for it."""
+    try:
+        with open("/proc/self/stat") as handle:
+            stat = handle.read()
+        fields = stat[stat.rindex(")") + 2 :].split()
+        start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end
+        title = "\0".join(argv).encode()[: end - start - 1]
+        with open("/proc/self/mem", "r+b", buffering=0) as mem:
+            mem.seek(start)
+            mem.write(title.ljust(end - start, b"\0"))
+    except (OSError, ValueError, IndexError):
+        pass  # the server's command line shows instead
+
+
+if __name__ == "__main__":
+    serve(socket.socket(fileno=int(sys.argv[1])), int(sys.argv[2]))
