@@ -1,4 +1,4 @@
-"""Emulators for the tests, forked from a server that has imported them once.
+"""Emulators and command lines for the tests, forked from a server that has imported them once.
 
 Each `awsview emulator` a test starts would spend most of its start, and its first call to each
 service, importing moto, werkzeug, boto and the emulator's own modules. One server per pytest
@@ -30,6 +30,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 SWITCH = "AWSVIEW_TEST_FORKSERVER"
@@ -139,7 +140,7 @@ class Server:
         listener.bind(self.socket_path)
         listener.listen(64)  # a request waits in the backlog while the server imports
         theirs, self._lifeline = os.pipe()
-        env = {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE)}
+        env = self.env = {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE)}
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.support.forkserver_main", str(listener.fileno())]
             + [str(theirs), " " * TITLE_ROOM],
@@ -204,6 +205,51 @@ def server() -> Server:
             _server = Server()
             atexit.register(_server.stop)
         return _server
+
+
+# Read when a module is imported, not when it runs: botocore fixes the SSO token cache from HOME,
+# tempfile its directory, Python its encodings and paths. A child whose values differ from the
+# server's would run with the server's.
+AT_IMPORT = ("HOME", "TMPDIR", "TEMP", "TMP", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE")
+
+
+def same_at_import(server_env: dict[str, str], env: dict[str, str]) -> bool:
+    names = {n for n in (*server_env, *env) if n in AT_IMPORT or n.startswith("PYTHON")}
+    return all(server_env.get(n) == env.get(n) for n in names - {"PYTHONUNBUFFERED"})
+
+
+def run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess | None:
+    """What ``subprocess.run(argv, capture_output=True, text=True, stdin=DEVNULL, env=env,
+    timeout=timeout)`` answers, for a ``python -m awsview ...`` forked from this process's
+    server; None where it cannot be (then the caller starts a plain process)."""
+    if not usable() or not same_at_import(server().env, env):
+        return None
+    process = spawn(argv, env)
+    if process is None:
+        return None
+    read: dict[str, str] = {}
+    readers = [
+        threading.Thread(target=lambda n=name, s=stream: read.setdefault(n, s.read()), daemon=True)
+        for name, stream in (("out", process.stdout), ("err", process.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    deadline = time.monotonic() + timeout
+    try:
+        code = process.wait(timeout)
+        for reader in readers:  # a grandchild may still hold a pipe: as communicate() waits
+            reader.join(max(0.0, deadline - time.monotonic()))
+        if any(reader.is_alive() for reader in readers):
+            raise subprocess.TimeoutExpired(argv, timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        raise subprocess.TimeoutExpired(argv, timeout, read.get("out"), read.get("err")) from None
+    finally:
+        for stream in (process.stdout, process.stderr):
+            if not any(reader.is_alive() for reader in readers):
+                stream.close()
+    return subprocess.CompletedProcess(argv, code, read.get("out", ""), read.get("err", ""))
 
 
 def spawn(argv: list[str], env: dict[str, str]) -> ForkedProcess | None:

@@ -1,7 +1,7 @@
-"""The tests' emulator fork server, the process (tests/support/forkserver.py starts it and
-speaks to it): imports what an emulator imports, once, with none of the caller's settings,
-then forks one child per request and runs ``python -m awsview`` with the request's argv,
-environment, working directory and standard fds in it."""
+"""The tests' fork server, the process (tests/support/forkserver.py starts it and speaks to it):
+imports what an emulator and the command line import, once, with none of the caller's
+settings, then forks one child per request and runs ``python -m awsview`` with the request's
+argv, environment, working directory and standard fds in it."""
 
 from __future__ import annotations
 
@@ -37,6 +37,22 @@ WARM = (
     "awsview.emulator.sqs_poller",
     "awsview.emulator.portal",
     "awsview.emulator.iam_policy",
+    # What the other commands the tests run (`python -m awsview dump`, `lab check`, `verify`,
+    # `iam-policy`, `doctor`) import before they poll or play.
+    "aiobotocore.session",
+    "aiobotocore.client",
+    "awsview.aws.session",
+    "awsview.cli.dump",
+    "awsview.cli.lab",
+    "awsview.cli.labfolder",
+    "awsview.cli.verify",
+    "awsview.cli.iam_policy",
+    "awsview.core.printout",
+    "awsview.labs.player",
+    "awsview.polling.live",
+    "awsview.polling.scheduler",
+    "awsview.polling.stepcheck",
+    "awsview.kinds",
 )
 SERVICES = (
     *("sts", "dynamodb", "dynamodbstreams", "iam", "awslambda", "stepfunctions", "sqs"),
@@ -58,6 +74,12 @@ def _warm() -> None:
             importlib.import_module(name)
         except Exception:  # a module this moto lacks: the child imports it if it needs it
             continue
+    try:  # the service models and endpoint rules, parsed into the process's shared loader
+        from awsview.aws.session import Target, resolve
+
+        resolve(Target(region="us-east-1", endpoint_url="http://127.0.0.1:9"))
+    except Exception:
+        pass
     try:
         from moto.stepfunctions.parser.asl.parse.asl_parser import AmazonStateLanguageParser
 

@@ -9,16 +9,25 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+from tests.support import forkserver
+
 
 def awsview(
     *args: str, env: dict[str, str] | None = None, timeout: float = 120, **options: object
 ) -> subprocess.CompletedProcess:
     """`python -m awsview ARGS` with this interpreter: its output as text, no terminal on stdin
-    (what a pipe or CI gives). ``env`` is added to the test's environment, less the terminal's
-    size (COLUMNS, LINES: something in the test process may have exported it)."""
+    (what a pipe or CI gives). Forked from the tests' server (tests/support/forkserver.py),
+    which imported once what the command imports, unless ``options`` ask for more. ``env`` is
+    added to the test's environment, less the terminal's size (COLUMNS, LINES: something in
+    the test process may have exported it)."""
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    argv = [sys.executable, "-m", "awsview", *args]
+    if not options:  # forked from the tests' server, which has imported what it would import
+        done = forkserver.run(argv, {**base, **(env or {})}, timeout)
+        if done is not None:
+            return done
     return subprocess.run(
-        [sys.executable, "-m", "awsview", *args],
+        argv,
         capture_output=True,
         text=True,
         timeout=timeout,
