@@ -31,7 +31,9 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import NoReturn
 
 SWITCH = "AWSVIEW_FAST_CLI"  # "0": every command runs the real `aws`
 SOCKET_ENV = "AWSVIEW_FAST_CLI_SOCKET"
@@ -336,31 +338,27 @@ def _kill(pid: int) -> None:
         pass
 
 
-def _start(
-    conn: socket.socket,
-    listener: socket.socket,
-    lifeline: int,
-    children: dict[int, tuple[int, socket.socket]],
-) -> tuple[int, int] | None:
-    """Read one request and fork its child; (pidfd, pid), or None for a bad request."""
+Request = tuple[list[str], dict[str, str], str, list[int]]  # argv, env, cwd, fds 0-2
+
+
+def read_request(conn: socket.socket) -> Request | None:
+    """One request of the protocol above: a 4-byte length, then JSON {"argv", "env", "cwd"},
+    with three file descriptors on its first message. None for a bad or oversized one (any fds
+    it brought are closed)."""
     conn.settimeout(10)
     fds: list[int] = []
     try:
         data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
-        while len(data) < 4:
+        while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
+            if len(data) >= 4 and int.from_bytes(data[:4], "big") > MAX_REQUEST:
+                raise ValueError("request too large")
             more = conn.recv(65536)
             if not more:
                 raise ValueError("short request")
             data += more
-        size = int.from_bytes(data[:4], "big")
-        if size > MAX_REQUEST or len(fds) != 3:
+        if len(fds) != 3:
             raise ValueError("bad request")
-        while len(data) < 4 + size:
-            more = conn.recv(65536)
-            if not more:
-                raise ValueError("short request")
-            data += more
-        request = json.loads(data[4 : 4 + size])
+        request = json.loads(data[4:])
         argv = [str(a) for a in request["argv"]]
         env = {str(k): str(v) for k, v in request["env"].items()}
         cwd = str(request["cwd"])
@@ -369,6 +367,45 @@ def _start(
             os.close(fd)
         return None
     conn.settimeout(None)
+    return argv, env, cwd, fds
+
+
+def exit_with(command: Callable[[], object], failure: int) -> NoReturn:
+    """In a forked child: run ``command`` as a program's main and end the process with its
+    status, as the interpreter would (SystemExit's code, 130 for Ctrl+C, ``failure`` and the
+    traceback for anything else), its output flushed and nothing of the server's run at exit."""
+    code: object = failure
+    try:
+        code = command()
+    except SystemExit as exit:
+        code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
+    except KeyboardInterrupt:
+        code = 130
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = failure
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code if isinstance(code, int) else failure)
+
+
+def _start(
+    conn: socket.socket,
+    listener: socket.socket,
+    lifeline: int,
+    children: dict[int, tuple[int, socket.socket]],
+) -> tuple[int, int] | None:
+    """Read one request and fork its child; (pidfd, pid), or None for a bad request."""
+    request = read_request(conn)
+    if request is None:
+        return None
+    argv, env, cwd, fds = request
     try:
         pid = os.fork()
     except OSError:  # no process left: the client runs the real `aws`
@@ -403,8 +440,8 @@ def _data_path() -> None:
 
 def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int], close: list[int]):
     """In the forked child: become the caller's `aws` process and run the command."""
-    code = 255
-    try:
+
+    def become() -> object:
         os.setsid()  # a signal for the server's group is not the command's
         for fd in close:
             try:
@@ -426,23 +463,9 @@ def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int], close
         sys.argv += argv
         from awscli.clidriver import main
 
-        code = main()
-    except SystemExit as exit:
-        code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
-    except KeyboardInterrupt:
-        code = 130
-    except BaseException:
-        import traceback
+        return main()
 
-        traceback.print_exc()
-        code = 255
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        os._exit(code if isinstance(code, int) else 255)
+    exit_with(become, 255)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,6 @@ argv, environment, working directory and standard fds in it."""
 from __future__ import annotations
 
 import io
-import json
 import os
 import selectors
 import shutil
@@ -15,7 +14,7 @@ import socket
 import sys
 from pathlib import Path
 
-MAX_REQUEST = 4 * 1024 * 1024  # an environment and argv larger than this is not a test's
+from awsview.labs.fastcli import exit_with, read_request
 
 # What an emulator imports at start and at its first call to each service the labs use.
 WARM = (
@@ -170,28 +169,10 @@ def _kill(pid: int) -> None:
 
 def _start(conn: socket.socket) -> tuple[int, int] | None:
     """Read one request and fork its child; (pidfd, pid), or None for a bad request."""
-    conn.settimeout(10)
-    fds: list[int] = []
-    try:
-        data, fds, _, _ = socket.recv_fds(conn, 65536, 3)
-        while len(data) < 4 or len(data) < 4 + int.from_bytes(data[:4], "big"):
-            if len(data) >= 4 and int.from_bytes(data[:4], "big") > MAX_REQUEST:
-                raise ValueError("request too large")
-            more = conn.recv(65536)
-            if not more:
-                raise ValueError("short request")
-            data += more
-        if len(fds) != 3:
-            raise ValueError("bad request")
-        request = json.loads(data[4:])
-        argv = [str(a) for a in request["argv"]]
-        env = {str(k): str(v) for k, v in request["env"].items()}
-        cwd = str(request["cwd"])
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
-        for fd in fds:
-            os.close(fd)
+    request = read_request(conn)
+    if request is None:
         return None
-    conn.settimeout(None)
+    argv, env, cwd, fds = request
     try:
         pid = os.fork()
     except OSError:
@@ -212,8 +193,8 @@ def _start(conn: socket.socket) -> tuple[int, int] | None:
 
 def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> None:
     """In the forked child: become ``python -m awsview ARGS`` and run it."""
-    code = 1
-    try:
+
+    def become() -> object:
         for target, fd in enumerate(fds):
             os.dup2(fd, target)
         for name in os.listdir("/proc/self/fd"):  # nothing of the server's, nor the others'
@@ -247,23 +228,9 @@ def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int]) -> No
         entry = importlib.util.find_spec("awsview.__main__")  # argv[0] as `-m` shows it
         sys.argv = [str(entry.origin if entry else "awsview"), *argv[module + 1 :]]
         sys.path[0] = cwd
-        code = main(argv[module + 1 :])
-    except SystemExit as exit:
-        code = exit.code if isinstance(exit.code, int) else (0 if exit.code is None else 1)
-    except KeyboardInterrupt:
-        code = 130
-    except BaseException:
-        import traceback
+        return main(argv[module + 1 :])
 
-        traceback.print_exc()
-        code = 1
-    finally:
-        for stream in (sys.stdout, sys.stderr):
-            try:
-                stream.flush()
-            except Exception:
-                pass
-        os._exit(code if isinstance(code, int) else 1)
+    exit_with(become, 1)
 
 
 def _retitle(argv: list[str]) -> None:
