@@ -173,19 +173,21 @@ def botocore_session(profile: str | None = None, loader: Any = None) -> Any:
     a botocore data loader to share; by default this process's (`shared_loader`)."""
     import botocore.session
 
-    session = botocore.session.Session(session_vars=SESSION_VARS, profile=profile)
-    loader = loader if loader is not None else shared_loader(session)
-    if loader is not None:
-        session.register_component("data_loader", loader)
-    return session
+    return _lend_loader(
+        botocore.session.Session(session_vars=SESSION_VARS, profile=profile), loader
+    )
 
 
 def aio_session(profile: str | None = None) -> Any:
     """An aiobotocore session as `botocore_session` makes one, on this process's loader."""
     from aiobotocore.session import AioSession
 
-    session = AioSession(session_vars=SESSION_VARS, profile=profile)
-    loader = shared_loader(session)
+    return _lend_loader(AioSession(session_vars=SESSION_VARS, profile=profile))
+
+
+def _lend_loader(session: Any, loader: Any = None) -> Any:
+    """``session`` reading its models through ``loader``, by default this process's."""
+    loader = loader if loader is not None else shared_loader(session)
     if loader is not None:
         session.register_component("data_loader", loader)
     return session
