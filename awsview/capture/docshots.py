@@ -1,11 +1,13 @@
 """`awsview docs`: a lab played on an emulator and one screenshot of the viewer after each step.
 
-The pollers follow the lab live, as the viewer would. After a step, once every resource kind
-answered since the step ended and nothing changed for a while, the model is copied. When the
-lab is over, each copy is shown in a fresh headless viewer and saved. A shot therefore depends
-only on what existed after its step, not on which intermediate states the polls happened to
-catch (those would leave highlights, marks and column widths behind), nor on how busy the
-process was while drawing; its volatile values go through one `Deterministic` for the whole lab.
+The viewer's pollers follow the lab. After a step, what the emulator's change feed names is
+read, round after round, and once a round has moved nothing for a while the model is copied (on
+an endpoint without a feed: once every resource kind answered since the step ended and nothing
+changed for a while). When the lab is over, each copy is shown in a fresh headless viewer and
+saved. A shot therefore depends only on what existed after its step, not on which intermediate
+states the polls happened to catch (those would leave highlights, marks and column widths
+behind), nor on how busy the process was while drawing; its volatile values go through one
+`Deterministic` for the whole lab.
 
 Beside the step pages: the graph of each state machine execution the lab ran (Enter on its row
 in a viewer showing the last step it was seen in, scrolled to the graph), and the replay screen
@@ -33,6 +35,7 @@ from awsview.core.determinism import Deterministic
 from awsview.model.errors import FailedError
 from awsview.model.state import LabState
 from awsview.polling.live import LivePolling
+from awsview.polling.scheduler import Scheduler
 
 SETUP_TITLE = "What the lab provides"
 STABLE_S = 0.5  # nothing changed for this long (and over two full poll rounds): the step is done
@@ -132,9 +135,11 @@ async def capture(
         key, title, provide = acts[0]
         await asyncio.to_thread(provide)
         acts = [(key, title, lambda: None), *acts[1:]]
-    # Polled, not pushed: a step is settled once every kind answered after it, which a kind the
-    # change feed says nothing about would never do. Unpaced: a quiet resource read only every
-    # 24 s (a screen's pacing) would hold every step's settling that long.
+    # Driven: after each act, what the emulator's change feed names is read, round after round,
+    # until a round moves nothing (Scheduler.catch_up, as the class view reads a learner). An
+    # endpoint without a feed (stock moto, LocalStack) is polled instead, unpaced: a quiet
+    # resource read only every 24 s (a screen's pacing) would hold every step's settling that
+    # long.
     live = follower.live = LivePolling(
         target,
         lab,
@@ -142,26 +147,35 @@ async def capture(
         follower.attach,
         follower.set_status,
         speed=POLL_SPEED,
-        feed=False,
         paced=False,
+        driven=True,
     )
     polling = asyncio.create_task(live.run(), name="docs-polling")
     captures = []
     try:
+        pushed = True
         for number, (key, title, act) in enumerate(acts):
             if number:
                 await _next_second()
             deterministic.begin_phase()
             await asyncio.to_thread(act)
-            model = await _settled(
-                follower,
-                polling,
-                time.time(),
-                lambda key=key: warn(
+            since = time.time()
+
+            def timed_out(key: str = key) -> None:
+                warn(
                     f"{key}: the panels still changed after {SETTLE_TIMEOUT_S:.0f} s; "
                     "this shot may differ between runs"
-                ),
-            )
+                )
+
+            model = None
+            if pushed:
+                scheduler = await _scheduler(live, polling)
+                model = await _caught_up(scheduler, timed_out)
+                if model is None:  # no change feed (or it stopped answering): poll from here on
+                    pushed = False
+                    scheduler.start()
+            if model is None:
+                model = await _settled(follower, polling, since, timed_out)
             captures.append(Capture(number, key, title, model, follower.status, time.time()))
     finally:
         polling.cancel()
@@ -268,6 +282,43 @@ def _state(model: LabState) -> dict[str, tuple[Any, Any]]:
     return {key: (s.health, s.data) for key, s in model.snapshots.items()}
 
 
+async def _scheduler(live: LivePolling, polling: asyncio.Task) -> Scheduler:
+    """The lab's scheduler, once the connection is made and the lab's spec is read."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    while live.scheduler is None:
+        _check(polling)
+        if time.monotonic() > deadline:
+            raise DocsError(f"the lab's panels did not load in {SETTLE_TIMEOUT_S:.0f} s")
+        await asyncio.sleep(CHECK_S)
+    return live.scheduler
+
+
+async def _caught_up(scheduler: Scheduler, on_timeout: Callable[[], None]) -> LabState | None:
+    """Rounds of reading what the change feed named since the last one (the first reads
+    everything), until nothing read moved for STABLE_S (a queue draining, a mapping being deleted:
+    the feed names each move). None when the endpoint has no feed, or it stopped answering."""
+    deadline = time.monotonic() + SETTLE_TIMEOUT_S
+    last: dict[str, tuple[Any, Any]] | None = None
+    unchanged_since = 0.0
+    while time.monotonic() < deadline:
+        if not await scheduler.catch_up():
+            return None
+        now, state = time.monotonic(), _state(scheduler.model)
+        if state != last:
+            last, unchanged_since = state, now
+        elif now - unchanged_since >= STABLE_S:
+            return LabState(snapshots=dict(scheduler.model.snapshots))
+        await asyncio.sleep(CHECK_S)
+    on_timeout()
+    return LabState(snapshots=dict(scheduler.model.snapshots))
+
+
+def _check(polling: asyncio.Task) -> None:
+    if polling.done():
+        error = polling.exception() if not polling.cancelled() else None
+        raise DocsError(f"polling stopped: {type(error).__name__}: {error}")
+
+
 async def _settled(
     follower: _Follower, polling: asyncio.Task, since: float, on_timeout: Callable[[], None]
 ) -> LabState:
@@ -295,9 +346,7 @@ async def _full_round(
     were computed after that; False at the deadline."""
     answered_at = None
     while time.monotonic() < deadline:
-        if polling.done():
-            error = polling.exception() if not polling.cancelled() else None
-            raise DocsError(f"polling stopped: {type(error).__name__}: {error}")
+        _check(polling)
         if answered_at is None and answered(follower.model, follower.profile, since) is not None:
             answered_at = time.time()
         if answered_at is not None and derived_after(follower.model, answered_at):

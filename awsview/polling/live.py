@@ -35,6 +35,7 @@ class LivePolling:
         on_choose: Callable[[list[tuple[str, int]]], None] | None = None,
         feed: bool = True,
         paced: bool = True,
+        driven: bool = False,
     ):
         self.target = target
         self.lab = lab
@@ -44,6 +45,10 @@ class LivePolling:
         self.speed = speed
         self.feed = feed  # follow the emulator's change feed when it has one
         self.paced = paced  # a quiet resource may wait between reads (Scheduler)
+        # The caller reads, through ``scheduler`` (its catch_up, or its start once it has
+        # none): nothing polls on its own clock.
+        self.driven = driven
+        self.scheduler: Scheduler | None = None  # the current lab's, once it has one
         self.account: str | None = None
         self.region: str | None = None  # as the connection resolved it
         self.conn: Connection | None = (
@@ -78,10 +83,11 @@ class LivePolling:
                     continue
                 model = LabState()
                 self.on_profile(profile, model)
-                scheduler = Scheduler(
+                scheduler = self.scheduler = Scheduler(
                     conn, profile, model, speed=self.speed, feed=self.feed, paced=self.paced
                 )
-                scheduler.start()
+                if not self.driven:
+                    scheduler.start()
                 try:
                     profile = await self._next_profile(conn, profile)
                 finally:

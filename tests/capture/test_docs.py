@@ -152,6 +152,21 @@ def test_the_last_shot_shows_the_cleanup_with_the_frozen_endpoint(played):
     assert not re.search(r"127\.0\.0\.1:(?!5000\b)\d+", screen), screen
     assert re.search(r"✓ +cleanup", screen), screen
     assert "Traceback" not in screen
+    # Read as the emulator's change feed named what moved: live, as a learner's viewer shows it.
+    assert re.search(r"─ live ─╯", screen) and "just now" not in screen, screen
+
+
+@pytest.mark.timeout(180)
+def test_on_an_endpoint_without_a_change_feed_each_step_is_polled(stock_moto_url, tmp_path):
+    """Stock moto has no change feed: a step is shot once every panel answered after it."""
+    lab = _tiny_lab(tmp_path, "aws sqs create-queue --queue-name tiny-jobs --output text")
+    done = _docs(str(lab), "--endpoint-url", stock_moto_url, timeout=150)
+    assert done.returncode == 0, done.stderr
+    assert "still changed" not in done.stderr, done.stderr  # each step settled in time
+    before = "\n".join(screen_lines(lab / "assets" / "awsview-step0.svg"))
+    after = "\n".join(screen_lines(lab / "assets" / "awsview-step1.svg"))
+    assert "tiny-jobs" not in before and "tiny-jobs" in after, after
+    assert "just now" in after and not re.search(r"─ live ─╯", after), after  # polled, not live
 
 
 @pytest.mark.parametrize("execution", EXECUTIONS)
