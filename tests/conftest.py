@@ -6,6 +6,7 @@ test that starts an emulator or a process says so by asking for a fixture that d
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import subprocess
@@ -39,6 +40,8 @@ from tests.support import processes as _processes  # noqa: E402
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: E402, F401
 from tests.support.stock_moto import StockMoto  # noqa: E402
 
+FULL_COLLECTIONS_EVERY = 100  # young collections of the middle generation (Python's default: 10)
+
 
 def _interrupt(signum: int, frame: object) -> None:
     # A second SIGTERM ends the run at once, as SIGTERM did before: the teardown may be what hangs.
@@ -63,6 +66,12 @@ def pytest_configure(config: pytest.Config) -> None:
     store = config.getoption("store_durations")
     if store and not hasattr(config, "workerinput"):  # the controller gets every report
         config.pluginmanager.register(durations.Recorder(Path(store)), "store-durations")
+    # A test process holds pytest, the collected suite and everything the tests import (Textual,
+    # moto's models, hypothesis): half a million objects, which each of Python's full
+    # collections walks. At the default pace, a few dozen of them were a fifth of a worker's
+    # CPU; one in ten as many still picks up the apps' cycles.
+    threshold = gc.get_threshold()
+    gc.set_threshold(threshold[0], threshold[1], FULL_COLLECTIONS_EVERY)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks it adds
