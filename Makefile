@@ -61,10 +61,13 @@ durations: $(STAMP)
 
 # The pure tier only (no emulator, no child process) after the same checks, each generated-input
 # test on a quarter of its examples (tests/support/examples.py; `make test` draws them all). The
-# `serial` ones are left to `make test`: they need the machine to themselves.
-FAST_WORKERS ?= 2
+# `serial` ones are left to `make test`: they need the machine to themselves. Handed out as
+# `make test` hands its work out, longest first and one unit at a time (xdist's plain `load`
+# sends each worker a run of the list at once: the longest tests all went to one worker, which
+# finished 20 s after the other). One worker more than cores: the apps' tests wait on timers.
+FAST_WORKERS ?= 3
 test-fast: lint
-	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) -m "pure and not serial" --hypothesis-profile=dev $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -q -n $(FAST_WORKERS) --dist loadgroup --no-loadscope-reorder -m "pure and not serial" --hypothesis-profile=dev $(PYTEST_ARGS)
 
 # bench_all: machine yardsticks, then AWS View against its baselines on the emulator (change feed)
 # and on stock moto (polled), keypress and first paint (median of 5 fresh runs), docs, each figure
