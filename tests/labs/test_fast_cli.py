@@ -3,6 +3,7 @@ of the fork server, prints and exits as the real `aws` does against the same emu
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -158,3 +159,39 @@ def test_a_child_inherits_the_servers_answers_for_the_clis_registrations(starts_
     assert done.returncode == 0, done.stderr
     cold, warm = (int(n) for n in done.stdout.split())
     assert cold > 300 and warm < cold / 2, (cold, warm)
+
+
+def test_a_request_reads_back_as_it_was_sent_and_a_bad_one_is_refused():
+    argv = ["s3", "cp", "", "a=b", "line\nbreak", "caf\udce9", "--query", "x[?y=='z']"]
+    env = {"AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "EMPTY": "", "EQ": "a=b=c", "U": "é"}
+    data = fastcli.encode_request(argv, env, "/tmp/work dir")
+    assert int.from_bytes(data[:4], "big") == len(data) - 4
+    assert fastcli.decode_request(data[4:]) == (argv, env, "/tmp/work dir")
+    for bad in (
+        b"",
+        b"/tmp\0",  # no argument count
+        b"/tmp\0two\0",  # not a count
+        b"/tmp\x002\0one\0",  # fewer arguments than counted
+        b"/tmp\x000\0NOEQUALS\0",  # an environment entry without "="
+        b"/tmp\x000\0=value\0",  # … or without a name
+        b"/tmp\x000\0A=1",  # the last field does not end
+    ):
+        with pytest.raises(ValueError):
+            fastcli.decode_request(bad)
+
+
+def test_the_client_imports_nothing_but_built_in_modules(tmp_path: Path, starts_processes):
+    """The client runs once per command: `socket` (its enums) and `json` (its regular
+    expressions) doubled what a command's client cost."""
+    client = tmp_path / "aws"
+    fastcli.write_client(client, str(tmp_path / "no-such-aws"))
+    code = client.read_text().split("\n", 1)[1]
+    probe = code.replace("path = os.environ.get(", "print(sorted(sys.modules)); path = (", 1)
+    done = subprocess.run(
+        [sys.executable, "-IS", "-c", probe.replace("if not path or", "if True or", 1)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    loaded = set(ast.literal_eval(done.stdout.splitlines()[0]))
+    assert not loaded & {"socket", "json", "re", "enum", "selectors"}, loaded

@@ -21,7 +21,6 @@ going away (its lifeline pipe closed: the pytest process ended, even by kill -9)
 from __future__ import annotations
 
 import atexit
-import json
 import os
 import shutil
 import signal
@@ -32,6 +31,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from awsview.labs.fastcli import encode_request
 
 SWITCH = "AWSVIEW_TEST_FORKSERVER"
 ROOT = Path(__file__).resolve().parents[2]
@@ -164,8 +165,7 @@ class Server:
         try:
             conn.settimeout(10)
             conn.connect(self.socket_path)
-            body = json.dumps({"argv": argv, "env": env, "cwd": os.getcwd()}).encode()
-            data = len(body).to_bytes(4, "big") + body
+            data = encode_request(argv, env, os.getcwd())
             sent = socket.send_fds(conn, [data[:65536]], [stdin, out_w, err_w])
             conn.sendall(data[sent:])
             process = ForkedProcess(conn, argv, out_r, err_r)
