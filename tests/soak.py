@@ -9,7 +9,8 @@ the three labs play in between so data moves. Every 0.5 s the invariants are che
 - OK data is never older than what the prober saw well before it was fetched;
 - after each fault clears, every panel of every viewer is live again (or absent, or empty yet),
   measured from outside as `awsview dump` prints the panels, within RECOVERY_BOUND_S plus the
-  event loop's stalls since (a busy machine delays every reader alike): p50 / p95 / max printed.
+  event loop's stalls since and the longest poll since, up to SLOW_POLL_ALLOWANCE_S (a busy
+  machine delays every reader alike): p50 / p95 / max printed.
 
 No bound is a wall-clock guess for one machine: how long a poll takes is measured in the same run
 (the longest poll that ended since the fault cleared: right after a restart, a busy emulator
@@ -26,7 +27,8 @@ connections, the server itself killed or stopped and started again on its port (
 moto keeps its state in memory). There a panel is back when it is fresh (its last read
 answered), and the bound is one poll interval + 1 s: the pacing that applies as the fault clears
 (quiet.py: the active ceiling while the lab moves, the idle one when it does not; never less than
-the local backoff a failing poller retries at), plus the event loop's stalls.
+the local backoff a failing poller retries at), plus the event loop's stalls and the longest
+poll, as on the emulator.
 
 Prints the figures; exits 1 on any violation.
 """
@@ -81,6 +83,10 @@ CHECK_EVERY_S = 0.5
 RECOVERY_BOUND_S = 5.0  # every panel live again this soon after a fault cleared
 POLLED_SLACK_S = 1.0  # polled backend: every panel fresh within one poll interval and this
 RECOVERY_STEP_S = 0.1  # how often recovery is looked at after a fault cleared
+# A poll that takes long (a busy machine: the first listing after a restart took 4.6 s beside a
+# second `make test`) holds a recovery that long: its time counts, up to this much, so that a
+# poll that never ends is still a violation.
+SLOW_POLL_ALLOWANCE_S = 5.0
 CALL_SLACK_S = 3.0  # how long before its snapshot a "does not exist" answer may have been given
 CONTAINER = "<the resource itself>"
 GONE = ("ResourceNotFoundException", "StateMachineDoesNotExist")
@@ -489,9 +495,12 @@ class Report:
             else f"every panel live again (n={len(self.recoveries)}"
         )
         bound = (
-            f"one poll interval + {POLLED_SLACK_S:.0f} s + event loop lag since the fault cleared"
+            f"one poll interval + {POLLED_SLACK_S:.0f} s"
             if self.stock
-            else f"{RECOVERY_BOUND_S:.0f} s + event loop lag since the fault cleared"
+            else f"{RECOVERY_BOUND_S:.0f} s"
+        ) + (
+            " + event loop lag and longest poll (up to"
+            f" {SLOW_POLL_ALLOWANCE_S:.0f} s) since the fault cleared"
         )
         lines = [
             f"AWS View fault soak{' (stock moto, polled)' if self.stock else ''}:"
@@ -767,11 +776,12 @@ class Soak:
             waiting = self._not_recovered(cleared_at)
             took = time.monotonic() - cleared
             poll = WatchedScheduler.longest_poll()
-            # A stalled event loop (a busy machine) delays every poll alike: it is slack, not a
+            # A stalled event loop or a slow poll (a busy machine) delays recovery: slack, not a
             # fault.
             bound = (
                 (interval + POLLED_SLACK_S if self.stock else RECOVERY_BOUND_S)
                 + self.report.lag_since_fault
+                + min(poll, SLOW_POLL_ALLOWANCE_S)
                 + RECOVERY_STEP_S
             )
             if not waiting:
