@@ -68,8 +68,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(durations.Recorder(Path(store)), "store-durations")
     # A test process holds pytest, the collected suite and everything the tests import (Textual,
     # moto's models, hypothesis): half a million objects, which each of Python's full
-    # collections walks. At the default pace, a few dozen of them were a fifth of a worker's
-    # CPU; one in ten as many still picks up the apps' cycles.
+    # collections walks. At the default pace they cost a fifth of a worker's CPU; one in ten
+    # as many still picks up the apps' cycles.
     threshold = gc.get_threshold()
     gc.set_threshold(threshold[0], threshold[1], FULL_COLLECTIONS_EVERY)
 

@@ -22,7 +22,7 @@ import asyncio
 import math
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -167,15 +167,17 @@ async def capture(
                     "this shot may differ between runs"
                 )
 
-            model = None
             if pushed:
                 scheduler = await _scheduler(live, polling)
-                model = await _caught_up(scheduler, timed_out)
-                if model is None:  # no change feed (or it stopped answering): poll from here on
+                try:
+                    model = await _settled(follower, _fed_rounds(scheduler), timed_out)
+                except _NoFeed:  # no change feed (or it stopped answering): poll from here on
                     pushed = False
                     scheduler.start()
-            if model is None:
-                model = await _settled(follower, polling, since, timed_out)
+            if not pushed:
+                model = await _settled(
+                    follower, _polled_rounds(follower, polling, since), timed_out
+                )
             captures.append(Capture(number, key, title, model, follower.status, time.time()))
     finally:
         polling.cancel()
@@ -293,43 +295,28 @@ async def _scheduler(live: LivePolling, polling: asyncio.Task) -> Scheduler:
     return live.scheduler
 
 
-async def _caught_up(scheduler: Scheduler, on_timeout: Callable[[], None]) -> LabState | None:
-    """Rounds of reading what the change feed named since the last one (the first reads
-    everything), until nothing read moved for STABLE_S (a queue draining, a mapping being deleted:
-    the feed names each move). None when the endpoint has no feed, or it stopped answering."""
-    deadline = time.monotonic() + SETTLE_TIMEOUT_S
-    last: dict[str, tuple[Any, Any]] | None = None
-    unchanged_since = 0.0
-    while time.monotonic() < deadline:
-        if not await scheduler.catch_up():
-            return None
-        now, state = time.monotonic(), _state(scheduler.model)
-        if state != last:
-            last, unchanged_since = state, now
-        elif now - unchanged_since >= STABLE_S:
-            return LabState(snapshots=dict(scheduler.model.snapshots))
-        await asyncio.sleep(CHECK_S)
-    on_timeout()
-    return LabState(snapshots=dict(scheduler.model.snapshots))
-
-
 def _check(polling: asyncio.Task) -> None:
     if polling.done():
         error = polling.exception() if not polling.cancelled() else None
         raise DocsError(f"polling stopped: {type(error).__name__}: {error}")
 
 
-async def _settled(
-    follower: _Follower, polling: asyncio.Task, since: float, on_timeout: Callable[[], None]
-) -> LabState:
-    """A copy of the model once nothing changed for STABLE_S over at least two full poll rounds
-    after ``since`` (a queue draining, a mapping being deleted: the pollers see it move)."""
+class _NoFeed(Exception):
+    """The endpoint has no change feed, or it stopped answering."""
+
+
+# Waits for the next round of reads (its argument: the deadline); False once that has passed.
+Rounds = Callable[[float], Awaitable[bool]]
+
+
+async def _settled(follower: _Follower, rounds: Rounds, on_timeout: Callable[[], None]) -> LabState:
+    """A copy of the model once nothing changed for STABLE_S over at least two rounds of reads
+    (a queue draining, a mapping being deleted: the reads see it move)."""
     deadline = time.monotonic() + SETTLE_TIMEOUT_S
     last: dict[str, tuple[Any, Any]] | None = None
     unchanged_since = 0.0
-    while await _full_round(follower, polling, since, deadline):
+    while await rounds(deadline):
         model, now = follower.model, time.monotonic()
-        since = time.time()
         state = _state(model)
         if state != last:
             last, unchanged_since = state, now
@@ -337,6 +324,38 @@ async def _settled(
             return LabState(snapshots=dict(model.snapshots))
     on_timeout()
     return LabState(snapshots=dict(follower.model.snapshots)) if follower.model else LabState()
+
+
+def _fed_rounds(scheduler: Scheduler) -> Rounds:
+    """Each round reads what the change feed named since the last one (the first reads
+    everything); raises _NoFeed when the endpoint has none, or it stopped answering."""
+    first = True
+
+    async def next_round(deadline: float) -> bool:
+        nonlocal first
+        if not first:
+            await asyncio.sleep(CHECK_S)
+        first = False
+        if time.monotonic() >= deadline:
+            return False
+        if not await scheduler.catch_up():
+            raise _NoFeed
+        return True
+
+    return next_round
+
+
+def _polled_rounds(follower: _Follower, polling: asyncio.Task, since: float) -> Rounds:
+    """Each round ends once every resource kind answered after the last one ended (the first:
+    after ``since``) and the derived kinds were computed after that."""
+
+    async def next_round(deadline: float) -> bool:
+        nonlocal since
+        done = await _full_round(follower, polling, since, deadline)
+        since = time.time()
+        return done
+
+    return next_round
 
 
 async def _full_round(

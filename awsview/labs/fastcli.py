@@ -11,13 +11,11 @@ Used only when AWS View plays on an endpoint it owns or was pointed at, and only
 ``AWSVIEW_FAST_CLI=0`` turns it off. The client (the ``aws`` first on the lab's PATH) falls back
 to the real ``aws`` whenever the server cannot take the command (not started, gone, refused).
 
-Protocol, one connection per command: the client sends a 4-byte length and the request, its
-working directory, its argument count, its arguments and its environment's ``NAME=value``
-entries, each ending in a NUL (none of them can hold one), with its fds 0, 1, 2 attached to the
-first message; the server answers
-``A`` once the child is forked, then the exit status as text when it ends. A client that goes
-away (killed at its step's timeout) has its child killed. The socket lives in a directory only
-this user can enter (mkdtemp's 0700).
+Protocol, one connection per command: the client sends its request (`encode_request`: NUL-ended
+fields, as none of them can hold a NUL) with its fds 0, 1, 2 attached to the first message; the
+server answers ``A`` once the child is forked, then the exit status as text when it ends. A
+client that goes away (killed at its step's timeout) has its child killed. The socket lives in a
+directory only this user can enter (mkdtemp's 0700).
 """
 
 from __future__ import annotations
