@@ -14,12 +14,14 @@ middleware and to name the shared rate budget to each session (tests/cli/test_se
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual._compositor import Compositor
+from textual._styles_cache import StylesCache
 from textual.geometry import Region
 from textual.screen import Screen
 from textual.strip import Strip
@@ -311,3 +313,27 @@ def crop_partial_updates(screen: Screen) -> Screen:
     screen is and still empty then: no public way to choose it)."""
     screen._compositor.__class__ = CroppingCompositor
     return screen
+
+
+def mend_styles_cache_leak() -> None:
+    """Textual's ``StylesCache.get_inner_outer`` is an ``lru_cache`` on a method without
+    ``@classmethod``: its key holds the widget's StylesCache, so up to 1,024 of them, with every
+    line each one rendered, outlive their widgets (Textual issue 6665). Kept by the colours
+    alone, as meant. The viewer, the class view and an instructor screen run for hours and mount
+    rows and panels as labs change (tests/ui/test_compat.py). Nothing to mend once Textual
+    caches it without the instance."""
+    if isinstance(vars(StylesCache).get("get_inner_outer"), staticmethod):
+        return  # mended already
+    cached = StylesCache.get_inner_outer
+    body = getattr(cached, "__wrapped__", None)
+    if body is None or not hasattr(cached, "cache_clear"):
+        return
+
+    @lru_cache(1024)
+    def inner_outer(base_background: Any, background: Any) -> Any:
+        return body(StylesCache, base_background, background)  # the body never reads its first
+
+    StylesCache.get_inner_outer = staticmethod(inner_outer)  # type: ignore[method-assign, assignment]
+
+
+mend_styles_cache_leak()

@@ -300,3 +300,35 @@ async def test_a_partial_update_draws_only_its_lines_and_the_same_chops():
                 assert cropped[line] == whole[line], (regions, line)
             if regions[0] is not app.screen.region:
                 assert cropped_asked < whole_asked / 2, (regions, cropped_asked, whole_asked)
+
+
+def test_a_closed_app_leaves_no_widget_s_rendered_lines_behind():
+    """Textual's StylesCache.get_inner_outer kept every widget's StylesCache (and each line it
+    rendered) in an lru_cache after the widget was gone; compat mends it. The app runs on a loop
+    of its own, closed before the count: a running loop still holds the app's timers."""
+    import asyncio
+    import gc
+    import weakref
+
+    from textual.app import App, ComposeResult
+    from textual.widgets import Label
+
+    import awsview.ui.compat  # noqa: F401  (mends on import, as the viewer imports it)
+
+    class Cards(App):
+        CSS = "Label { background: $panel; padding: 0 1; }"
+
+        def compose(self) -> ComposeResult:
+            for number in range(12):
+                yield Label(f"card {number}")
+
+    async def run() -> list[weakref.ref]:
+        app = Cards()
+        async with app.run_test(size=(40, 20)) as pilot:
+            await pilot.pause()
+            return [weakref.ref(label._styles_cache) for label in app.query(Label)]
+
+    caches = asyncio.run(run())
+    gc.collect()
+    assert len(caches) == 12
+    assert [ref for ref in caches if ref() is not None] == []
