@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
@@ -24,6 +23,7 @@ from awsview.core import render
 from awsview.core.printout import as_json, as_text
 from awsview.labs.player import LabPlayer
 from awsview.polling.scheduler import Scheduler
+from tests.support import processes
 from tests.support.emulator import RunningEmulator
 from tests.support.helpers import wait_for, zip_code
 
@@ -136,13 +136,7 @@ def leaky_lab(
 
 
 def _dump(running: RunningEmulator, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", *args],
-        capture_output=True,
-        text=True,
-        env={**running.env, **env},
-        timeout=60,
-    )
+    return processes.awsview("dump", *args, env={**running.env, **env}, timeout=60)
 
 
 def _assert_never_shown(where: str, text: str) -> None:

@@ -7,10 +7,6 @@ no test reaches AWS, whose paths are tested by their refusals only."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-
 import pytest
 
 from awsview.aws.session import Target
@@ -46,20 +42,13 @@ def myapp(spawn_emulator, tmp_path_factory):
 
 
 @pytest.mark.parametrize("action", ["setup", "play", "clean"])
-def test_a_lab_refuses_aws_without_real_account(starts_processes, action):
+def test_a_lab_refuses_aws_without_real_account(awsview, action):
     env = {
-        **os.environ,
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_REGION": "eu-west-1",
     }
-    result = subprocess.run(
-        [sys.executable, "-m", "awsview", "lab", action, "q05"],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    result = awsview("lab", action, "q05", timeout=60, env=env)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip() == (
         f"awsview: lab {action} q05 would create and delete resources on AWS · "

@@ -6,8 +6,6 @@ service does. Each says per panel what is exact, inferred or missing, and what t
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 
@@ -74,7 +72,7 @@ async def test_on_the_embedded_emulator_every_panel_is_exact(emulator: RunningEm
 
 
 async def test_on_stock_moto_decisions_are_inferred_and_a_stream_is_advised(
-    starts_processes, moto_server: str
+    awsview, moto_server: str
 ):
     ddb = boto3.client("dynamodb", endpoint_url=moto_server, region_name=REGION, **CREDENTIALS)
     ddb.create_table(
@@ -107,16 +105,14 @@ async def test_on_stock_moto_decisions_are_inferred_and_a_stream_is_advised(
     )
     ev04 = await diagnose(Target(endpoint_url=moto_server), "ev04")
     assert _levels(ev04)["executions"] == EXACT  # moto answers Step Functions reads
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "doctor", "--endpoint-url", moto_server, "--lab", "q05"],
-        capture_output=True,
-        text=True,
+    done = awsview(
+        "doctor",
+        "--endpoint-url",
+        moto_server,
+        "--lab",
+        "q05",
         timeout=60,
-        env={
-            **__import__("os").environ,
-            "AWS_ACCESS_KEY_ID": "testing",
-            "AWS_SECRET_ACCESS_KEY": "testing",
-        },
+        env={"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"},
     )
     assert done.returncode == 0, done.stderr
     assert (

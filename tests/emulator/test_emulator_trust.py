@@ -22,6 +22,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from awsview.aws.endpoints import identifies_as_emulator
+from tests.support import processes
 from tests.support.emulator import REGION, RunningEmulator
 from tests.support.helpers import ROLE, create_table, ensure_worker_role, wait_for, zip_code
 
@@ -309,12 +310,8 @@ def test_off_loopback_the_aws_cli_and_the_viewer_work_with_the_token(remote):
         [str(aws), "dynamodb", "list-tables"], env=wrong, capture_output=True, text=True
     )
     assert done.returncode != 0 and "UnrecognizedClientException" in done.stderr
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", "--lab", "q05", "--json"],
-        env={**remote.env, "AWSVIEW_TOKEN": ""},
-        capture_output=True,
-        text=True,
-        timeout=120,
+    done = processes.awsview(
+        "dump", "--lab", "q05", "--json", env={**remote.env, "AWSVIEW_TOKEN": ""}, timeout=120
     )
     assert done.returncode == 0, done.stderr
     journal = json.loads(done.stdout)["snapshots"]["journal"]

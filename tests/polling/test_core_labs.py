@@ -271,14 +271,8 @@ async def test_q05_step_by_step_and_dump_matches(starts_processes, emulator):
         ]  # and cleanup's own writes
 
 
-def test_dump_text_detects_the_lab(starts_processes, emulator):
-    result = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", "--endpoint-url", emulator.endpoint_url],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=emulator.env,
-    )
+def test_dump_text_detects_the_lab(awsview, emulator):
+    result = awsview("dump", "--endpoint-url", emulator.endpoint_url, timeout=60, env=emulator.env)
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("AWS View — ")
     assert "== Write decisions" in result.stdout
@@ -288,15 +282,9 @@ def test_dump_text_detects_the_lab(starts_processes, emulator):
     "key,reason",
     [("EXPIREDKEY", "credentials expired"), ("INVALIDKEY", "credentials not recognised")],
 )
-def test_dump_with_bad_credentials_is_one_line(starts_processes, emulator, key, reason):
+def test_dump_with_bad_credentials_is_one_line(awsview, emulator, key, reason):
     env = {**emulator.env, "AWS_ACCESS_KEY_ID": key}
-    result = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", "--endpoint-url", emulator.endpoint_url],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        env=env,
-    )
+    result = awsview("dump", "--endpoint-url", emulator.endpoint_url, timeout=60, env=env)
     assert (
         result.returncode == 2
     )  # credentials AWS refuses are a configuration error, not an outage

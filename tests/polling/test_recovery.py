@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -25,6 +23,7 @@ from awsview.model.state import LabState
 from awsview.polling.base import Poller
 from awsview.polling.live import LivePolling
 from awsview.polling.scheduler import WOKEN_EVERY_S, Scheduler
+from tests.support import processes
 from tests.support.emulator import RunningEmulator
 
 RECOVERY_S = 5.0
@@ -37,13 +36,14 @@ SLOWER = 50.0  # a scheduler's speed: every interval and backoff 50 times as lon
 
 def _lab(action: str, running: RunningEmulator, *more: str) -> None:
     """``awsview lab ACTION`` of the lab folder, in a child process as a learner runs it."""
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "lab", action, str(LAB_FOLDER), *more]
-        + ["--endpoint-url", running.endpoint_url],
-        capture_output=True,
-        text=True,
+    done = processes.awsview(
+        "lab",
+        action,
+        str(LAB_FOLDER),
+        *more,
+        "--endpoint-url",
+        running.endpoint_url,
         timeout=600,
-        stdin=subprocess.DEVNULL,
         env=running.env,
     )
     assert done.returncode == 0, f"lab {action}: {done.stdout[-2000:]}\n{done.stderr[-2000:]}"

@@ -102,13 +102,7 @@ def test_a_recording_killed_mid_lab_replays_what_was_shown(
         ), f"record {index + 1}"
     assert any(m.flags & DECISION for m in player.marks)
     # The command line says the same of the end, and where it was recorded.
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", "--from", str(recording)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        cwd=ROOT,
-    )
+    done = starts_processes.awsview("dump", "--from", str(recording), timeout=60, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     header, _, text = done.stdout.split("\n", 2)
     assert f"· {running.endpoint_url} · account 123456789012 · region us-east-1 ·" in header
@@ -170,12 +164,7 @@ def test_watch_record_in_a_terminal_then_kill_9(
     finally:
         viewer.kill()
         viewer.wait(timeout=10)
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", "--from", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = starts_processes.awsview("dump", "--from", str(path), timeout=60)
     assert done.returncode == 0, done.stderr
     assert (
         f"{emulator.endpoint_url} · account 123456789012 · region us-east-1"
@@ -263,10 +252,7 @@ def test_serve_records_once_whatever_the_tabs(
         server.terminate()
         server.wait(timeout=10)
     assert Recording(path).header["command"] == "serve"
-    again = subprocess.run(
-        [sys.executable, "-m", "awsview", "serve", "--port", str(port), "--record", str(path)],
-        capture_output=True,
-        text=True,
-        timeout=60,
+    again = starts_processes.awsview(
+        "serve", "--port", str(port), "--record", str(path), timeout=60
     )
     assert again.returncode == 2 and "already exists" in again.stderr

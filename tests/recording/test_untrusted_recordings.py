@@ -9,8 +9,6 @@ file and command would start Python a hundred times.
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -118,15 +116,9 @@ def test_an_at_out_of_range_is_refused(capsys, tmp_path):
         assert code == 2 and said.count("\n") == 1 and "outside the recording" in said, said
 
 
-@pytest.mark.process  # starts the CLI in a process of its own
-def test_dump_from_a_crafted_file_in_a_process_is_one_line(corpus):
-    """The same refusal from the installed command, as a person sees it (once: it is slow)."""
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", "--from", str(corpus["patch-dict.rec"])],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+def test_dump_from_a_crafted_file_in_a_process_is_one_line(awsview, corpus):
+    """The same refusal from the command in a process of its own, as a person sees it."""
+    done = awsview("dump", "--from", str(corpus["patch-dict.rec"]), timeout=60)
     assert done.returncode == 1 and done.stderr.count("\n") == 1, done.stderr
     assert "__dict__" in done.stderr and "Traceback" not in done.stderr
 

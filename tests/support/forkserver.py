@@ -155,9 +155,9 @@ class Server:
         listener.close()
         os.close(theirs)
 
-    def spawn(self, argv: list[str], env: dict[str, str]) -> ForkedProcess:
-        """Start ``argv`` (``python -m awsview emulator ...``) as a forked child; OSError if the
-        server cannot take it."""
+    def spawn(self, argv: list[str], env: dict[str, str], cwd: str | None = None) -> ForkedProcess:
+        """Start ``argv`` (``python -m awsview emulator ...``) as a forked child, in ``cwd``
+        (None: this process's); OSError if the server cannot take it."""
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         stdin = os.open(os.devnull, os.O_RDONLY)
@@ -165,7 +165,7 @@ class Server:
         try:
             conn.settimeout(10)
             conn.connect(self.socket_path)
-            data = encode_request(argv, env, os.getcwd())
+            data = encode_request(argv, env, cwd or os.getcwd())
             sent = socket.send_fds(conn, [data[:65536]], [stdin, out_w, err_w])
             conn.sendall(data[sent:])
             process = ForkedProcess(conn, argv, out_r, err_r)
@@ -218,13 +218,15 @@ def same_at_import(server_env: dict[str, str], env: dict[str, str]) -> bool:
     return all(server_env.get(n) == env.get(n) for n in names - {"PYTHONUNBUFFERED"})
 
 
-def run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess | None:
+def run(
+    argv: list[str], env: dict[str, str], timeout: float, cwd: str | None = None
+) -> subprocess.CompletedProcess | None:
     """What ``subprocess.run(argv, capture_output=True, text=True, stdin=DEVNULL, env=env,
-    timeout=timeout)`` answers, for a ``python -m awsview ...`` forked from this process's
-    server; None where it cannot be (then the caller starts a plain process)."""
+    timeout=timeout, cwd=cwd)`` answers, for a ``python -m awsview ...`` forked from this
+    process's server; None where it cannot be (then the caller starts a plain process)."""
     if not usable() or not same_at_import(server().env, env):
         return None
-    process = spawn(argv, env)
+    process = spawn(argv, env, cwd)
     if process is None:
         return None
     read: dict[str, str] = {}
@@ -252,12 +254,12 @@ def run(argv: list[str], env: dict[str, str], timeout: float) -> subprocess.Comp
     return subprocess.CompletedProcess(argv, code, read.get("out", ""), read.get("err", ""))
 
 
-def spawn(argv: list[str], env: dict[str, str]) -> ForkedProcess | None:
+def spawn(argv: list[str], env: dict[str, str], cwd: str | None = None) -> ForkedProcess | None:
     """The emulator forked from this process's server, or None where it cannot be (then the
     caller starts a plain process)."""
     if not usable():
         return None
     try:
-        return server().spawn(argv, env)
+        return server().spawn(argv, env, cwd)
     except OSError:
         return None

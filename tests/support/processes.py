@@ -13,17 +13,22 @@ from tests.support import forkserver
 
 
 def awsview(
-    *args: str, env: dict[str, str] | None = None, timeout: float = 120, **options: object
+    *args: str,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    cwd: str | os.PathLike[str] | None = None,
+    **options: object,
 ) -> subprocess.CompletedProcess:
-    """`python -m awsview ARGS` with this interpreter: its output as text, no terminal on stdin
-    (what a pipe or CI gives). Forked from the tests' server (tests/support/forkserver.py),
-    which imported once what the command imports, unless ``options`` ask for more. ``env`` is
-    added to the test's environment, less the terminal's size (COLUMNS, LINES: something in
-    the test process may have exported it)."""
+    """`python -m awsview ARGS` with this interpreter, in ``cwd``: its output as text, no
+    terminal on stdin (what a pipe or CI gives). Forked from the tests' server
+    (tests/support/forkserver.py), which imported once what the command imports, unless
+    ``options`` ask for more. ``env`` is added to the test's environment, less the terminal's
+    size (COLUMNS, LINES: something in the test process may have exported it)."""
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     argv = [sys.executable, "-m", "awsview", *args]
+    where = None if cwd is None else os.fspath(cwd)
     if not options:  # forked from the tests' server, which has imported what it would import
-        done = forkserver.run(argv, {**base, **(env or {})}, timeout)
+        done = forkserver.run(argv, {**base, **(env or {})}, timeout, where)
         if done is not None:
             return done
     return subprocess.run(
@@ -33,6 +38,7 @@ def awsview(
         timeout=timeout,
         stdin=subprocess.DEVNULL,
         env={**base, **(env or {})},
+        cwd=where,
         **options,  # type: ignore[call-overload]
     )
 
