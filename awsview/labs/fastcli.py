@@ -27,6 +27,7 @@ import selectors
 import shlex
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -170,13 +171,45 @@ class Server:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
-_server: Server | None = None
+class Lent:
+    """A fork server another AWS View process started, named in this one's environment
+    (SOCKET_ENV): its owner's lab commands run this process (a test, `lab check` in a lab's
+    shell), which borrows the server rather than import awscli into one of its own. Its owner
+    stops it; a command that finds it gone runs the real `aws`."""
+
+    def __init__(self, socket_path: str) -> None:
+        self.socket_path = socket_path
 
 
-def server() -> Server:
-    """This process's fork server, started on first use."""
+def lent() -> Lent | None:
+    """The server the environment names, if it is one this user's: a socket of theirs, in a
+    directory only they can enter (as `Server` makes it). Not asked anything: a connection that
+    sends no command would hold up the server's other commands."""
+    path = os.environ.get(SOCKET_ENV, "")
+    if not os.path.isabs(path):
+        return None
+    try:
+        sock, folder = os.stat(path), os.stat(os.path.dirname(path))
+    except OSError:
+        return None
+    mine = sock.st_uid == folder.st_uid == os.getuid()
+    if not (stat.S_ISSOCK(sock.st_mode) and mine and stat.S_IMODE(folder.st_mode) == 0o700):
+        return None
+    return Lent(path)
+
+
+_server: Server | Lent | None = None
+
+
+def server() -> Server | Lent:
+    """This process's fork server: the one its environment lends, else its own, started on first
+    use."""
     global _server
-    if _server is None or _server.process.poll() is not None:
+    if isinstance(_server, Server) and _server.process.poll() is not None:
+        _server = None
+    if _server is None:
+        _server = lent()
+    if _server is None:
         _server = Server()
         atexit.register(_server.stop)
     return _server

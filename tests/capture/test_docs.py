@@ -12,13 +12,13 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections import defaultdict
 from pathlib import Path
 
 import pytest
 
 from awsview.labspec.folder import builtin_dir
+from tests.support import processes
 
 LAB = "ev05"
 # A real-looking account in the environment: the docs run must neither need it nor show it.
@@ -34,13 +34,7 @@ AUTHOR = "A note the author added after the screenshot.\n"
 
 
 def _docs(*args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", "docs", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **FOREIGN},
-    )
+    return processes.awsview("docs", *args, timeout=timeout, env=FOREIGN)
 
 
 def _tree(folder: Path) -> dict[str, bytes]:

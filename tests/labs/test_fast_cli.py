@@ -195,3 +195,33 @@ def test_the_client_imports_nothing_but_built_in_modules(tmp_path: Path, starts_
     )
     loaded = set(ast.literal_eval(done.stdout.splitlines()[0]))
     assert not loaded & {"socket", "json", "re", "enum", "selectors"}, loaded
+
+
+def test_a_server_named_in_the_environment_is_borrowed_if_it_is_this_user_s(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+):
+    """A process whose lab commands another AWS View process (a test, a lab's shell) runs uses
+    that one's server; only a socket of this user's, in a folder only they can enter."""
+    import socket as sockets
+
+    folder = tmp_path / "private"
+    folder.mkdir(mode=0o700)
+    path = folder / "cli.sock"
+    listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
+    listener.bind(str(path))
+    monkeypatch.setattr(fastcli, "_server", None)
+    try:
+        monkeypatch.setenv(fastcli.SOCKET_ENV, str(path))
+        lent = fastcli.server()
+        assert isinstance(lent, fastcli.Lent) and lent.socket_path == str(path)
+        assert fastcli.server() is lent
+        (tmp_path / "file").write_text("")
+        folder.chmod(0o755)  # another user could have put it there
+        for named in (str(path), "cli.sock", str(tmp_path / "file"), str(folder / "gone.sock")):
+            monkeypatch.setenv(fastcli.SOCKET_ENV, named)
+            assert fastcli.lent() is None, named
+        folder.chmod(0o700)
+        monkeypatch.setenv(fastcli.SOCKET_ENV, str(tmp_path / "file"))
+        assert fastcli.lent() is None
+    finally:
+        listener.close()

@@ -10,13 +10,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 
+from tests.support import processes
 from tests.support.emulator import RunningEmulator
 
 # Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
@@ -100,13 +99,7 @@ def make_lab(
 
 
 def awsview(*args: str, env: dict[str, str] | None = None, timeout: float = 300):
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        env={**os.environ, **(env or {})},
-    )
+    return processes.awsview(*args, env=env, timeout=timeout)
 
 
 def one_line(stderr: str) -> str:

@@ -4,16 +4,15 @@ checkpoints hold in both runs; ev05 also speaks Japanese."""
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from awsview.labspec.folder import load_folder
+from tests.support import processes
 from tests.support.emulator import RunningEmulator
 
 # Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
@@ -24,25 +23,14 @@ BUILTIN = Path(__file__).parents[2] / "labs"
 
 @pytest.mark.parametrize("lab", ["ev05", "q05"])
 def test_lab_check_of_a_built_in_lab_folder_passes_twice(lab: str):
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "lab", "check", str(BUILTIN / lab), "--twice"],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = processes.awsview("lab", "check", str(BUILTIN / lab), "--twice", timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{lab} run 2" in done.stdout
     assert f"lab check {lab}: " in done.stdout and " passed, 4 steps × 2 runs" in done.stdout
 
 
 def awsview(*args: str, lang: str = "C.UTF-8") -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "awsview", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "LANG": lang},
-    )
+    return processes.awsview(*args, timeout=120, env={"LANG": lang})
 
 
 def test_a_lab_speaks_its_other_language_from_lang_or_lang_flag(
@@ -83,12 +71,7 @@ def test_lab_clean_by_name_plays_only_the_cleanup_step(tmp_path: Path, emulator:
     where = ("--endpoint-url", emulator.endpoint_url)
 
     def lab(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "-m", "awsview", "lab", *args, *where],
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
+        return processes.awsview("lab", *args, *where, timeout=600)
 
     played = lab("play", "q05", "--until", "deploy")  # its log group is there to delete
     assert played.returncode == 0, played.stdout + played.stderr

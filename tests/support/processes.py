@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -25,6 +26,8 @@ def awsview(
     ``options`` ask for more. ``env`` is added to the test's environment, less the terminal's
     size (COLUMNS, LINES: something in the test process may have exported it)."""
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    if args and args[0] in PLAYS_A_LAB:
+        base.update(_fast_cli(base))
     argv = [sys.executable, "-m", "awsview", *args]
     where = None if cwd is None else os.fspath(cwd)
     if not options:  # forked from the tests' server, which has imported what it would import
@@ -41,6 +44,22 @@ def awsview(
         cwd=where,
         **options,  # type: ignore[call-overload]
     )
+
+
+PLAYS_A_LAB = ("lab", "docs")
+
+
+def _fast_cli(env: dict[str, str]) -> dict[str, str]:
+    """For a command that plays a lab: this worker's fast `aws` server to borrow
+    (awsview.labs.fastcli.lent), rather than one of the command's own, which imports awscli
+    again (a CPU-second)."""
+    from awsview.labs import fastcli
+
+    # The `aws` a lab's shell finds first: its PATH starts with this interpreter's folder.
+    found = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", os.defpath)])
+    if not fastcli.usable(shutil.which("aws", path=found)):
+        return {}
+    return {fastcli.SOCKET_ENV: fastcli.server().socket_path}
 
 
 def free_port() -> int:
