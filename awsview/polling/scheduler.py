@@ -332,17 +332,27 @@ class Scheduler:
             pending.take()
             return None
         # Woken: a burst of changes (or of wake-ups) becomes one poll. The feed may have come up
-        # or gone down meanwhile: its state now decides.
+        # or gone down meanwhile: its state now decides. Polled, the wake waits out the poller's
+        # pace, unless the feed comes back meanwhile (an emulator started again): then its reset
+        # is read at once, not a fast interval later (30 s for a slowed scheduler).
+        if not self.pushed:
+            await self._paced(pending, started + poller.fast_interval * self.speed)
         if self.pushed:
             gap = PUSHED_GAP_S - (time.monotonic() - started)
             if gap > 0:  # past the gap, read now: no extra turn of the loop
                 await asyncio.sleep(gap)
-        else:
-            await asyncio.sleep(
-                max(0.05, poller.fast_interval * self.speed - (time.monotonic() - started))
-            )
         names = pending.take()
         return names if self.pushed else None
+
+    async def _paced(self, pending: _Pending, due: float) -> None:
+        """Wait until ``due`` (at least 0.05 s), or until the change feed is followed again."""
+        try:
+            async with asyncio.timeout(max(0.05, due - time.monotonic())):
+                while not self.pushed:
+                    pending.event.clear()  # what was asked stays in pending; a new ask wakes it
+                    await pending.event.wait()
+        except TimeoutError:
+            pass
 
     async def _back_off(self, poller: Poller, wait: float, polled_at: float) -> None:
         """Failing: wait out the backoff, unless the endpoint answers meanwhile (a call got

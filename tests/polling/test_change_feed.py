@@ -435,9 +435,11 @@ async def test_the_feed_survives_an_emulator_restart(spawn_emulator, tmp_path):
                     timeout=30,
                     what="following the restarted emulator's feed",
                 )
+                # Read again on the new feed's reset, not by the slowed polling (30 s): a wake
+                # that came as the feed was down waited out the polled pace.
                 await until(
                     lambda: _rows(scheduler, "queues") == (),
-                    timeout=30,
+                    timeout=10,
                     what="the queue the restart lost is gone from the model",
                 )
                 await asyncio.to_thread(
