@@ -74,6 +74,15 @@ def pytest_configure(config: pytest.Config) -> None:
     gc.set_threshold(threshold[0], threshold[1], FULL_COLLECTIONS_EVERY)
 
 
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """pytest's own cleanup, right after this, collects five times over, to report what a
+    finalizer raised as the session ends. One collection here does that; what it leaves alive is
+    frozen, so the other four do not each walk the whole session's heap again (the end of every
+    worker waited on them)."""
+    gc.collect()
+    gc.freeze()
+
+
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the xdist_group marks it adds
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     tiers.mark(items)
