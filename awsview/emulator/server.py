@@ -259,11 +259,14 @@ class _ShortCollections:
 
     moto's modules and backends are ~250,000 long-lived objects (most imported by the first call
     to each service); a full collection walks them all and holds every thread for 0.25-1 s — an
-    answer, a feed wake-up or a Lambda delivery waits behind it. Every 30 s the young garbage is
-    collected and what survived is frozen (out of the collector's sight; refcounting still frees
-    it); every 10 minutes a full collection picks up cycles among what was frozen.
+    answer, a feed wake-up or a Lambda delivery waits behind it. 5 s after the start, then every
+    30 s, the young garbage is collected and what survived is frozen (out of the collector's
+    sight; refcounting still frees it); every 10 minutes a full collection picks up cycles among
+    what was frozen. The first comes early: `lab check` runs the emulator in its own process for
+    about a quarter of a minute, and a lab's first calls have imported what they import by then.
     """
 
+    FIRST_FREEZE_S = 5.0
     FREEZE_EVERY_S = 30.0
     FULL_EVERY_S = 600.0
 
@@ -276,7 +279,9 @@ class _ShortCollections:
         import gc
 
         last_full = time.monotonic()
-        while not self._stop.wait(self.FREEZE_EVERY_S):
+        wait = self.FIRST_FREEZE_S
+        while not self._stop.wait(wait):
+            wait = self.FREEZE_EVERY_S
             if time.monotonic() - last_full > self.FULL_EVERY_S:
                 last_full = time.monotonic()
                 gc.unfreeze()
