@@ -12,6 +12,8 @@ from contextlib import contextmanager
 
 from tests.support import forkserver
 
+PLAYS_A_LAB = ("lab", "docs")
+
 
 def awsview(
     *args: str,
@@ -26,12 +28,13 @@ def awsview(
     ``options`` ask for more. ``env`` is added to the test's environment, less the terminal's
     size (COLUMNS, LINES: something in the test process may have exported it)."""
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    full = {**base, **(env or {})}
     if args and args[0] in PLAYS_A_LAB:
-        base.update(_fast_cli(base))
+        full = {**_fast_cli(full), **full}  # what the test's environment says wins
     argv = [sys.executable, "-m", "awsview", *args]
     where = None if cwd is None else os.fspath(cwd)
     if not options:  # forked from the tests' server, which has imported what it would import
-        done = forkserver.run(argv, {**base, **(env or {})}, timeout, where)
+        done = forkserver.run(argv, full, timeout, where)
         if done is not None:
             return done
     return subprocess.run(
@@ -40,13 +43,10 @@ def awsview(
         text=True,
         timeout=timeout,
         stdin=subprocess.DEVNULL,
-        env={**base, **(env or {})},
+        env=full,
         cwd=where,
         **options,  # type: ignore[call-overload]
     )
-
-
-PLAYS_A_LAB = ("lab", "docs")
 
 
 def _fast_cli(env: dict[str, str]) -> dict[str, str]:
