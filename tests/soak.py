@@ -271,6 +271,16 @@ class Prober(threading.Thread):
                 break  # all explained, or this was the first look after the viewer's
         return frozenset(left)
 
+    def looks(self, key: str, a: float, b: float) -> str:
+        """What the prober saw of ``key`` between ``a`` and ``b``: each look's time, and
+        whether it was there, to explain a violation."""
+        seen = [
+            f"{_clock(s.looked_at(key))} {'absent' if _present(s, key) is None else 'there'}"
+            for s in self.sweeps
+            if a <= s.looked_at(key) <= b
+        ]
+        return ", ".join(seen[-12:]) or "none"
+
     def _back(self, key: str, since: float) -> float:
         """When the prober first saw ``key`` exist again after ``since`` (a sweep that began while
         the emulator was down may end long after it came back: its end is when it saw)."""
@@ -419,6 +429,7 @@ class Pending:
     lost: frozenset
     a: float
     b: float
+    said: str = ""  # the viewer's answer (an ABSENT snapshot's note), to explain a violation
 
 
 @dataclass
@@ -1069,6 +1080,7 @@ class Soak:
                     frozenset({CONTAINER}),
                     s.fetched_at - CALL_SLACK_S,
                     s.fetched_at,
+                    said=s.note or "",
                 )
             if s.health is Health.OK and new and before is not None and before.rows is not None:
                 lost = before.rows - (tracked or frozenset())
@@ -1116,9 +1128,18 @@ class Soak:
             viewer.seen[key] = Seen(s.health, tracked, s.fetched_at, s.attempted_at)
 
     def _suspect(
-        self, viewer: Viewer, key: str, what: str, lost: frozenset, a: float, b: float
+        self,
+        viewer: Viewer,
+        key: str,
+        what: str,
+        lost: frozenset,
+        a: float,
+        b: float,
+        said: str = "",
     ) -> None:
-        self.pending.append(Pending(time.monotonic() + 20.0, viewer.name, key, what, lost, a, b))
+        self.pending.append(
+            Pending(time.monotonic() + 20.0, viewer.name, key, what, lost, a, b, said[:200])
+        )
 
     def _resolve(self, final: bool = False) -> None:
         keep = []
@@ -1134,7 +1155,10 @@ class Soak:
             if left:
                 example = ", ".join(sorted(map(str, left))[:3])
                 self.report.violate(
-                    f"{p.viewer} {p.key} {p.what} at {_clock(p.b)} while it existed ({example})",
+                    f"{p.viewer} {p.key} {p.what} at {_clock(p.b)} while it existed ({example})"
+                    + (f"; it said {p.said!r}" if p.said else "")
+                    + "; the prober's looks: "
+                    + self.prober.looks(p.key, p.a - 2.0, p.b + 2.0),
                     p.b,
                 )
         self.pending = keep
