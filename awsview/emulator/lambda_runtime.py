@@ -13,6 +13,8 @@ import json
 import logging
 import os
 import select
+import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -31,7 +33,9 @@ from awsview.emulator.trust import INTERNAL_KEY
 log = logging.getLogger(__name__)
 
 BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
+ZYGOTE = Path(__file__).with_name("_zygote.py")
 MAX_WORKERS_PER_VERSION = 8
+ZYGOTE_START_S = 60.0  # its imports, on a busy machine
 
 
 @dataclass(frozen=True)
@@ -92,10 +96,153 @@ class FunctionSpec:
         )
 
 
+class _Forked:
+    """A worker the zygote forked, used as a worker's ``subprocess.Popen`` is: ``pid``,
+    ``stdin``, ``stdout``, ``poll``, ``kill``, ``wait``. The zygote reaps it; its pidfd says when
+    it has ended (its exit status is the zygote's to know: 1 here)."""
+
+    def __init__(self, pid: int, pidfd: int, stdin: Any, stdout: Any) -> None:
+        self.pid, self._pidfd = pid, pidfd
+        self.stdin, self.stdout = stdin, stdout
+        self.returncode: int | None = None
+
+    def poll(self) -> int | None:
+        if self.returncode is None and select.select([self._pidfd], [], [], 0)[0]:
+            self._ended()
+        return self.returncode
+
+    def kill(self) -> None:
+        if self.returncode is None:
+            try:
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+    def wait(self) -> int:
+        if self.returncode is None:
+            select.select([self._pidfd], [], [])
+            self._ended()
+        assert self.returncode is not None
+        return self.returncode
+
+    def _ended(self) -> None:
+        self.returncode = 1
+        os.close(self._pidfd)
+
+    def __del__(self) -> None:
+        if self.returncode is None:
+            os.close(self._pidfd)
+
+
+class _Zygote:
+    """The process the workers are forked from (awsview/emulator/_zygote.py): it has imported
+    boto3 once, so a cold start does not. Started on the first cold start; ``spawn`` answers None
+    whenever it cannot (not on Linux, gone, or the function bundles a package it preloaded), and
+    the worker is then a fresh interpreter, as every worker was before."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sock: socket.socket | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self.preloaded: tuple[str, ...] = ()
+        self.broken = not hasattr(os, "pidfd_open")
+
+    def spawn(self, env: dict[str, str], cwd: Path) -> _Forked | None:
+        with self._lock:
+            if self.broken or (self._sock is None and not self._start()):
+                return None
+            if any(_bundles(cwd, name) for name in self.preloaded):
+                return None  # its own copy must win, as on AWS
+            stdin_r, stdin_w = os.pipe()
+            stdout_r, stdout_w = os.pipe()
+            try:
+                request = json.dumps({"env": env, "cwd": str(cwd)}).encode() + b"\n"
+                socket.send_fds(self._sock, [request], [stdin_r, stdout_w])
+                answer, fds = self._answer()
+            except (OSError, ValueError):
+                self._stop()
+                answer, fds = -1, []
+            finally:
+                os.close(stdin_r)
+                os.close(stdout_w)
+            if answer < 0 or len(fds) != 1:
+                for fd in (stdin_w, stdout_r, *fds):
+                    os.close(fd)
+                return None
+            return _Forked(answer, fds[0], open(stdin_w, "wb", 0), open(stdout_r, "rb", 0))
+
+    def _answer(self) -> tuple[int, list[int]]:
+        assert self._sock is not None
+        data, fds = b"", []
+        while not data.endswith(b"\n"):
+            chunk, more, _, _ = socket.recv_fds(self._sock, 64, 1)
+            fds += more
+            if not chunk:
+                raise OSError("the zygote went away")
+            data += chunk
+        return int(data), fds
+
+    def _start(self) -> bool:
+        ours, theirs = socket.socketpair()
+        # Its imports never see the emulator's settings; each worker gets its own environment.
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, str(ZYGOTE), str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+        except OSError:
+            self.broken = True
+            return False
+        finally:
+            theirs.close()
+        self._sock = ours
+        try:
+            ours.settimeout(ZYGOTE_START_S)
+            hello = b""
+            while not hello.endswith(b"\n"):
+                chunk = ours.recv(65536)
+                if not chunk:
+                    raise OSError("the zygote ended as it started")
+                hello += chunk
+            ours.settimeout(None)
+            self.preloaded = tuple(json.loads(hello)["preloaded"])
+        except (OSError, ValueError, KeyError, TypeError):
+            self._stop()
+            return False
+        return True
+
+    def _stop(self) -> None:
+        """Never again for this emulator: its workers start as fresh interpreters."""
+        self.broken = True
+        if self._sock is not None:
+            self._sock.close()  # the zygote ends at its socket's end
+            self._sock = None
+        if self._proc is not None:
+            self._proc.kill()
+            self._proc.wait()
+
+    def close(self) -> None:
+        with self._lock:
+            self._stop()
+
+
+def _bundles(code_dir: Path, package: str) -> bool:
+    """Whether a function's code brings its own copy of ``package`` (a folder or a module)."""
+    return (code_dir / package).is_dir() or (code_dir / f"{package}.py").is_file()
+
+
 class _Worker:
     """One warm process of one function version."""
 
-    def __init__(self, spec: FunctionSpec, code_dir: Path, endpoint_url: str):
+    def __init__(
+        self, spec: FunctionSpec, code_dir: Path, endpoint_url: str, zygote: _Zygote | None = None
+    ):
         self.spec = spec
         self.log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[{spec.version}]{uuid.uuid4().hex}"
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
@@ -121,7 +268,8 @@ class _Worker:
                 "PYTHONUNBUFFERED": "1",
             }
         )
-        self.proc = subprocess.Popen(
+        forked = zygote.spawn(env, code_dir) if zygote is not None else None
+        self.proc: subprocess.Popen[bytes] | _Forked = forked or subprocess.Popen(
             [sys.executable, str(BOOTSTRAP)],
             cwd=code_dir,
             env=env,
@@ -188,6 +336,7 @@ class LambdaRuntime:
         self._idle: dict[tuple, list[_Worker]] = {}
         self._busy: dict[tuple, int] = {}
         self._cond = threading.Condition(self._lock)
+        self._zygote = _Zygote()
 
     def close(self) -> None:
         with self._lock:
@@ -195,6 +344,7 @@ class LambdaRuntime:
             self._idle.clear()
         for worker in workers:
             worker.kill()
+        self._zygote.close()
 
     def _code_dir(self, spec: FunctionSpec) -> Path:
         digest = hashlib.sha256(spec.code).hexdigest()
@@ -227,7 +377,7 @@ class LambdaRuntime:
             worker.kill()
 
     def _spawn(self, spec: FunctionSpec) -> _Worker:
-        return _Worker(spec, self._code_dir(spec), self.endpoint_url)
+        return _Worker(spec, self._code_dir(spec), self.endpoint_url, self._zygote)
 
     def _acquire(self, spec: FunctionSpec) -> _Worker:
         key = spec.pool_key

@@ -139,3 +139,41 @@ def test_async_invoke_runs_in_the_background(emulator):
 def _group(logs, name):
     groups = logs.describe_log_groups(logGroupNamePrefix=f"/aws/lambda/{name}")["logGroups"]
     return bool(groups)
+
+
+# Written at import, before the handler runs: what the worker's interpreter had loaded already.
+WHERE_FROM = """
+import os, sys
+SDK_ALREADY = "boto3" in sys.modules
+import boto3
+def handler(event, context):
+    return {"sdk_already": SDK_ALREADY, "boto3": boto3.__file__, "mine": getattr(boto3, "MINE", 0),
+            "path": sys.path, "leaked": sorted(k for k in os.environ if k.startswith("MOTO_")),
+            "subprocess": __import__("subprocess").run(["true"]).returncode}
+"""
+
+
+def test_a_cold_start_is_forked_with_the_sdk_loaded_and_only_the_function_s_settings(emulator):
+    """Workers are forked from a zygote that imported boto3 once (a cold start does not import
+    it again), with the function's own environment and path, and can wait for a subprocess."""
+    import boto3
+
+    lam = emulator.client("lambda")
+    create_function(lam, "where-from", WHERE_FROM, env={"COLOR": "red"})
+    error, payload = invoke(lam, "where-from", {})
+    assert error is None, payload
+    assert payload["sdk_already"] is True
+    assert payload["boto3"] == boto3.__file__
+    assert payload["leaked"] == [] and payload["subprocess"] == 0
+    assert not any(p.endswith("awsview/emulator") for p in payload["path"]), payload["path"]
+
+
+def test_a_function_that_bundles_its_own_sdk_imports_its_own(emulator):
+    """As on AWS, a package in the function's archive wins over the runtime's: such a function
+    starts in a fresh interpreter rather than from the zygote, which has boto3 loaded."""
+    lam = emulator.client("lambda")
+    create_function(lam, "own-sdk", WHERE_FROM, more={"boto3/__init__.py": "MINE = 7\n"})
+    error, payload = invoke(lam, "own-sdk", {})
+    assert error is None, payload
+    assert payload["sdk_already"] is False
+    assert payload["mine"] == 7 and payload["boto3"].endswith("boto3/__init__.py")

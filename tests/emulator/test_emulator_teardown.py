@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import processes, wait_for
+from tests.support.helpers import lambda_workers, processes, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 GONE_WITHIN_S = 20.0  # generous on a busy machine; measured: 2.6 s, 6.0 s with other test runs busy
@@ -76,15 +76,18 @@ def test_sigterm_tears_the_emulator_down_with_its_workers_and_the_waited_for_chi
     try:
         wait_for(lambda: child.exists() and child.read_text(), STARTED_WITHIN_S)
         emulator = json.loads(pids.read_text())["emulator"]
-        workers = [p.pid for p in processes() if p.ppid == emulator and "_bootstrap.py" in p.args]
-        left = [emulator, *workers, int(child.read_text())]
+        found = processes()
+        zygotes = [p.pid for p in found if p.ppid == emulator and "_zygote.py" in p.args]
+        workers = [p.pid for p in lambda_workers(found, emulator)]
+        left = [emulator, *zygotes, *workers, int(child.read_text())]
         assert workers, "the warm Lambda worker is running"
         run.send_signal(signal.SIGTERM)
         started = time.monotonic()
         output, _ = run.communicate(timeout=60)
         assert run.returncode == pytest.ExitCode.INTERRUPTED, output
         wait_for(lambda: not {p.pid for p in processes()} & set(left), GONE_WITHIN_S)
-        print(f"emulator, worker and child gone {time.monotonic() - started:.2f} s after SIGTERM")
+        took = time.monotonic() - started
+        print(f"emulator, its zygote, worker and child gone {took:.2f} s after SIGTERM")
     finally:
         if run.poll() is None:
             run.kill()

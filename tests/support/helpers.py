@@ -17,10 +17,13 @@ from tests.support.probe import screen_lines
 ROLE = "arn:aws:iam::123456789012:role/test-worker-role"
 
 
-def zip_code(source: str, name: str = "app.py") -> bytes:
+def zip_code(source: str, name: str = "app.py", more: dict[str, str] | None = None) -> bytes:
+    """A function's archive: ``source`` as ``name``, and ``more`` files (path: text) beside it."""
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         archive.writestr(name, source)
+        for path, text in (more or {}).items():
+            archive.writestr(path, text)
     return buffer.getvalue()
 
 
@@ -50,6 +53,7 @@ def create_function(
     timeout: int = 5,
     env: dict[str, str] | None = None,
     handler: str = "app.handler",
+    more: dict[str, str] | None = None,
 ) -> str:
     ensure_worker_role(_iam_for(lam))
     response = lam.create_function(
@@ -58,7 +62,7 @@ def create_function(
         Role=ROLE,
         Handler=handler,
         Timeout=timeout,
-        Code={"ZipFile": zip_code(source)},
+        Code={"ZipFile": zip_code(source, more=more)},
         Environment={"Variables": env or {}},
     )
     return response["FunctionArn"]
@@ -204,6 +208,17 @@ def processes(session: int | None = None) -> list[Process]:
             continue
         found.append(Process(int(entry), ppid, sid, state, args.strip()))
     return sorted(found, key=lambda p: p.pid)
+
+
+def lambda_workers(found: list[Process], emulator: int | None = None) -> list[Process]:
+    """The Lambda workers among ``found`` (of the emulator ``emulator`` only, if given): forked
+    by an emulator's zygote (awsview/emulator/_zygote.py), or started as `_bootstrap.py`."""
+    zygotes = {p.pid for p in found if "_zygote.py" in p.args and emulator in (None, p.ppid)}
+    return [
+        p
+        for p in found
+        if p.ppid in zygotes or ("_bootstrap.py" in p.args and emulator in (None, p.ppid))
+    ]
 
 
 async def until(pilot, predicate, timeout: float = 30.0, what: str = "condition"):

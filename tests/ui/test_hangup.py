@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.helpers import create_function, processes, wait_for
+from tests.support.helpers import create_function, lambda_workers, processes, wait_for
 from tests.support.processes import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -129,9 +129,7 @@ def test_make_demo_in_a_killed_tmux_pane_leaves_nothing_behind(tmux):
         pytest.skip("the awsview script is not beside this interpreter")
     # The Makefile's own demo target; -o: never reinstall the virtualenv from a test.
     pane = tmux.pane(f"make -o .venv/.installed demo BIN={shlex.quote(str(bin_dir))}")
-    wait_for(
-        lambda: any("_bootstrap.py" in p.args for p in processes(session=pane)), STARTED_WITHIN_S
-    )
+    wait_for(lambda: lambda_workers(processes(session=pane)), STARTED_WITHIN_S)
     tree = [p.args for p in processes(session=pane)]  # make, awsview demo, a Lambda worker
     assert any(a.startswith("make") for a in tree) and any("awsview demo" in a for a in tree), tree
     tmux.kill(pane)
@@ -315,10 +313,7 @@ def test_a_busy_lambda_worker_dies_with_its_killed_emulator(spawn_emulator, tmp_
         threading.Thread(target=_invoke_quietly, args=(lam,), daemon=True).start()
         emulator_pid = running.process.pid
         worker = wait_for(
-            lambda: next(
-                (p for p in processes() if p.ppid == emulator_pid and "_bootstrap.py" in p.args),
-                None,
-            ),
+            lambda: next(iter(lambda_workers(processes(), emulator_pid)), None),
             30,
         )
         wait_for(inside.exists, 30)  # the handler runs
