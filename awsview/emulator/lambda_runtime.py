@@ -36,6 +36,7 @@ BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
 ZYGOTE = Path(__file__).with_name("_zygote.py")
 MAX_WORKERS_PER_VERSION = 8
 ZYGOTE_START_S = 60.0  # its imports, on a busy machine
+ZYGOTE_MAX_REQUEST = 1 << 20  # as _zygote.MAX_REQUEST
 
 
 @dataclass(frozen=True)
@@ -153,10 +154,12 @@ class _Zygote:
                 return None
             if any(_bundles(cwd, name) for name in self.preloaded):
                 return None  # its own copy must win, as on AWS
+            request = json.dumps({"env": env, "cwd": str(cwd)}).encode() + b"\n"
+            if len(request) > ZYGOTE_MAX_REQUEST:
+                return None  # more than a function's environment can hold on AWS: not its to read
             stdin_r, stdin_w = os.pipe()
             stdout_r, stdout_w = os.pipe()
             try:
-                request = json.dumps({"env": env, "cwd": str(cwd)}).encode() + b"\n"
                 socket.send_fds(self._sock, [request], [stdin_r, stdout_w])
                 answer, fds = self._answer()
             except (OSError, ValueError):
