@@ -35,7 +35,8 @@ log = logging.getLogger(__name__)
 BOOTSTRAP = Path(__file__).with_name("_bootstrap.py")
 ZYGOTE = Path(__file__).with_name("_zygote.py")
 MAX_WORKERS_PER_VERSION = 8
-ZYGOTE_START_S = 60.0  # its imports, on a busy machine
+ZYGOTE_START_S = 60.0  # its imports, on a very busy machine
+ZYGOTE_ANSWER_S = 30.0  # a fork, on a very busy machine
 ZYGOTE_MAX_REQUEST = 1 << 20  # as _zygote.MAX_REQUEST
 
 
@@ -137,21 +138,25 @@ class _Forked:
 
 class _Zygote:
     """The process the workers are forked from (awsview/emulator/_zygote.py): it has imported
-    boto3 once, so a cold start does not. Started on the first cold start; ``spawn`` answers None
-    whenever it cannot (not on Linux, gone, or the function bundles a package it preloaded), and
-    the worker is then a fresh interpreter, as every worker was before."""
+    boto3 once, so a cold start does not. Started by the first cold start, which waits for it
+    (about what a fresh interpreter's imports would have taken). ``spawn`` answers None whenever
+    it cannot be used (not on Linux, gone, not ready in ZYGOTE_START_S, or the function bundles
+    a package it preloaded): that worker is then a fresh interpreter, as every worker was
+    before."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._sock: socket.socket | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self.preloaded: tuple[str, ...] = ()
+        self._hello = b""
+        self.preloaded: tuple[str, ...] | None = None  # None: not ready yet
         self.broken = not hasattr(os, "pidfd_open")
 
     def spawn(self, env: dict[str, str], cwd: Path) -> _Forked | None:
         with self._lock:
-            if self.broken or (self._sock is None and not self._start()):
+            if self.broken or not self._ready(ZYGOTE_START_S):
                 return None
+            assert self._sock is not None and self.preloaded is not None
             if any(_bundles(cwd, name) for name in self.preloaded):
                 return None  # its own copy must win, as on AWS
             request = json.dumps({"env": env, "cwd": str(cwd)}).encode() + b"\n"
@@ -174,6 +179,35 @@ class _Zygote:
                 return None
             return _Forked(answer, fds[0], open(stdin_w, "wb", 0), open(stdout_r, "rb", 0))
 
+    def pending(self) -> bool:
+        """Whether a spawn now would wait for the zygote's start (which this begins)."""
+        with self._lock:
+            return not self.broken and not self._ready(0.0)
+
+    def _ready(self, wait: float) -> bool:
+        """Whether the zygote has said hello, waiting up to ``wait`` seconds for it (started on
+        the first call)."""
+        if self._sock is None:
+            self._start()
+        if self.broken or self.preloaded is not None:
+            return not self.broken
+        assert self._sock is not None
+        deadline = time.monotonic() + wait
+        try:
+            while select.select([self._sock], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                chunk = self._sock.recv(65536)
+                if not chunk:
+                    raise OSError("the zygote ended as it started")
+                self._hello += chunk
+                if self._hello.endswith(b"\n"):
+                    self.preloaded = tuple(json.loads(self._hello)["preloaded"])
+                    return True
+                if len(self._hello) > ZYGOTE_MAX_REQUEST:
+                    raise ValueError("not a hello")
+        except (OSError, ValueError, KeyError, TypeError):
+            self._stop()
+        return False
+
     def _answer(self) -> tuple[int, list[int]]:
         assert self._sock is not None
         data, fds = b"", []
@@ -185,7 +219,7 @@ class _Zygote:
             data += chunk
         return int(data), fds
 
-    def _start(self) -> bool:
+    def _start(self) -> None:
         ours, theirs = socket.socketpair()
         # Its imports never see the emulator's settings; each worker gets its own environment.
         env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
@@ -200,25 +234,13 @@ class _Zygote:
                 stderr=subprocess.DEVNULL,
             )
         except OSError:
+            ours.close()
             self.broken = True
-            return False
+            return
         finally:
             theirs.close()
-        self._sock = ours
-        try:
-            ours.settimeout(ZYGOTE_START_S)
-            hello = b""
-            while not hello.endswith(b"\n"):
-                chunk = ours.recv(65536)
-                if not chunk:
-                    raise OSError("the zygote ended as it started")
-                hello += chunk
-            ours.settimeout(None)
-            self.preloaded = tuple(json.loads(hello)["preloaded"])
-        except (OSError, ValueError, KeyError, TypeError):
-            self._stop()
-            return False
-        return True
+        ours.settimeout(ZYGOTE_ANSWER_S)  # a fork is quick; a zygote that does not answer is
+        self._sock = ours  # given up on
 
     def _stop(self) -> None:
         """Never again for this emulator: its workers start as fresh interpreters."""
@@ -340,6 +362,7 @@ class LambdaRuntime:
         self._busy: dict[tuple, int] = {}
         self._cond = threading.Condition(self._lock)
         self._zygote = _Zygote()
+        self._retired: dict[str, int] = {}  # arn → how often its workers were retired
 
     def close(self) -> None:
         with self._lock:
@@ -367,13 +390,32 @@ class LambdaRuntime:
         return target
 
     def prewarm(self, spec: FunctionSpec) -> None:
-        """Start one worker for a freshly uploaded version; it imports the code while idle."""
-        if spec.runtime.startswith("python"):
+        """Start one worker for a freshly uploaded version; it imports the code while idle. The
+        API call that uploaded it does not wait for the zygote's start: that worker is started
+        on a thread of its own then."""
+        if not spec.runtime.startswith("python"):
+            return
+        if not self._zygote.pending():
             self._release(spec.pool_key, self._spawn(spec), took=False)
+            return
+        with self._lock:
+            generation = self._retired.get(spec.arn, 0)
+
+        def later() -> None:
+            worker = self._spawn(spec)
+            with self._lock:
+                current = self._retired.get(spec.arn, 0) == generation
+            if current:
+                self._release(spec.pool_key, worker, took=False)
+            else:  # the version changed meanwhile: nobody would invoke this one
+                worker.kill()
+
+        threading.Thread(target=later, name=f"prewarm {spec.name}", daemon=True).start()
 
     def retire(self, arn: str) -> None:
         """Stop idle workers of a function whose code or configuration changed or was deleted."""
         with self._lock:
+            self._retired[arn] = self._retired.get(arn, 0) + 1
             doomed = [k for k in self._idle if k[0] == arn]
             workers = [w for k in doomed for w in self._idle.pop(k)]
         for worker in workers:
