@@ -272,14 +272,26 @@ class Prober(threading.Thread):
         return frozenset(left)
 
     def looks(self, key: str, a: float, b: float) -> str:
-        """What the prober saw of ``key`` between ``a`` and ``b``: each look's time, and
-        whether it was there, to explain a violation."""
-        seen = [
-            f"{_clock(s.looked_at(key))} {'absent' if _present(s, key) is None else 'there'}"
-            for s in self.sweeps
-            if a <= s.looked_at(key) <= b
+        """How ``key``'s snapshot from ``a`` to ``b`` was judged, to explain a violation: the
+        sweeps judged (start, look, end; there or absent) and the deletions weighed (when, and
+        when the prober saw the resource again)."""
+        ends = [s.end for s in self.sweeps]
+        judged = []
+        for s in self.sweeps[max(0, bisect.bisect_left(ends, a) - 1) :][:12]:
+            there = "absent" if _present(s, key) is None else "there"
+            judged.append(f"{_clock(s.start)}/{_clock(s.looked_at(key))}/{_clock(s.end)} {there}")
+            if s.looked_at(key) > b:
+                break
+        weighed = [
+            f"{what} at {_clock(t)}, back "
+            + (_clock(back) if (back := self._back(key, t)) != float("inf") else "never")
+            for t, what in self.deleted
+            if what in ("*", key) and a - 30 <= t <= b + 0.5
         ]
-        return ", ".join(seen[-12:]) or "none"
+        return (
+            f"sweeps (start/look/end) {', '.join(judged) or 'none'}; "
+            f"deletions {', '.join(weighed) or 'none'}"
+        )
 
     def _back(self, key: str, since: float) -> float:
         """When the prober first saw ``key`` exist again after ``since`` (a sweep that began while
@@ -558,7 +570,7 @@ class Report:
         lines += [f"  CRASH {c}" for c in self.crashes[:20]]
         lines += [f"  VIOLATION {v}" for v in self.violations[:40]]
         near = sorted(
-            {entry for at in self.moments[:10] for entry in self.trace if abs(entry[0] - at) < 8}
+            {entry for at in self.moments[:10] for entry in self.trace if -20 < entry[0] - at < 8}
         )
         if near:
             lines.append("what happened around the violations:")
@@ -1157,8 +1169,8 @@ class Soak:
                 self.report.violate(
                     f"{p.viewer} {p.key} {p.what} at {_clock(p.b)} while it existed ({example})"
                     + (f"; it said {p.said!r}" if p.said else "")
-                    + "; the prober's looks: "
-                    + self.prober.looks(p.key, p.a - 2.0, p.b + 2.0),
+                    + "; judged on: "
+                    + self.prober.looks(p.key, p.a, p.b),
                     p.b,
                 )
         self.pending = keep
