@@ -248,20 +248,23 @@ class Prober(threading.Thread):
     def caught_up(self, at: float) -> bool:
         return bool(self.sweeps) and self.sweeps[-1].start > at
 
-    def unexplained(self, key: str, lost: frozenset, a: float, b: float) -> frozenset:
+    def unexplained(self, key: str, lost: frozenset, a: float, b: float) -> frozenset | None:
         """Of ``lost`` (identities under ``key``, or CONTAINER), those the prober never saw gone
         from its last look before ``a`` to its first look after ``b`` (the viewer's snapshot):
         present in each of those looks, they existed when the viewer said they did not. The window
         ends with the prober's own pace, not a fixed second: on a busy machine a sweep takes
-        seconds, and a deletion the viewer saw at once was judged against the sweep before it."""
+        seconds, and a deletion the viewer saw at once was judged against the sweep before it.
+        None: the prober had not looked before ``a`` (the run's first seconds, its first sweep
+        slow on a busy machine), so it cannot say what was there then."""
         for t, what in self.deleted:  # gone from then until the prober sees it again
             if what in ("*", key) and t <= b + 0.5 and a < self._back(key, t):
                 return frozenset()
         ends = [s.end for s in self.sweeps]
+        first = bisect.bisect_left(ends, a) - 1  # the last sweep ended before a
+        if first < 0:
+            return None
         left = set(lost)
-        for sweep in self.sweeps[
-            max(0, bisect.bisect_left(ends, a) - 1) :
-        ]:  # from the last before a
+        for sweep in self.sweeps[first:]:
             present = _present(sweep, key)
             if present is None:
                 return frozenset()
@@ -563,7 +566,8 @@ class Report:
         ]
         lines.append(
             f"rows lost / ABSENT answers checked against the prober: {self.suspects}"
-            f" ({self.unverified} it could not judge, at the end or while it was down)"
+            f" ({self.unverified} it could not judge: at the start, at the end or while it was"
+            " down)"
         )
         if self.kept:
             lines.append(f"emulator state and log kept in {self.kept}")
@@ -1162,8 +1166,11 @@ class Soak:
                 else:
                     keep.append(p)
                 continue
-            self.report.suspects += 1
             left = self.prober.unexplained(p.key, p.lost, p.a, p.b)
+            if left is None:
+                self.report.unverified += 1
+                continue
+            self.report.suspects += 1
             if left:
                 example = ", ".join(sorted(map(str, left))[:3])
                 self.report.violate(
