@@ -248,20 +248,23 @@ class Prober(threading.Thread):
     def caught_up(self, at: float) -> bool:
         return bool(self.sweeps) and self.sweeps[-1].start > at
 
-    def unexplained(self, key: str, lost: frozenset, a: float, b: float) -> frozenset:
+    def unexplained(self, key: str, lost: frozenset, a: float, b: float) -> frozenset | None:
         """Of ``lost`` (identities under ``key``, or CONTAINER), those the prober never saw gone
         from its last look before ``a`` to its first look after ``b`` (the viewer's snapshot):
         present in each of those looks, they existed when the viewer said they did not. The window
         ends with the prober's own pace, not a fixed second: on a busy machine a sweep takes
-        seconds, and a deletion the viewer saw at once was judged against the sweep before it."""
+        seconds, and a deletion the viewer saw at once was judged against the sweep before it.
+        None: the prober had not looked before ``a`` (the run's first seconds, its first sweep
+        slow on a busy machine), so it cannot say what was there then."""
         for t, what in self.deleted:  # gone from then until the prober sees it again
             if what in ("*", key) and t <= b + 0.5 and a < self._back(key, t):
                 return frozenset()
         ends = [s.end for s in self.sweeps]
+        first = bisect.bisect_left(ends, a) - 1  # the last sweep ended before a
+        if first < 0:
+            return None
         left = set(lost)
-        for sweep in self.sweeps[
-            max(0, bisect.bisect_left(ends, a) - 1) :
-        ]:  # from the last before a
+        for sweep in self.sweeps[first:]:
             present = _present(sweep, key)
             if present is None:
                 return frozenset()
@@ -272,14 +275,26 @@ class Prober(threading.Thread):
         return frozenset(left)
 
     def looks(self, key: str, a: float, b: float) -> str:
-        """What the prober saw of ``key`` between ``a`` and ``b``: each look's time, and
-        whether it was there, to explain a violation."""
-        seen = [
-            f"{_clock(s.looked_at(key))} {'absent' if _present(s, key) is None else 'there'}"
-            for s in self.sweeps
-            if a <= s.looked_at(key) <= b
+        """How ``key``'s snapshot from ``a`` to ``b`` was judged, to explain a violation: the
+        sweeps judged (start, look, end; there or absent) and the deletions weighed (when, and
+        when the prober saw the resource again)."""
+        ends = [s.end for s in self.sweeps]
+        judged = []
+        for s in self.sweeps[max(0, bisect.bisect_left(ends, a) - 1) :][:12]:
+            there = "absent" if _present(s, key) is None else "there"
+            judged.append(f"{_clock(s.start)}/{_clock(s.looked_at(key))}/{_clock(s.end)} {there}")
+            if s.looked_at(key) > b:
+                break
+        weighed = [
+            f"{what} at {_clock(t)}, back "
+            + (_clock(back) if (back := self._back(key, t)) != float("inf") else "never")
+            for t, what in self.deleted
+            if what in ("*", key) and a - 30 <= t <= b + 0.5
         ]
-        return ", ".join(seen[-12:]) or "none"
+        return (
+            f"sweeps (start/look/end) {', '.join(judged) or 'none'}; "
+            f"deletions {', '.join(weighed) or 'none'}"
+        )
 
     def _back(self, key: str, since: float) -> float:
         """When the prober first saw ``key`` exist again after ``since`` (a sweep that began while
@@ -551,14 +566,15 @@ class Report:
         ]
         lines.append(
             f"rows lost / ABSENT answers checked against the prober: {self.suspects}"
-            f" ({self.unverified} it could not judge, at the end or while it was down)"
+            f" ({self.unverified} it could not judge: at the start, at the end or while it was"
+            " down)"
         )
         if self.kept:
             lines.append(f"emulator state and log kept in {self.kept}")
         lines += [f"  CRASH {c}" for c in self.crashes[:20]]
         lines += [f"  VIOLATION {v}" for v in self.violations[:40]]
         near = sorted(
-            {entry for at in self.moments[:10] for entry in self.trace if abs(entry[0] - at) < 8}
+            {entry for at in self.moments[:10] for entry in self.trace if -20 < entry[0] - at < 8}
         )
         if near:
             lines.append("what happened around the violations:")
@@ -1150,15 +1166,18 @@ class Soak:
                 else:
                     keep.append(p)
                 continue
-            self.report.suspects += 1
             left = self.prober.unexplained(p.key, p.lost, p.a, p.b)
+            if left is None:
+                self.report.unverified += 1
+                continue
+            self.report.suspects += 1
             if left:
                 example = ", ".join(sorted(map(str, left))[:3])
                 self.report.violate(
                     f"{p.viewer} {p.key} {p.what} at {_clock(p.b)} while it existed ({example})"
                     + (f"; it said {p.said!r}" if p.said else "")
-                    + "; the prober's looks: "
-                    + self.prober.looks(p.key, p.a - 2.0, p.b + 2.0),
+                    + "; judged on: "
+                    + self.prober.looks(p.key, p.a, p.b),
                     p.b,
                 )
         self.pending = keep
