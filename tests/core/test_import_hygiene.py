@@ -38,7 +38,7 @@ def _modules() -> list[str]:
     for layer in UI_FREE:
         for path in sorted((ROOT / "awsview" / layer).rglob("*.py")):
             parts = path.relative_to(ROOT).with_suffix("").parts
-            if "workers" in parts or parts[-1] == "_bootstrap":  # lab code and a standalone script
+            if "workers" in parts or parts[-1] in ("_bootstrap", "_zygote"):  # lab code, scripts
                 continue
             found.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
     return found
