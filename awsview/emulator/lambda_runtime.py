@@ -109,7 +109,7 @@ class _Forked:
         self.returncode: int | None = None
 
     def poll(self) -> int | None:
-        if self.returncode is None and select.select([self._pidfd], [], [], 0)[0]:
+        if self.returncode is None and _readable(self._pidfd, 0.0):
             self._ended()
         return self.returncode
 
@@ -122,7 +122,7 @@ class _Forked:
 
     def wait(self) -> int:
         if self.returncode is None:
-            select.select([self._pidfd], [], [])
+            _readable(self._pidfd, None)
             self._ended()
         assert self.returncode is not None
         return self.returncode
@@ -194,7 +194,7 @@ class _Zygote:
         assert self._sock is not None
         deadline = time.monotonic() + wait
         try:
-            while select.select([self._sock], [], [], max(0.0, deadline - time.monotonic()))[0]:
+            while _readable(self._sock.fileno(), max(0.0, deadline - time.monotonic())):
                 chunk = self._sock.recv(65536)
                 if not chunk:
                     raise OSError("the zygote ended as it started")
@@ -257,6 +257,14 @@ class _Zygote:
             self._stop()
 
 
+def _readable(fd: int, timeout: float | None) -> bool:
+    """Whether ``fd`` is readable (a pidfd: its process ended) within ``timeout`` seconds (None:
+    however long). poll, not select: an emulator serving many connections has fds past 1024."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN)
+    return bool(poller.poll(None if timeout is None else int(timeout * 1000)))
+
+
 def _bundles(code_dir: Path, package: str) -> bool:
     """Whether a function's code brings its own copy of ``package`` (a folder or a module)."""
     return (code_dir / package).is_dir() or (code_dir / f"{package}.py").is_file()
@@ -316,8 +324,7 @@ class _Worker:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 return None
-            ready, _, _ = select.select([fd], [], [], remaining)
-            if not ready:
+            if not _readable(fd, remaining):
                 return None
             chunk = os.read(fd, 1 << 16)
             if not chunk:
