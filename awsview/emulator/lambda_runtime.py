@@ -204,6 +204,8 @@ class _Zygote:
                     return True
                 if len(self._hello) > ZYGOTE_MAX_REQUEST:
                     raise ValueError("not a hello")
+            if wait > 0:
+                raise OSError("the zygote did not start in time")  # no cold start waits again
         except (OSError, ValueError, KeyError, TypeError):
             self._stop()
         return False

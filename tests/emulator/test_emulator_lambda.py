@@ -188,3 +188,27 @@ def test_a_function_that_bundles_its_own_sdk_imports_its_own(emulator):
     assert error is None, payload
     assert payload["sdk_already"] is False
     assert payload["mine"] == 7 and payload["boto3"].endswith("boto3/__init__.py")
+
+
+def test_a_zygote_that_never_starts_is_waited_for_once(tmp_path, monkeypatch):
+    """A zygote that never says it is ready holds up one cold start, up to ZYGOTE_START_S; the
+    next ones start fresh interpreters at once."""
+    import time
+    from pathlib import Path
+
+    from awsview.emulator import lambda_runtime
+
+    silent = tmp_path / "silent.py"
+    silent.write_text("import time\ntime.sleep(600)\n")
+    monkeypatch.setattr(lambda_runtime, "ZYGOTE", silent)
+    monkeypatch.setattr(lambda_runtime, "ZYGOTE_START_S", 0.5)
+    zygote = lambda_runtime._Zygote()
+    try:
+        started = time.monotonic()
+        assert zygote.spawn({}, Path(tmp_path)) is None
+        first = time.monotonic() - started
+        started = time.monotonic()
+        assert zygote.spawn({}, Path(tmp_path)) is None
+        assert zygote.broken and time.monotonic() - started < 0.4, first
+    finally:
+        zygote.close()
