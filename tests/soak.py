@@ -259,8 +259,7 @@ class Prober(threading.Thread):
         for t, what in self.deleted:  # gone from then until the prober sees it again
             if what in ("*", key) and t <= b + 0.5 and a < self._back(key, t):
                 return frozenset()
-        ends = [s.end for s in self.sweeps]
-        first = bisect.bisect_left(ends, a) - 1  # the last sweep ended before a
+        first = self._last_before(a)
         if first < 0:
             return None
         left = set(lost)
@@ -274,13 +273,16 @@ class Prober(threading.Thread):
                 break  # all explained, or this was the first look after the viewer's
         return frozenset(left)
 
+    def _last_before(self, a: float) -> int:
+        """The index of the last sweep that ended before ``a`` (-1: none did)."""
+        return bisect.bisect_left([s.end for s in self.sweeps], a) - 1
+
     def looks(self, key: str, a: float, b: float) -> str:
         """How ``key``'s snapshot from ``a`` to ``b`` was judged, to explain a violation: the
         sweeps judged (start, look, end; there or absent) and the deletions weighed (when, and
         when the prober saw the resource again)."""
-        ends = [s.end for s in self.sweeps]
         judged = []
-        for s in self.sweeps[max(0, bisect.bisect_left(ends, a) - 1) :][:12]:
+        for s in self.sweeps[max(0, self._last_before(a)) :][:12]:
             there = "absent" if _present(s, key) is None else "there"
             judged.append(f"{_clock(s.start)}/{_clock(s.looked_at(key))}/{_clock(s.end)} {there}")
             if s.looked_at(key) > b:

@@ -224,7 +224,7 @@ class _Zygote:
     def _start(self) -> None:
         ours, theirs = socket.socketpair()
         # Its imports never see the emulator's settings; each worker gets its own environment.
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
+        env = _without_emulator_settings()
         env["PYTHONDONTWRITEBYTECODE"] = "1"
         try:
             self._proc = subprocess.Popen(
@@ -259,6 +259,12 @@ class _Zygote:
             self._stop()
 
 
+def _without_emulator_settings() -> dict[str, str]:
+    """The emulator's environment less its AWS and moto settings: what a worker (and the
+    zygote) starts from, never the emulator's own credentials or endpoints."""
+    return {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
+
+
 def _readable(fd: int, timeout: float | None) -> bool:
     """Whether ``fd`` is readable (a pidfd: its process ended) within ``timeout`` seconds (None:
     however long). poll, not select: an emulator serving many connections has fds past 1024."""
@@ -280,7 +286,7 @@ class _Worker:
     ):
         self.spec = spec
         self.log_stream = f"{datetime.now(UTC):%Y/%m/%d}/[{spec.version}]{uuid.uuid4().hex}"
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "MOTO_"))}
+        env = _without_emulator_settings()
         env.update(dict(spec.environment))
         env.update(
             {
