@@ -352,9 +352,10 @@ def live(
     memory: Memory,
     document: Callable[[], dict[str, Any]] | None = None,
     read: set[str] | None = None,
+    listed: set[str] | None = None,
 ) -> tuple[bool | None, str, bool]:
     """The checkpoint now: holds / not / not knowable, what is there, and whether it is broken.
-    ``read`` gets the snapshot keys it looked at."""
+    ``read`` gets the snapshot keys it looked at, ``listed`` the key prefixes it listed."""
     passed: bool | None = True
     details, broken = [], False
     traced = TracedModel(model)
@@ -380,6 +381,8 @@ def live(
             passed = None
     if read is not None:
         read.update(traced.read)
+    if listed is not None:
+        listed.update(traced.prefixes)
     return passed, "; ".join(details), broken
 
 

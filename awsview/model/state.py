@@ -71,11 +71,13 @@ class LabState:
 
 class TracedModel(LabState):
     """A model as one reader reads it (the same snapshots): every key it looked at is noted in
-    ``read``, so what it derived can be as fresh as those are."""
+    ``read``, so what it derived can be as fresh as those are, and every prefix it listed in
+    ``prefixes`` (keys it would have read had they been there)."""
 
     def __init__(self, model: LabState):
         super().__init__(snapshots=model.snapshots, changed_at=model.changed_at)
         self.read: set[str] = set()
+        self.prefixes: set[str] = set()
 
     def get(self, key: str) -> Snapshot[Any] | None:
         self.read.add(key)
@@ -87,5 +89,6 @@ class TracedModel(LabState):
 
     def with_prefix(self, prefix: str) -> list[Snapshot[Any]]:
         found = super().with_prefix(prefix)
+        self.prefixes.add(prefix)
         self.read.update(s.key for s in found)
         return found

@@ -34,6 +34,8 @@ class Poller:
     follows: tuple[str, ...] = ()
     after: tuple[str, ...] = ()
     remembers = False  # keeps what it learns in the viewer's store: made with one (``store=``)
+    # The model keys it writes besides its kind's own (``kind`` and ``kind:<name>``).
+    makes: tuple[str, ...] = ()
 
     def __init__(self, profile: LabSpec):
         self.profile = profile
@@ -41,6 +43,12 @@ class Poller:
         # Names the last poll left unread on purpose (a table's scan budget), with when they are
         # due (monotonic): with a change feed, the scheduler asks for them then.
         self.deferred: dict[str, float] = {}
+
+    def writes(self, key: str) -> bool:
+        """Whether this poller writes the model key ``key``, or keys starting with it (a prefix
+        such as ``table:``; the empty prefix is every key)."""
+        head = key.split(":", 1)[0]
+        return not key or head == self.kind or head in self.makes
 
     def prefix_match(self, name: str) -> bool:
         return name.startswith(self.profile.prefix) if self.profile.prefix else True

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Iterable
 from dataclasses import replace
 from typing import Any
 
@@ -243,6 +244,25 @@ class Scheduler:
             self._pending[poller.kind].take()
             await self.poll(poller)
         self._read_all_at = time.monotonic()
+        return self.model
+
+    def writers(self, keys: Iterable[str]) -> list[Poller]:
+        """The pollers that write these model keys (or key prefixes), with every poller those
+        derive from (``after``), in dependency order."""
+        wanted = {p.kind for p in self.pollers if any(p.writes(key) for key in keys)}
+        grown = True
+        while grown:
+            inputs = [prefix for p in self.pollers if p.kind in wanted for prefix in p.after]
+            more = {p.kind for p in self.pollers if any(p.writes(prefix) for prefix in inputs)}
+            grown = not more <= wanted
+            wanted |= more
+        return [p for p in self.pollers if p.kind in wanted]
+
+    async def run_these(self, pollers: Iterable[Poller]) -> LabState:
+        """One round of only these pollers (a reader that needs a few kinds, not a screen)."""
+        for poller in pollers:
+            self._pending[poller.kind].take()
+            await self.poll(poller)
         return self.model
 
     async def catch_up(self) -> bool:

@@ -3,6 +3,13 @@
 
 One ``StepChecker`` keeps one connection, one scheduler and one checkpoint memory for its whole
 life, so a check that spans a lab's steps remembers what a viewer watching them would.
+
+A check reads only what its checkpoints look at (the kinds whose keys they read, and the kinds
+those derive from), not every panel: a step about a queue sends no DynamoDB or Step Functions
+call. What that is can depend on what is there (a check may look further once a resource
+exists), so the checkpoints are tried on the model, the kinds they looked at and are not read
+yet are read, and again, until they look at nothing new. A checkpoint with a JMESPath query
+reads the whole dump, so everything is read for it.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ from typing import Any
 from awsview.aws.session import Connection, Target
 from awsview.core.checkpoints import Memory, live
 from awsview.labspec import Checkpoint, LabSpec
+from awsview.model.state import LabState
 from awsview.polling.bootstrap import preflight
 from awsview.polling.scheduler import Scheduler
 
@@ -60,10 +68,28 @@ class StepChecker:
     def checkpoints(self, step: str) -> tuple[Checkpoint, ...]:
         return tuple(c for c in self.profile.checkpoints if c.step == step)
 
+    async def _read_for(self, checkpoints: tuple[Checkpoint, ...]) -> LabState:
+        """One read of what ``checkpoints`` look at (see the module's docstring)."""
+        scheduler = self._scheduler
+        assert scheduler is not None, "use StepChecker as an async context manager"
+        if any(c.query for c in checkpoints):
+            return await scheduler.run_once()
+        done: set[str] = set()
+        while True:
+            # Tried on a copy of the memory: the real one learns only from the final reads.
+            trial = Memory(first_code=dict(self.memory.first_code), held=dict(self.memory.held))
+            looked: set[str] = set()
+            for checkpoint in checkpoints:
+                live(checkpoint, scheduler.model, self.profile, trial, None, looked, looked)
+            due = [p for p in scheduler.writers(looked) if p.kind not in done]
+            if not due:
+                return scheduler.model
+            await scheduler.run_these(due)
+            done.update(p.kind for p in due)
+
     async def now(self, step: str) -> list[StepResult]:
-        """One read of everything, then the step's checkpoints on it."""
-        assert self._scheduler is not None, "use StepChecker as an async context manager"
-        model = await self._scheduler.run_once()
+        """One read of what the step's checkpoints look at, then the checkpoints on it."""
+        model = await self._read_for(self.checkpoints(step))
         results = []
         for checkpoint in self.checkpoints(step):
             passed, said, _ = live(checkpoint, model, self.profile, self.memory)
@@ -73,8 +99,7 @@ class StepChecker:
     async def look(self) -> None:
         """One read with every checkpoint evaluated and nothing reported: what a viewer open
         since setup would remember (a function's code before the learner deployed another)."""
-        assert self._scheduler is not None, "use StepChecker as an async context manager"
-        model = await self._scheduler.run_once()
+        model = await self._read_for(self.profile.checkpoints)
         for checkpoint in self.profile.checkpoints:
             live(checkpoint, model, self.profile, self.memory)
 

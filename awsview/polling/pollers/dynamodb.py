@@ -86,6 +86,7 @@ class _Pass:
 
 class TablePoller(Poller):
     kind = TABLE
+    makes = (TABLES,)
     slow_interval = 8.0
     follows = ("table",)
 

@@ -18,6 +18,7 @@ from awsview.polling.base import Absent, Poller, failing, listed
 from awsview.polling.quiet import LISTING_CEILING_S, Quiet
 
 LOGS = keys.LOGS  # key: logs:<group>
+GROUPS = "log_groups"  # the group names under a generic profile's prefix
 OVERLAP_MS = 0  # like `aws logs tail --follow`: from the last timestamp, deduplicated by event id
 MAX_LINES = 100_000
 SEEN_IDS = 20_000
@@ -57,6 +58,7 @@ class _Follow:
 
 class LogPoller(Poller):
     kind = LOGS
+    makes = (GROUPS,)
     fast_interval = 0.3  # the token bucket still holds FilterLogEvents to 1 TPS on AWS
     slow_interval = 6.0
     follows = ("log_group",)
@@ -74,11 +76,11 @@ class LogPoller(Poller):
         groups = list(self.profile.log_groups)
         snapshots = []
         if self.profile.generic:
-            before = model.get("log_groups")
-            if before is None or only is not None or self._listing.due("log_groups", model):
-                listing = await self.fetch(model, "log_groups", lambda: self._groups(conn))
+            before = model.get(GROUPS)
+            if before is None or only is not None or self._listing.due(GROUPS, model):
+                listing = await self.fetch(model, GROUPS, lambda: self._groups(conn))
                 self._listing.read(
-                    "log_groups",
+                    GROUPS,
                     before is None or listing.data != before.data,
                     failed=failing(listing),
                 )

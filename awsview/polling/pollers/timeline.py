@@ -51,6 +51,7 @@ def log_evidence(
 
 class TimelinePoller(Poller):
     kind = TIMELINE
+    makes = (RUNS,)
     remembers = True
     fast_interval = 0.25
     slow_interval = 1.0

@@ -1,0 +1,64 @@
+"""A step check (`awsview verify`, `lab check`) reads only what the step's checkpoints look at,
+and answers as a check that read everything would. Against the embedded emulator."""
+
+from __future__ import annotations
+
+import asyncio
+
+from awsview import labspec
+from awsview.aws.session import Target
+from awsview.labs.player import LabPlayer
+from awsview.polling.stepcheck import StepChecker
+
+
+class _Everything(StepChecker):
+    """The check as it was: one read of every kind before each answer."""
+
+    async def _read_for(self, checkpoints):
+        assert self._scheduler is not None
+        return await self._scheduler.run_once()
+
+
+async def test_a_step_check_reads_only_what_its_checkpoints_look_at(
+    starts_processes, emulator, monkeypatch
+):
+    from awsview.aws import readonly, session
+
+    sent: list[tuple[str, str]] = []
+
+    def recording_guard(client):
+        guarded = readonly.guard(client)
+        service = client.meta.service_model.service_name
+        guarded.meta.events.register(
+            "provide-client-params", lambda model, **_: sent.append((service, model.name))
+        )
+        return guarded
+
+    monkeypatch.setattr(session, "guard", recording_guard)
+    profile = labspec.load("q05")
+    player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
+    target = Target(endpoint_url=emulator.endpoint_url, region="us-east-1")
+
+    async def answered(checker: StepChecker, step: str):
+        start = len(sent)
+        results = await checker.settle(step, 30)
+        calls = sent[start:]
+        return [(r.checkpoint.text, r.passed, r.now) for r in results], calls, len(calls)
+
+    try:
+        await asyncio.to_thread(player.setup)
+        async with StepChecker(target, profile) as some, _Everything(target, profile) as every:
+            await some.look()
+            await every.look()
+            for step in player.lab.folder.steps:
+                await asyncio.to_thread(player.play, only=step.key)
+                mine, calls, count = await answered(some, step.key)
+                theirs, _, full = await answered(every, step.key)
+                assert mine == theirs, step.key
+                assert all(passed for _, passed, _ in mine), mine
+                assert count <= full, step.key
+                if step.key == "connect":  # a queue and its mapping: SQS and Lambda alone
+                    assert {service for service, _ in calls} == {"sqs", "lambda"}, calls
+                    assert count < full / 2, (count, full)
+    finally:
+        player.close()
