@@ -133,6 +133,8 @@ def _other_findings(path: Path, ours: frozenset[str]) -> list[str]:
     return findings
 
 
+# On one worker: each worker that runs one of them parses the whole package once (`_ours`).
+@pytest.mark.xdist_group("compat-private-access")
 @pytest.mark.parametrize("path", _modules(), ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_private_textual_and_rich_access_is_in_compat(path: Path):
     found = _class_findings(path, _module_name(path)) + _other_findings(path, _ours())
