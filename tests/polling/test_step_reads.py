@@ -62,3 +62,24 @@ async def test_a_step_check_reads_only_what_its_checkpoints_look_at(
                     assert count < full / 2, (count, full)
     finally:
         player.close()
+
+
+def test_the_pollers_of_a_key_come_with_those_they_derive_from_in_order():
+    from awsview.polling.scheduler import Scheduler
+
+    scheduler = Scheduler(None, labspec.load("ev04"))  # type: ignore[arg-type]
+
+    def kinds(*keys: str) -> list[str]:
+        return [poller.kind for poller in scheduler.writers(keys)]
+
+    assert kinds("queues") == ["queues"]
+    assert kinds("history:arn:aws:states:x") == ["state_machines", "executions", "history"]
+    assert kinds("table:") == kinds("tables") == ["table"]  # a prefix, and a listing's key
+    assert kinds("log_groups") == ["logs"]
+    # The timeline's run numbers come with every input of the timeline.
+    assert kinds("runs") == [
+        *("state_machines", "executions", "history", "table", "logs", "journal", "stream"),
+        "timeline",
+    ]
+    assert kinds("") == [poller.kind for poller in scheduler.pollers]
+    assert kinds("no-such-kind") == []
