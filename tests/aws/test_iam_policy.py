@@ -218,23 +218,12 @@ async def test_every_operation_the_pollers_send_while_a_lab_plays_is_granted(
     """The pollers follow the change feed while the lab plays, and the learner edits a lab role
     afterwards (a role the feed names is read again alone). Every operation a guarded client of
     the connection sends is written down as it is sent; the policy must grant each one."""
-    from awsview.aws import readonly, session
     from awsview.aws.session import Connection, Target
     from awsview.polling.scheduler import Scheduler
     from tests.polling.test_change_feed import _ready, _rows, until
+    from tests.support.helpers import operations_sent
 
-    sent: set[tuple[str, str]] = set()
-
-    def recording_guard(client):
-        guarded = readonly.guard(client)
-        service = client.meta.service_model.service_name
-        # After the guard's handler: a refused operation is never sent, so never written down.
-        guarded.meta.events.register(
-            "provide-client-params", lambda model, **_: sent.add((service, model.name))
-        )
-        return guarded
-
-    monkeypatch.setattr(session, "guard", recording_guard)
+    sent = operations_sent(monkeypatch)
     profile = labspec.load(lab)
     player = LabPlayer(get_lab(lab), endpoint_url=emulator.endpoint_url, log=lambda line: None)
     iam = emulator.client("iam")

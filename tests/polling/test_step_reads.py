@@ -9,6 +9,7 @@ from awsview import labspec
 from awsview.aws.session import Target
 from awsview.labs.player import LabPlayer
 from awsview.polling.stepcheck import StepChecker
+from tests.support.helpers import operations_sent
 
 
 class _Everything(StepChecker):
@@ -22,19 +23,7 @@ class _Everything(StepChecker):
 async def test_a_step_check_reads_only_what_its_checkpoints_look_at(
     starts_processes, emulator, monkeypatch
 ):
-    from awsview.aws import readonly, session
-
-    sent: list[tuple[str, str]] = []
-
-    def recording_guard(client):
-        guarded = readonly.guard(client)
-        service = client.meta.service_model.service_name
-        guarded.meta.events.register(
-            "provide-client-params", lambda model, **_: sent.append((service, model.name))
-        )
-        return guarded
-
-    monkeypatch.setattr(session, "guard", recording_guard)
+    sent = operations_sent(monkeypatch)
     profile = labspec.load("q05")
     player = LabPlayer("q05", endpoint_url=emulator.endpoint_url, log=lambda line: None)
     target = Target(endpoint_url=emulator.endpoint_url, region="us-east-1")

@@ -97,6 +97,26 @@ def create_table(ddb: Any, name: str, key: str = "id", **options: Any) -> None:
     )
 
 
+def operations_sent(monkeypatch: Any) -> list[tuple[str, str]]:
+    """Every AWS operation the connections' guarded clients send from now on, as (service,
+    operation), in order. Written down after the read-only guard's handler: a refused operation
+    is never sent, so never written down."""
+    from awsview.aws import readonly, session
+
+    sent: list[tuple[str, str]] = []
+
+    def recording_guard(client: Any) -> Any:
+        guarded = readonly.guard(client)
+        service = client.meta.service_model.service_name
+        guarded.meta.events.register(
+            "provide-client-params", lambda model, **_: sent.append((service, model.name))
+        )
+        return guarded
+
+    monkeypatch.setattr(session, "guard", recording_guard)
+    return sent
+
+
 def wait_for(predicate: Callable[[], Any], timeout: float = 60.0, interval: float = 0.1) -> Any:
     """Poll until predicate() is truthy; return its value or fail with the last one. The default
     deadline is generous for a busy machine: a passing test returns as soon as it holds."""
