@@ -190,7 +190,7 @@ def test_a_function_that_bundles_its_own_sdk_imports_its_own(emulator):
     assert payload["mine"] == 7 and payload["boto3"].endswith("boto3/__init__.py")
 
 
-def test_a_zygote_that_never_starts_is_waited_for_once(tmp_path, monkeypatch):
+def test_a_zygote_that_never_starts_is_waited_for_once(starts_processes, tmp_path, monkeypatch):
     """A zygote that never says it is ready holds up one cold start, up to ZYGOTE_START_S; the
     next ones start fresh interpreters at once."""
     import time
