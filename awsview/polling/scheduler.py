@@ -240,9 +240,7 @@ class Scheduler:
 
     async def run_once(self) -> LabState:
         """One round of every poller, in dependency order."""
-        for poller in self.pollers:
-            self._pending[poller.kind].take()
-            await self.poll(poller)
+        await self.run_these(self.pollers)
         self._read_all_at = time.monotonic()
         return self.model
 
