@@ -6,8 +6,10 @@ test that starts an emulator or a process says so by asking for a fixture that d
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -19,12 +21,26 @@ from types import ModuleType
 
 import pytest
 
+# Each test process's own home for what the tests' processes keep, removed when it exits (by the
+# process that made it: a child forked from this one runs the same exit functions).
+_home = tempfile.mkdtemp(prefix="awsview-test-")
+_home_owner = os.getpid()
+
+
+@atexit.register
+def _remove_home() -> None:
+    if os.getpid() == _home_owner:
+        shutil.rmtree(_home, ignore_errors=True)
+
+
 # The viewer keeps decisions in the user state directory: never the real one during tests.
-os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="awsview-test-state-")
-os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="awsview-test-config-")
+os.environ["XDG_STATE_HOME"] = os.path.join(_home, "state")
+os.environ["XDG_CONFIG_HOME"] = os.path.join(_home, "config")
 # No test may reach a real AWS account: the shell's AWS configuration is not the tests'. A test
 # that needs a profile writes its own config file; everything else talks to the emulator.
-_aws_home = tempfile.mkdtemp(prefix="awsview-test-aws-")
+_aws_home = os.path.join(_home, "aws")
+for _dir in ("state", "config", "aws"):
+    os.mkdir(os.path.join(_home, _dir))
 for _name in [n for n in os.environ if n.startswith("AWS_") and n != "AWS_CA_BUNDLE"]:
     del os.environ[_name]
 os.environ.update(

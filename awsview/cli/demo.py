@@ -4,6 +4,8 @@ step by step inside the viewer (a step banner on top; space pauses, n plays the 
 from __future__ import annotations
 
 import argparse
+import functools
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -36,6 +38,7 @@ def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8
     # The demo talks only to its own emulator: never hand it a real account's configuration.
     isolate_from_shell()
     state_dir = Path(tempfile.mkdtemp(prefix="awsview-demo-"))
+    forget = functools.partial(shutil.rmtree, state_dir, ignore_errors=True)
     emulator = start("127.0.0.1", 0, state_dir)
     emulator.start_in_thread()
     try:
@@ -50,9 +53,10 @@ def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8
             demo=driver,
             options=ViewerOptions(theme=theme, keymap=keys, notice=left_out),
         )
-        lifeline.run(app)  # ends with its terminal or its parent (`make demo`)
+        lifeline.run(app, before_exit=forget)  # ends with its terminal or its parent (`make demo`)
     finally:
         emulator.stop()
+        forget()  # the demo's emulator state is its own: nothing of it outlives the demo
     if driver.failed:
         return fail(driver.failed, EXIT_FAILURE)
     return 0

@@ -319,8 +319,13 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
         command = app_command(watch_args(args))
     # One rate budget for every session and the recorder: this directory of shared buckets,
     # named to each of them by the environment (this process's own too, for the recorder).
-    rates = tempfile.TemporaryDirectory(prefix="awsview-serve-rates-")
-    os.environ[RATE_DIR_ENV] = rates.name
+    with tempfile.TemporaryDirectory(prefix="awsview-serve-rates-") as rates:
+        os.environ[RATE_DIR_ENV] = rates
+        return _serve_with(args, token, command, rates)
+
+
+def _serve_with(args: argparse.Namespace, token: str | None, command: str, rates: str) -> int:
+    """Serve until stopped, each session's viewer running ``command``; the exit status."""
     server = make_server(
         args.host,
         args.port,
@@ -329,7 +334,7 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
         args.font_size,
         title="AWS View · class" if args.roster else "AWS View",
         max_sessions=args.max_sessions,
-        rate_dir=rates.name,
+        rate_dir=rates,
     )
     if getattr(args, "record", None) is not None:
         try:
@@ -350,8 +355,6 @@ def serve(args: argparse.Namespace, check_target: Any = None) -> int:
         server.serve()
     except OSError as exc:
         return fail(f"cannot serve on {args.host}:{args.port}: {exc.strerror or exc}", EXIT_FAILURE)
-    finally:
-        rates.cleanup()
     return 0
 
 

@@ -29,6 +29,7 @@ import select
 import signal
 import stat
 import threading
+from collections.abc import Callable
 from typing import Any
 
 CHECK_S = 0.25  # how often the parent is looked at; a hangup wakes poll() at once
@@ -43,8 +44,15 @@ PARENT = os.getppid()
 class Lifeline:
     """Ends an app (and, failing that, the process) when its terminal, pipes or parent go."""
 
-    def __init__(self, app: Any, fds: tuple[int, ...] = (0, 1, 2), parent: int = PARENT):
+    def __init__(
+        self,
+        app: Any,
+        fds: tuple[int, ...] = (0, 1, 2),
+        parent: int = PARENT,
+        before_exit: Callable[[], object] | None = None,
+    ):
         self.app = app
+        self.before_exit = before_exit  # what must not outlive even the os._exit (a temp folder)
         self.parent = parent
         self.fds = tuple(fd for fd in fds if _watchable(fd))
         self.loop: Any = None  # the app's asyncio loop, once run() made it
@@ -75,7 +83,7 @@ class Lifeline:
         if not self._lost.acquire(blocking=False):
             return  # already going
         self.reason, self.code = reason, code
-        deadline = threading.Timer(EXIT_GRACE_S, os._exit, (code,))
+        deadline = threading.Timer(EXIT_GRACE_S, self._abandon, (code,))
         deadline.daemon = True  # also ends an interpreter shutdown stuck joining a thread
         deadline.start()
         loop = self.loop
@@ -84,6 +92,14 @@ class Lifeline:
                 loop.call_soon_threadsafe(self._exit_app)
             except RuntimeError:  # the loop closed meanwhile: the app is gone already
                 pass
+
+    def _abandon(self, code: int) -> None:
+        """The app did not go in time: end the process, after the one thing that must not stay."""
+        try:
+            if self.before_exit is not None:
+                self.before_exit()
+        finally:
+            os._exit(code)
 
     def _exit_app(self) -> None:
         self.app.exit(return_code=self.code)
@@ -130,6 +146,7 @@ def _watchable(fd: int) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or (stat.S_ISCHR(mode) and os.isatty(fd))
 
 
-def run(app: Any) -> Any:
-    """Run a Textual app that draws on this process's terminal (or a serve session's pipes)."""
-    return Lifeline(app).run()
+def run(app: Any, before_exit: Callable[[], object] | None = None) -> Any:
+    """Run a Textual app that draws on this process's terminal (or a serve session's pipes).
+    ``before_exit`` runs if the process has to be ended without its usual cleanup."""
+    return Lifeline(app, before_exit=before_exit).run()

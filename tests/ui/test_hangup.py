@@ -121,19 +121,23 @@ def awsview_process(session: int, command: str = ""):
     return next((p for p in processes(session=session) if p.args.startswith(start)), None)
 
 
-def test_make_demo_in_a_killed_tmux_pane_leaves_nothing_behind(tmux):
+def test_make_demo_in_a_killed_tmux_pane_leaves_nothing_behind(tmux, tmp_path):
     """make is the pane's first process: it gets the SIGHUP and waits for its child, which gets
-    none; the demo must notice its terminal hung up, and its Lambda workers must go with it."""
+    none; the demo must notice its terminal hung up, and its Lambda workers must go with it, and
+    so must the emulator's state in its temporary folder."""
     bin_dir = Path(sys.executable).parent
     if not (bin_dir / "awsview").exists():
         pytest.skip("the awsview script is not beside this interpreter")
     # The Makefile's own demo target; -o: never reinstall the virtualenv from a test.
-    pane = tmux.pane(f"make -o .venv/.installed demo BIN={shlex.quote(str(bin_dir))}")
+    make = f"make -o .venv/.installed demo BIN={shlex.quote(str(bin_dir))}"
+    pane = tmux.pane(f"env TMPDIR={shlex.quote(str(tmp_path))} {make}")
     wait_for(lambda: lambda_workers(processes(session=pane)), STARTED_WITHIN_S)
     tree = [p.args for p in processes(session=pane)]  # make, awsview demo, a Lambda worker
     assert any(a.startswith("make") for a in tree) and any("awsview demo" in a for a in tree), tree
+    assert [p.name for p in tmp_path.iterdir()] != [], "the demo keeps its state in TMPDIR"
     tmux.kill(pane)
     gone(pane, "make demo, pane killed")
+    assert list(tmp_path.iterdir()) == [], "the demo left its state behind"
 
 
 @pytest.mark.parametrize("shell", ["sh -c", "interactive bash"])
@@ -202,7 +206,7 @@ def test_the_viewer_goes_when_its_parent_dies_though_its_terminal_stays(tmux, em
 class ServeTree:
     """`awsview serve` in a session of its own, and a websocket client holding one screen open."""
 
-    def __init__(self, endpoint_url: str, port: int):
+    def __init__(self, endpoint_url: str, port: int, tmp: Path):
         self.port = port
         self.process = subprocess.Popen(
             [
@@ -220,6 +224,7 @@ class ServeTree:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            env={**os.environ, "TMPDIR": str(tmp)},  # where it keeps its sessions' rate budget
         )
         self.session = self.process.pid
 
@@ -259,15 +264,19 @@ class ServeTree:
 
 
 @pytest.mark.parametrize("stop", ["SIGTERM", "SIGINT", "SIGKILL"])
-async def test_stopping_serve_ends_its_open_sessions(starts_processes, emulator, stop):
-    """SIGTERM and ctrl+c stop the sessions on the way out; a killed server cannot, so each
-    session notices its pipes hang up and its parent go."""
-    tree = ServeTree(emulator.endpoint_url, free_port())
+async def test_stopping_serve_ends_its_open_sessions(starts_processes, emulator, stop, tmp_path):
+    """SIGTERM and ctrl+c stop the sessions on the way out, and the server removes what it kept in
+    a temporary folder; a killed server cannot, so each session notices its pipes hang up and its
+    parent go."""
+    tree = ServeTree(emulator.endpoint_url, free_port(), tmp_path)
     try:
         await tree.open_screen()
         assert await asyncio.to_thread(wait_for, tree.viewers, 30)
+        assert list(tmp_path.iterdir()), "serve keeps its rate budget in TMPDIR"
         tree.process.send_signal(getattr(signal, stop))
         await asyncio.to_thread(gone, tree.session, f"awsview serve, {stop}, a session open")
+        if stop != "SIGKILL":
+            assert list(tmp_path.iterdir()) == [], f"serve left its rate budget behind on {stop}"
     finally:
         await tree.close()
 
