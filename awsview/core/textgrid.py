@@ -35,19 +35,43 @@ class GraphLine:
 # -- cells ---------------------------------------------------------------------------------------
 
 
+# Characters whose width terminals and Rich do not agree on, dropped by clean(): spacing
+# combining marks (category Mc: 0 cells to Rich, 1 or more to terminals), and what only joins a
+# neighbour (the Hangul fillers and vowel and final jamo, the emoji skin tones).
+_DROPPED = ("Mn", "Me", "Mc", "Cf", "Cc", "Zl", "Zp", "Cs", "Co", "Cn")
+_JOINERS = (
+    (0x1160, 0x11FF),
+    (0x3164, 0x3164),
+    (0xD7B0, 0xD7FF),
+    (0xFFA0, 0xFFA0),
+    (0x1F3FB, 0x1F3FF),
+)
+# Wide since Unicode 16 (Rich counts them so), narrow in the tables of Pythons before 3.14:
+# trigrams, monograms, hexagrams, Tai Xuan Jing symbols, counting rod numerals.
+_WIDE_SINCE_16 = ((0x2630, 0x2637), (0x268A, 0x268F), (0x4DC0, 0x4DFF), (0x1D300, 0x1D376))
+
+
+def _within(ch: str, ranges: tuple[tuple[int, int], ...]) -> bool:
+    point = ord(ch)
+    return any(low <= point <= high for low, high in ranges)
+
+
 def clean(value: object) -> str:
     """One line, no control, zero-width or combining characters: its width is predictable."""
     cleaned = untrusted.clean(str(value))
     kept = (
         ch
         for ch in cleaned
-        if unicodedata.category(ch) not in ("Mn", "Me", "Cf", "Cc", "Zl", "Zp", "Cs", "Co", "Cn")
+        if unicodedata.category(ch) not in _DROPPED
+        and not ("\u1160" <= ch and _within(ch, _JOINERS))
     )
     return " ".join("".join(kept).split())
 
 
 def _char_width(ch: str) -> int:
-    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+    if unicodedata.east_asian_width(ch) in ("W", "F"):
+        return 2
+    return 2 if "\u2630" <= ch and _within(ch, _WIDE_SINCE_16) else 1
 
 
 def cells(value: str) -> int:

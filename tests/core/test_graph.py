@@ -11,12 +11,13 @@ from __future__ import annotations
 import json
 import os
 import re
+import unicodedata
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from rich.cells import cell_len
+from rich.cells import cell_len, get_character_cell_size
 
 from awsview.core.graph import draw, text
 from awsview.core.stateruns import run_of
@@ -350,6 +351,8 @@ MACHINE_OK = st.recursive(
 
 @settings(max_examples=examples(400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(MACHINE_OK, st.integers(1, 130))
+# A counting rod digit: 1 cell in Python 3.11's Unicode tables, 2 in Rich's (Unicode 16).
+@example({"StartAt": "A", "States": {"A": {"Type": "Task", "Resource": "\U0001d360"}}}, 16)
 def test_any_well_typed_definition_is_drawn_within_the_width(document, width):
     definition = parse_definition(
         json.dumps(document)
@@ -425,6 +428,16 @@ def test_cut_and_wrap_count_cells_not_characters():
     assert wrap("x" * 25, 10, 3) == ["x" * 10, "x" * 10, "xxxxx"]
     assert wrap("one two three four five", 7, 2) == ["one two", "three…"]
     assert clean("a\x1b[31mb\u200b\u0301c\n d") == "abc d"
+
+
+def test_every_character_kept_is_as_wide_as_rich_counts_it():
+    """What the graph keeps of a name, it counts as Rich (and so Textual) lays it out: characters
+    Rich's tables and Python's disagree on are dropped, or counted as Rich counts them."""
+    every = (chr(point) for point in range(0x20, 0x110000))
+    kept = clean("".join(ch for ch in every if unicodedata.category(ch) not in ("Cn", "Co", "Cs")))
+    assert len(kept) > 100_000
+    ours, theirs = map(cells, kept), map(get_character_cell_size, kept)
+    assert [f"U+{ord(ch):04X}" for ch, a, b in zip(kept, ours, theirs) if a != b] == []
 
 
 def test_the_canvas_keeps_every_row_exactly_as_wide_as_asked():
