@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast durations lint emulator bench soak clean tools docs screenshots
+.PHONY: demo test test-fast durations lint emulator bench soak clean tools docs screenshots collect
 
 # uv resolves and downloads in parallel: the venv takes seconds where pip alone takes minutes on a
 # cold index. pip stays the fallback (an index uv cannot reach, a pip.conf it does not read:
@@ -51,10 +51,19 @@ lint: $(STAMP) tools
 # failure.
 WORKERS ?= 4
 PARALLEL := -n $(WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" --hypothesis-profile=ci
-test: lint docs
+test: $(STAMP)
+	$(MAKE) --no-print-directory -j3 -O lint docs collect
 	$(BIN)/python -m pytest -q $(PARALLEL) $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -q -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
+# pytest rewrites each test module's asserts when it imports it, about 4 s of CPU for the suite,
+# and caches the result beside the module's bytecode, unless PYTHONDONTWRITEBYTECODE is set (as
+# in some shells and CI images): then every worker of every run rewrote every module again. The
+# test targets let pytest write that cache, and `make test` fills it while lint and the docs run
+# (one collection, on the core they leave free), so that its workers each start from it.
+test test-fast durations collect: export PYTHONDONTWRITEBYTECODE :=
+collect: $(STAMP)
+	$(BIN)/python -m pytest -q --collect-only > /dev/null
 # tests/durations.json again from a run of the parallel tiers (it orders them; it never selects).
 durations: $(STAMP)
 	$(BIN)/python -m pytest -q $(PARALLEL) --store-durations tests/durations.json
