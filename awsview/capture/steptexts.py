@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from awsview.capture.docshots import DocsError
+from awsview.model.textfile import NotText, read_utf8
 from awsview.model.untrusted import markdown, markdown_target
 
 MAX_TEXT = 1_000_000  # bytes: a step text larger than this is not a step text
@@ -82,12 +83,9 @@ def read_text(text: StepText, folder: Path) -> str:
     """The step text, checked: inside the folder, no link, bounded, UTF-8, its block whole."""
     inside(folder, text.path, "a step text")
     try:
-        size = text.path.stat().st_size
-        if size > MAX_TEXT:
-            raise BadFolder(f"{text.path}: {size} bytes; a step text is at most {MAX_TEXT}")
-        body = text.path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError:
-        raise BadFolder(f"{text.path}: not UTF-8 text") from None
+        body = read_utf8(text.path, MAX_TEXT)
+    except NotText as exc:
+        raise BadFolder(str(exc)) from None
     except OSError as exc:
         raise BadFolder(f"{text.path}: {exc.strerror or exc}") from None
     start = body.find(begin(text.number))

@@ -30,11 +30,13 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from awsview.labspec.folder import LabFolder, LabStep
+from awsview.model.textfile import read_utf8
 
 RUNNABLE = ("bash", "sh", "shell", "console")
 STEP_TIMEOUT = 600.0  # seconds a step's commands may take
 VERIFY_TIMEOUT = 30.0  # a verify script whose timeout is 0 (the platform's default)
 SAID = 400  # characters of a command's output said in a failure
+OUTPUT_KEPT = 1 << 20  # bytes of a script's output read back: its last mebibyte
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|\x1b\[[0-9;?]*[ -/]*[@-~]")
 
 
@@ -79,8 +81,8 @@ def step_commands(folder: LabFolder, step: LabStep) -> tuple[str, str]:
     """(the step's commands, where they come from)."""
     solution = folder.path / f"solution{step.number}.sh"
     if solution.is_file():
-        return solution.read_text(encoding="utf-8"), solution.name
-    text = (folder.path / step.text).read_text(encoding="utf-8")
+        return read_utf8(solution), solution.name
+    text = read_utf8(folder.path / step.text)
     return "\n\n".join(runnable_blocks(text)), f"{step.text} (its bash blocks)"
 
 
@@ -256,13 +258,16 @@ class Workspace:
             except BaseException:  # Ctrl+C: its own session does not get the terminal's signal
                 _stop(process)
                 raise
-            out.seek(0)
+            size = out.seek(0, os.SEEK_END)
+            out.seek(max(0, size - OUTPUT_KEPT))  # a script that prints without end: its last part
             output = out.read().decode("utf-8", "replace")
+            if size > OUTPUT_KEPT:
+                output = f"({size - OUTPUT_KEPT} bytes of output before this left out)\n{output}"
         command = failed.read_text(encoding="utf-8") if failed.is_file() else ""
         return Outcome(status == 0, status, output, command, time.monotonic() - started, timeout)
 
     def script(self, relative: str) -> str:
-        return (self.folder.path / relative).read_text(encoding="utf-8")
+        return read_utf8(self.folder.path / relative)
 
 
 def _stop(process: subprocess.Popen) -> None:

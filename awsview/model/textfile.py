@@ -4,7 +4,9 @@ that says where to look."""
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tomllib
 from pathlib import Path
 
@@ -25,13 +27,26 @@ class BadFile(UserError, ValueError):
 
 
 class NotText(BadFile):
-    """A file that cannot be read as UTF-8 text; the message names the file and the line."""
+    """A file that cannot be read as UTF-8 text (not UTF-8, not a regular file, or far bigger
+    than any text of its kind); the message names the file, and the line where there is one."""
 
 
-def read_utf8(path: Path) -> str:
-    """The file's text; raises NotText (a ValueError) naming the line of the first bad byte, and
-    lets OSError through for the caller to say."""
-    data = Path(path).read_bytes()
+LIMIT = 1 << 20  # a lab's texts and settings, a theme, a roster: kilobytes, never a mebibyte
+
+
+def read_utf8(path: Path, limit: int = LIMIT) -> str:
+    """The file's text; raises NotText (a ValueError) naming the line of the first bad byte, for
+    what is not a regular file (a pipe would block, a device never end) and for a file of more
+    than ``limit`` bytes; lets OSError through for the caller to say."""
+    # O_NONBLOCK: opening a named pipe for reading would otherwise wait for a writer.
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    with os.fdopen(fd, "rb") as file:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise NotText(f"{path}: not a regular file")
+        data = file.read(limit + 1)
+    if len(data) > limit:
+        said = f"{limit / (1 << 20):g} MiB" if limit >= 1 << 20 else f"{limit} bytes"
+        raise NotText(f"{path}: more than {said}, far more than such a file holds")
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

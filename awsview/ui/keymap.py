@@ -21,7 +21,7 @@ from typing import Any
 from textual.binding import Binding
 from textual.keys import Keys, _character_to_key
 
-from awsview.model.textfile import shown
+from awsview.model.textfile import read_utf8, shown
 
 MODIFIERS = frozenset({"ctrl", "shift", "alt", "meta", "super", "hyper"})
 _NAMED = frozenset(k.value for k in Keys) | frozenset(
@@ -127,8 +127,8 @@ def load() -> tuple[dict[str, str], str | None]:
         return {}, None
     path = preferences.path()
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError):
+        text = read_utf8(path)
+    except (OSError, ValueError):  # NotText: said by preferences.load already
         text = ""
     kept, problems = check(saved["keymap"], path, text, every_binding())
     if not problems:

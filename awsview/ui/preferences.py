@@ -20,6 +20,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from awsview.model.textfile import NotText, read_utf8
+
 KEYS: dict[str, type] = {"theme": str, "usage": bool, "keymap": dict}
 
 
@@ -32,10 +34,12 @@ def load() -> tuple[dict[str, Any], str | None]:
     """(preferences, a one-line problem or None). Missing file: no preferences, no problem."""
     file = path()
     try:
-        data = tomllib.loads(file.read_text(encoding="utf-8"))
+        data = tomllib.loads(read_utf8(file))
     except FileNotFoundError:
         return {}, None
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+    except NotText as exc:
+        return {}, f"{exc} (ignored)"
+    except (OSError, tomllib.TOMLDecodeError) as exc:
         return {}, f"{file}: {exc} (ignored)"
     kept = {k: v for k, v in data.items() if k in KEYS and isinstance(v, KEYS[k])}
     wrong = sorted(set(data) - set(kept))

@@ -232,7 +232,7 @@ def test_bad_folders_are_refused_before_anything_is_played(starts_processes, tmp
     (lab / "ja" / "step1.md").write_bytes(before["ja/step1.md"])
 
     (lab / "step1.md").write_text("# List\n" + "x" * 2_000_000)
-    _refused(_docs(str(lab)), 2, "a step text is at most")
+    _refused(_docs(str(lab)), 2, "far more than such a file holds")
     (lab / "step1.md").write_bytes(before["step1.md"])
 
     shutil.rmtree(lab / "assets")

@@ -184,6 +184,14 @@ def test_a_roster_that_is_not_utf8_is_one_line(tmp_path, clean_env, capsys, comm
     )
 
 
+def test_a_roster_that_is_a_named_pipe_is_one_line_not_a_wait(tmp_path, clean_env, capsys):
+    """Opened for reading, a named pipe waits for a writer that never comes."""
+    roster = tmp_path / "class.toml"
+    os.mkfifo(roster)
+    assert main(["class", str(roster)]) == 2
+    assert said(capsys).endswith(f"{roster}: not a regular file")
+
+
 def test_a_roster_endpoint_with_a_wrong_scheme_is_said_with_its_line(tmp_path, clean_env, capsys):
     roster = tmp_path / "class.toml"
     roster.write_text(

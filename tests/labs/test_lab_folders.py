@@ -198,6 +198,46 @@ def test_bad_index_json_is_one_line_with_file_and_line(tmp_path: Path, index: di
     assert re.search(expected, one_line(done.stderr))
 
 
+@pytest.mark.parametrize("name", ["index.json", "awsview.toml"])
+def test_a_lab_file_of_gigabytes_is_one_line_not_read_whole(tmp_path: Path, name: str):
+    """A crafted lab: its settings a sparse file of 3 GiB (no disk used). Read whole, it took
+    3 GiB of memory and ended on a MemoryError; it is refused after its first mebibyte."""
+    folder = make_lab(tmp_path)
+    os.truncate(folder / name, 3 << 30)
+    done = awsview("dump", "--lab", str(folder), "--endpoint-url", "http://127.0.0.1:9")
+    assert done.returncode == 2
+    assert one_line(done.stderr) == (
+        f"awsview: {folder / name}: more than 1 MiB, far more than such a file holds"
+    )
+
+
+def test_a_step_text_of_gigabytes_stops_the_check_with_one_line(
+    tmp_path: Path, emulator: RunningEmulator
+):
+    folder = make_lab(tmp_path)
+    os.truncate(folder / "step1.md", 3 << 30)
+    done = awsview("lab", "check", str(folder), "--endpoint-url", emulator.endpoint_url)
+    assert done.returncode == 2
+    assert "far more than such a file holds" in one_line(done.stderr)
+    assert "Traceback" not in done.stderr
+
+
+def test_a_script_that_prints_without_end_is_read_back_by_its_last_mebibyte(tmp_path: Path):
+    from awsview.labs.script import OUTPUT_KEPT, Workspace
+    from awsview.labspec.folder import load_folder
+
+    folder, _ = load_folder(make_lab(tmp_path))
+    workspace = Workspace(folder, "http://127.0.0.1:9", "us-east-1", isolated=True)
+    try:
+        outcome = workspace.run("head -c 5000000 /dev/zero | tr '\\0' x; echo; echo last", "t", 60)
+    finally:
+        workspace.close()
+    assert outcome.ok
+    first, rest = outcome.output.split("\n", 1)
+    assert first == f"({5_000_006 - OUTPUT_KEPT} bytes of output before this left out)"
+    assert len(rest) == OUTPUT_KEPT and rest.endswith("x\nlast\n")
+
+
 def test_a_folder_with_no_index_json_is_refused(tmp_path: Path):
     (tmp_path / "empty").mkdir()
     done = awsview("lab", "check", str(tmp_path / "empty"))
