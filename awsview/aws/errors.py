@@ -18,6 +18,7 @@ from botocore.exceptions import (
     ConnectTimeoutError,
     CredentialRetrievalError,
     EndpointConnectionError,
+    HTTPClientError,
     InvalidConfigError,
     NoCredentialsError,
     NoRegionError,
@@ -135,6 +136,8 @@ def _classify(exc: BaseException) -> Failure:
         return Failure("network", "timed out")
     if isinstance(exc, ConnectionClosedError):
         return Failure("network", "connection closed")
+    if isinstance(exc, HTTPClientError) and isinstance(exc.kwargs.get("error"), BotoCoreError):
+        exc = exc.kwargs["error"]  # ours, raised inside the HTTP session (an answer too large)
     if isinstance(exc, BotoCoreError):
         return Failure("other", " ".join(str(exc).split())[:200])
     if isinstance(exc, OSError):

@@ -1,4 +1,5 @@
-"""One TLS context for all the AWS clients of a process that verify the same way.
+"""aiobotocore's HTTP session as AWS View uses it: one TLS context for all the AWS clients of a
+process that verify the same way, and answers read within a bound (`awsview.aws.answers`).
 
 aiobotocore builds an SSL context for every client and loads the CA bundle into it (about
 0.7 MB and 14 ms each). A viewer opens one client per service, `serve` one per service per
@@ -6,8 +7,10 @@ session and the class view one per service per learner: most of the class view's
 learner was these copies of the same bundle. A context depends only on what it verifies
 against, and an SSL context is made to be shared, so clients that verify alike share one.
 
-This module is the one place that reaches into aiobotocore's HTTP session (a private method):
-if a later aiobotocore no longer calls it, every client simply builds its own context again.
+This module is the one place that reaches into aiobotocore's HTTP session (two private
+methods): if a later aiobotocore no longer calls `_build_ssl_contexts`, every client simply
+builds its own context again; `_get_session` is where its aiohttp sessions are made, each given
+the bounded response class (tests/aws/test_answer_bound.py fails if that stops working).
 """
 
 from __future__ import annotations
@@ -23,7 +26,15 @@ _lock = threading.Lock()  # contexts are built in a worker thread (aiobotocore's
 
 class SharedTLSSession(AIOHTTPSession):
     """aiobotocore's HTTP session, with the verifying SSL context shared by every client that
-    verifies against the same bundle; a client certificate or a proxy gets its own, as before."""
+    verifies against the same bundle (a client certificate or a proxy gets its own, as before),
+    and every answer read within `answers.MAX_ANSWER` bytes."""
+
+    async def _get_session(self, proxy_url: Any) -> Any:
+        from awsview.aws.answers import BoundedResponse
+
+        session = await super()._get_session(proxy_url)
+        session._response_class = BoundedResponse  # what aiohttp's response_class= sets
+        return session
 
     def _build_ssl_contexts(self, proxy_url: Any) -> Any:
         if self._cert_file or proxy_url:

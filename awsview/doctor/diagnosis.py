@@ -230,7 +230,9 @@ async def diagnose(
 async def _get(url: str) -> tuple[int, Any]:
     import aiohttp
 
-    async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=5)) as session:
+    from awsview.aws.answers import bounded_session
+
+    async with bounded_session(timeout=aiohttp.ClientTimeout(total=5)) as session:
         with said_as_botocore(url):
             async with session.get(url) as response:
                 body = await response.text()

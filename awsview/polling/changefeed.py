@@ -68,9 +68,11 @@ class ChangeFeedFollower:
     async def ask(self, wait: float) -> dict[str, Any]:
         import aiohttp
 
+        from awsview.aws.answers import bounded_session
+
         if self._session is None:
             key = await self._access_key_id() if self._access_key_id else None
-            self._session = aiohttp.ClientSession(headers={TOKEN_HEADER: key} if key else None)
+            self._session = bounded_session(headers={TOKEN_HEADER: key} if key else None)
         params = {"since": str(self.cursor), "wait": f"{wait:g}"}
         if self.feed:
             params["feed"] = self.feed

@@ -55,9 +55,11 @@ class JournalPoller(Poller):
         if self._session is None:
             import aiohttp
 
+            from awsview.aws.answers import bounded_session
+
             # An emulator off loopback answers its token, the access key id, here too.
             key = await conn.access_key_id()
-            self._session = aiohttp.ClientSession(
+            self._session = bounded_session(
                 timeout=aiohttp.ClientTimeout(total=5), headers={TOKEN_HEADER: key} if key else None
             )
         return [await self.fetch(model, JOURNAL, lambda: self._read(endpoint))]

@@ -51,8 +51,10 @@ class OldestAges:
         if self._session is None:
             import aiohttp
 
+            from awsview.aws.answers import bounded_session
+
             key = await conn.access_key_id()  # an emulator off loopback takes it as its token
-            self._session = aiohttp.ClientSession(
+            self._session = bounded_session(
                 timeout=aiohttp.ClientTimeout(total=5), headers={TOKEN_HEADER: key} if key else None
             )
         url = f"{endpoint.rstrip('/')}/_awsview/queues"

@@ -1,0 +1,57 @@
+"""Answers read within a bound. An endpoint can send a body of gigabytes: a learner's machine on
+a class network, anything that claims to be AWS or the emulator. Read whole, one such answer
+takes the viewer's memory (or the class view's, which follows every learner).
+
+Every HTTP answer the viewer reads goes through `BoundedResponse`: the AWS calls (aiobotocore's
+HTTP session, `awsview.aws.tls`) and the emulator's own routes (change feed, journal, queue ages,
+doctor), whose sessions are made by `bounded_session()`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import aiohttp
+from botocore.exceptions import BotoCoreError
+
+MAX_ANSWER = 64 << 20  # bytes: the largest answers asked for (a Scan page of 1 MiB as JSON, a
+# page of execution history) are a few MiB
+
+
+class AnswerTooLarge(BotoCoreError):
+    """An endpoint answered more than `MAX_ANSWER` bytes; the rest was not read."""
+
+    fmt = "{url} answered more than {limit} MiB; not read"
+
+
+class BoundedResponse(aiohttp.ClientResponse):
+    """aiohttp's response, whose body is read only up to `MAX_ANSWER` bytes."""
+
+    async def read(self) -> bytes:
+        if self._body is None:
+            try:
+                self._body = await self._read_bounded()
+            except BaseException:
+                self.close()
+                raise
+        return await super().read()  # the body is read: only the connection's release is left
+
+    async def _read_bounded(self) -> bytes:
+        declared = self.content_length
+        if declared is not None and declared > MAX_ANSWER:
+            raise self._too_large()
+        chunks, size = [], 0
+        async for chunk in self.content.iter_any():
+            size += len(chunk)
+            if size > MAX_ANSWER:
+                raise self._too_large()
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def _too_large(self) -> AnswerTooLarge:
+        return AnswerTooLarge(url=str(self.url.with_query(None)), limit=MAX_ANSWER >> 20)
+
+
+def bounded_session(**kwargs: Any) -> aiohttp.ClientSession:
+    """An aiohttp session whose answers are read within the bound."""
+    return aiohttp.ClientSession(response_class=BoundedResponse, **kwargs)
