@@ -16,6 +16,27 @@ from botocore.exceptions import BotoCoreError
 
 MAX_ANSWER = 64 << 20  # bytes: the largest answers asked for (a Scan page of 1 MiB as JSON, a
 # page of execution history) are a few MiB
+# Pages of one listing or history read in one go. AWS's own ceilings stay below it: 25,000 events
+# of an execution are 250 pages of 100, 10,000 state machines 1,000 pages of 10 at the least.
+MAX_PAGES = 1000
+
+
+class EndlessListing(BotoCoreError):
+    """A listing that goes on past `MAX_PAGES` pages, or hands back the token it was sent."""
+
+    fmt = "{operation}: {why}; the rest not read"
+
+
+def next_token(operation: str, sent: object, answered: object, pages: int) -> object:
+    """The token to send for the next page (None: the listing is complete); raises
+    EndlessListing when the endpoint loops or does not end."""
+    if not answered:
+        return None
+    if answered == sent:
+        raise EndlessListing(operation=operation, why="the endpoint answered the same page again")
+    if pages >= MAX_PAGES:
+        raise EndlessListing(operation=operation, why=f"more than {MAX_PAGES} pages")
+    return answered
 
 
 class AnswerTooLarge(BotoCoreError):

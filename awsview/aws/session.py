@@ -543,12 +543,19 @@ class Connection:
         limit: int | None = None,
         **params: Any,
     ) -> list[Any]:
-        """All pages of a listing, concatenated under ``key``; stops at ``limit`` entries."""
+        """All pages of a listing, concatenated under ``key``; stops at ``limit`` entries. An
+        endpoint that repeats a page or never ends raises EndlessListing (answers.MAX_PAGES)."""
+        from awsview.aws.answers import next_token
+
         results: list[Any] = []
+        pages = 0
         while True:
             page = await self.call(service, method, **params)
+            pages += 1
             results.extend(page.get(key) or [])
-            token = page.get(token_out)
-            if not token or (limit is not None and len(results) >= limit):
-                return results if limit is None else results[:limit]
+            if limit is not None and len(results) >= limit:
+                return results[:limit]
+            token = next_token(method, params.get(token_in), page.get(token_out), pages)
+            if token is None:
+                return results
             params[token_in] = token

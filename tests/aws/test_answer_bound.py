@@ -5,6 +5,7 @@ rest (the server counts what it could send)."""
 
 from __future__ import annotations
 
+import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -13,7 +14,7 @@ import pytest
 from botocore.exceptions import HTTPClientError
 
 from awsview.aws import answers
-from awsview.aws.answers import AnswerTooLarge, bounded_session
+from awsview.aws.answers import AnswerTooLarge, EndlessListing, bounded_session
 from awsview.aws.errors import classify
 from awsview.aws.session import Connection, Target
 
@@ -111,3 +112,53 @@ async def test_an_answer_within_the_bound_is_read_whole(monkeypatch):
     finally:
         server.shutdown()
         server.server_close()
+
+
+class Looping(BaseHTTPRequestHandler):
+    """SQS's ListQueues, always with a next page: the same token again, or a new one each time."""
+
+    same = True
+    asked = 0
+
+    def do_POST(self) -> None:
+        sent = json.loads(self.rfile.read(int(self.headers["Content-Length"])) or b"{}")
+        type(self).asked += 1
+        token = sent.get("NextToken") or "t0" if self.same else f"t{type(self).asked}"
+        body = json.dumps({"QueueUrls": [f"http://q/{self.asked}"], "NextToken": token}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/x-amz-json-1.0")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize(
+    ("same", "said", "asked"),
+    [
+        (True, "list_queues: the endpoint answered the same page again; the rest not read", 2),
+        (False, "list_queues: more than 50 pages; the rest not read", 50),
+    ],
+    ids=["same-token", "no-end"],
+)
+async def test_a_listing_that_never_ends_is_an_error_not_a_hang(monkeypatch, same, said, asked):
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setattr(answers, "MAX_PAGES", 50)  # the bound, made small for the test
+    handler = type("Handler", (Looping,), {"same": same, "asked": 0})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+    try:
+        async with Connection(Target(endpoint_url=endpoint, region="us-east-1")) as conn:
+            with pytest.raises(EndlessListing) as raised:
+                await conn.pages(
+                    "sqs", "list_queues", "QueueUrls", token_in="NextToken", token_out="NextToken"
+                )
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert classify(raised.value).text == said
+    assert handler.asked == asked

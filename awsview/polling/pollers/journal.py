@@ -19,6 +19,7 @@ from awsview.polling.base import Absent, Poller
 
 JOURNAL = keys.JOURNAL
 MAX_RECORDS = 50_000
+PAGES_PER_READ = 25  # of 2,000 records: MAX_RECORDS in one poll
 
 
 @dataclass(frozen=True)
@@ -69,9 +70,11 @@ class JournalPoller(Poller):
             "no write-decision journal on real AWS (it is a feature of the embedded emulator)"
         )
 
-    async def _read(self, endpoint: str) -> JournalData:
+    async def _read(self, endpoint: str, again: bool = False) -> JournalData:
         for route in ("journal", "invocations"):
-            while True:
+            # At most PAGES_PER_READ pages a poll: the cursor keeps the place, the next poll goes
+            # on from it (an endpoint that always has more cannot hold the poll for ever).
+            for _ in range(PAGES_PER_READ):
                 since = self._cursors[route]
                 url = f"{endpoint.rstrip('/')}/_awsview/{route}?since={since}&limit=2000"
                 with said_as_botocore(url):
@@ -84,11 +87,11 @@ class JournalPoller(Poller):
                         response.raise_for_status()
                         page = await response.json()
                 if page.get(keys.JOURNAL) != self._journal_id:
-                    if self._journal_id is not None:  # another journal answers now: start over
+                    if self._journal_id is not None and not again:  # another journal: start over
                         self._cursors = {"journal": 0, "invocations": 0}
                         self._records = {"journal": [], "invocations": []}
                         self._journal_id = page.get(keys.JOURNAL)
-                        return await self._read(endpoint)
+                        return await self._read(endpoint, again=True)
                     self._journal_id = page.get(keys.JOURNAL)
                 if isinstance(page.get("started_at"), (int, float)):
                     self._started = float(page["started_at"])

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from awsview.aws.answers import next_token
 from awsview.aws.session import Connection
 from awsview.model import keys
 from awsview.model.asl import DefinitionError, parse_definition
@@ -396,12 +397,16 @@ class HistoryPoller(Poller):
             "reverseOrder": True,
             "maxResults": 1 if probe else 100,
         }
+        pages = 0
         while True:
             page = await conn.call("stepfunctions", "get_execution_history", **params)
+            pages += 1
             events = page.get("events") or []
             fresh.update((e["id"], e) for e in events if e["id"] > last_id)
-            token = page.get("nextToken")
-            if not token:
+            token = next_token(
+                "get_execution_history", params.get("nextToken"), page.get("nextToken"), pages
+            )
+            if token is None:
                 break
             if params["maxResults"] == 1:
                 newest = max(e["id"] for e in events) if events else 0
