@@ -9,10 +9,12 @@ doctor), whose sessions are made by `bounded_session()`.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeVar
 
 import aiohttp
 from botocore.exceptions import BotoCoreError
+
+T = TypeVar("T")
 
 MAX_ANSWER = 64 << 20  # bytes: the largest answers asked for (a Scan page of 1 MiB as JSON, a
 # page of execution history) are a few MiB
@@ -27,7 +29,7 @@ class EndlessListing(BotoCoreError):
     fmt = "{operation}: {why}; the rest not read"
 
 
-def next_token(operation: str, sent: object, answered: object, pages: int) -> object:
+def next_token(operation: str, sent: object, answered: T | None, pages: int) -> T | None:
     """The token to send for the next page (None: the listing is complete); raises
     EndlessListing when the endpoint loops or does not end."""
     if not answered:
