@@ -18,8 +18,8 @@ T = TypeVar("T")
 
 MAX_ANSWER = 64 << 20  # bytes: the largest answers asked for (a Scan page of 1 MiB as JSON, a
 # page of execution history) are a few MiB
-# Pages of one listing or history read in one go. AWS's own ceilings stay below it: 25,000 events
-# of an execution are 250 pages of 100, 10,000 state machines 1,000 pages of 10 at the least.
+# Pages of one listing, history or scan read in one go; AWS's own ceilings stay well below it (an
+# execution's 25,000 events are 250 pages of 100).
 MAX_PAGES = 1000
 
 
@@ -48,7 +48,8 @@ class AnswerTooLarge(BotoCoreError):
 
 
 class BoundedResponse(aiohttp.ClientResponse):
-    """aiohttp's response, whose body is read only up to `MAX_ANSWER` bytes."""
+    """aiohttp's response, whose body is read only up to `MAX_ANSWER` bytes. It fills the body
+    aiohttp's own read() keeps (``_body``), which then only releases the connection."""
 
     async def read(self) -> bytes:
         if self._body is None:
