@@ -51,8 +51,11 @@ lint: $(STAMP) tools
 # failure.
 WORKERS ?= 4
 PARALLEL := -n $(WORKERS) --dist loadgroup --no-loadscope-reorder -m "not serial" --hypothesis-profile=ci
+# -O keeps each job's output together; GNU make before 4.0 (macOS's /usr/bin/make is 3.81) has no
+# such option and interleaves the lines instead.
+SYNC := $(if $(filter 3.%,$(MAKE_VERSION)),,-O)
 test: $(STAMP)
-	$(MAKE) --no-print-directory -j3 -O lint docs collect
+	$(MAKE) --no-print-directory -j3 $(SYNC) lint docs collect
 	$(BIN)/python -m pytest -q $(PARALLEL) $(PYTEST_ARGS)
 	$(BIN)/python -m pytest -q -m serial $(PYTEST_ARGS) || [ $$? -eq 5 ]
 
