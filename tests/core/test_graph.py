@@ -308,10 +308,8 @@ def _state_ok(nested=None):
             "Next": TARGETS,
             "End": st.booleans(),
             "Default": TARGETS,
-            "Choices": st.lists(RULE_OK, max_size=4).flatmap(
-                lambda rules: st.tuples(*[TARGETS for _ in rules]).map(
-                    lambda nexts: [{**r, "Next": n} for r, n in zip(rules, nexts)]
-                )
+            "Choices": st.lists(st.tuples(RULE_OK, TARGETS), max_size=4).map(
+                lambda pairs: [{**rule, "Next": target} for rule, target in pairs]
             ),
             "Retry": st.lists(
                 st.fixed_dictionaries(
