@@ -29,16 +29,26 @@ class EndlessListing(BotoCoreError):
     fmt = "{operation}: {why}; the rest not read"
 
 
-def next_token(operation: str, sent: object, answered: T | None, pages: int) -> T | None:
-    """The token to send for the next page (None: the listing is complete); raises
-    EndlessListing when the endpoint loops or does not end."""
-    if not answered:
-        return None
-    if answered == sent:
-        raise EndlessListing(operation=operation, why="the endpoint answered the same page again")
-    if pages >= MAX_PAGES:
-        raise EndlessListing(operation=operation, why=f"more than {MAX_PAGES} pages")
-    return answered
+class Pages:
+    """One listing's pages as they come: `next()` says the token to send for the next page (None:
+    the listing is complete), and raises EndlessListing when the endpoint hands back the token it
+    was sent or goes past `MAX_PAGES` pages."""
+
+    def __init__(self, operation: str):
+        self.operation = operation
+        self.read = 0
+
+    def next(self, sent: object, answered: T | None) -> T | None:
+        self.read += 1
+        if not answered:
+            return None
+        if answered == sent:
+            raise EndlessListing(
+                operation=self.operation, why="the endpoint answered the same page again"
+            )
+        if self.read >= MAX_PAGES:
+            raise EndlessListing(operation=self.operation, why=f"more than {MAX_PAGES} pages")
+        return answered
 
 
 class AnswerTooLarge(BotoCoreError):

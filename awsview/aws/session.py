@@ -545,17 +545,16 @@ class Connection:
     ) -> list[Any]:
         """All pages of a listing, concatenated under ``key``; stops at ``limit`` entries. An
         endpoint that repeats a page or never ends raises EndlessListing (answers.MAX_PAGES)."""
-        from awsview.aws.answers import next_token
+        from awsview.aws.answers import Pages
 
         results: list[Any] = []
-        pages = 0
+        pages = Pages(method)
         while True:
             page = await self.call(service, method, **params)
-            pages += 1
             results.extend(page.get(key) or [])
             if limit is not None and len(results) >= limit:
                 return results[:limit]
-            token = next_token(method, params.get(token_in), page.get(token_out), pages)
+            token = pages.next(params.get(token_in), page.get(token_out))
             if token is None:
                 return results
             params[token_in] = token

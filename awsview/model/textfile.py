@@ -39,7 +39,7 @@ def read_utf8(path: Path, limit: int = LIMIT) -> str:
     what is not a regular file (a pipe would block, a device never end) and for a file of more
     than ``limit`` bytes; lets OSError through for the caller to say."""
     # O_NONBLOCK: opening a named pipe for reading would otherwise wait for a writer.
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     with os.fdopen(fd, "rb") as file:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise NotText(f"{path}: not a regular file")

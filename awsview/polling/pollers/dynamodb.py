@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from awsview.aws.answers import next_token
+from awsview.aws.answers import Pages
 from awsview.aws.session import Connection
 from awsview.model import keys
 from awsview.model.items import diff_items, item_to_plain
@@ -283,7 +283,7 @@ class TablePoller(Poller):
         self, conn: Connection, name: str, keys: tuple[str, ...], state: _Pass
     ) -> float:
         """One poll's pages of the table (up to ``poll_items`` items); returns the read units."""
-        read, units, pages = 0, 0.0, 0
+        read, units, pages = 0, 0.0, Pages("scan")
         state.polls += 1
         while True:
             params: dict[str, Any] = {
@@ -294,7 +294,6 @@ class TablePoller(Poller):
             if state.start_key is not None:
                 params["ExclusiveStartKey"] = state.start_key
             page = await conn.call("dynamodb", "scan", **params)
-            pages += 1
             spent = float((page.get("ConsumedCapacity") or {}).get("CapacityUnits") or 0.5)
             units += spent
             conn.limiter.consumed(name, spent)
@@ -302,8 +301,9 @@ class TablePoller(Poller):
                 item = item_to_plain(raw)
                 state.current[_sort_key(item, keys)] = item
                 read += 1
-            state.start_key = next_token(  # an endpoint that loops, or never ends, raises
-                "scan", params.get("ExclusiveStartKey"), page.get("LastEvaluatedKey"), pages
+            # An endpoint that loops, or never ends, raises.
+            state.start_key = pages.next(
+                params.get("ExclusiveStartKey"), page.get("LastEvaluatedKey")
             )
             full = len(state.current) >= self.max_items
             if state.start_key is None or full:  # a pass ends: what it did not see is gone

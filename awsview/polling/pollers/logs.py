@@ -8,7 +8,7 @@ import asyncio
 from collections import OrderedDict, deque
 from typing import Any
 
-from awsview.aws.answers import next_token
+from awsview.aws.answers import Pages
 from awsview.aws.session import Connection
 from awsview.model import keys
 from awsview.model.loglines import classify, split_event
@@ -135,18 +135,15 @@ class LogPoller(Poller):
         if follow.start_ms:
             params["startTime"] = max(0, follow.start_ms - OVERLAP_MS)
         try:
-            pages = 0
+            pages = Pages("filter_log_events")
             while True:
                 page = await conn.call("logs", "filter_log_events", **params)
-                pages += 1
                 for event in sorted(
                     page.get("events") or [],
                     key=lambda e: (e.get("timestamp", 0), e.get("ingestionTime", 0)),
                 ):
                     follow.add(event)
-                token = next_token(
-                    "filter_log_events", params.get("nextToken"), page.get("nextToken"), pages
-                )
+                token = pages.next(params.get("nextToken"), page.get("nextToken"))
                 if token is None:
                     break
                 params["nextToken"] = token

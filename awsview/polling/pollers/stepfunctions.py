@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from awsview.aws.answers import next_token
+from awsview.aws.answers import Pages
 from awsview.aws.session import Connection
 from awsview.model import keys
 from awsview.model.asl import DefinitionError, parse_definition
@@ -397,15 +397,12 @@ class HistoryPoller(Poller):
             "reverseOrder": True,
             "maxResults": 1 if probe else 100,
         }
-        pages = 0
+        pages = Pages("get_execution_history")
         while True:
             page = await conn.call("stepfunctions", "get_execution_history", **params)
-            pages += 1
             events = page.get("events") or []
             fresh.update((e["id"], e) for e in events if e["id"] > last_id)
-            token = next_token(
-                "get_execution_history", params.get("nextToken"), page.get("nextToken"), pages
-            )
+            token = pages.next(params.get("nextToken"), page.get("nextToken"))
             if token is None:
                 break
             if params["maxResults"] == 1:
