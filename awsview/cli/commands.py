@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from awsview.cli.options import screen_size
+from awsview.cli.options import SETTLE, screen_size, seconds
 from awsview.cli.texts import EMULATOR_EXAMPLE, EMULATOR_HELP
 
 _WHERE = frozenset({"profile", "region", "endpoint_url"})
@@ -93,6 +93,13 @@ def _lab(lab: argparse.ArgumentParser) -> None:
     _lang(lab)
     lab.add_argument(
         "--twice", action="store_true", help="check: play the lab a second time and check it too"
+    )
+    lab.add_argument(
+        "--settle",
+        type=seconds,
+        metavar="SECONDS",
+        help=f"check: how long a step's checkpoints and verify scripts may take to pass before "
+        f"the step fails (default {SETTLE:.0f})",
     )
 
 

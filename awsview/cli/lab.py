@@ -55,8 +55,8 @@ def run_folder(path: Path, args: argparse.Namespace) -> int:
     assert profile.folder is not None
     if args.action == "check":
         return labfolder.check(profile.folder, profile, args)
-    if args.junit is not None or args.twice:
-        return fail("--junit and --twice go with lab check", EXIT_USAGE)
+    if args.junit is not None or args.twice or args.settle is not None:
+        return fail("--junit, --twice and --settle go with lab check", EXIT_USAGE)
     if args.action == "clean" and not any(s.key == "cleanup" for s in profile.folder.steps):
         return fail(
             f"lab {profile.name} has no step keyed cleanup in its awsview.toml "

@@ -17,14 +17,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from awsview.cli.common import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, fail
+from awsview.cli.options import SETTLE
 from awsview.labs.script import STEP_TIMEOUT, VERIFY_TIMEOUT, Outcome, Workspace, clean
 from awsview.labspec import LabSpec
 from awsview.labspec.folder import LabFolder, LabStep
 
 if TYPE_CHECKING:
     from awsview.aws.session import Resolved
-
-SETTLE = 30.0  # seconds a step's resources get to settle before its checks count
 
 
 def pick_steps(folder: LabFolder, until: str | None) -> tuple[LabStep, ...]:
@@ -273,7 +272,9 @@ def _check_on(
         target = Target(None, region, endpoint or None)
         async with StepChecker(target, profile) as checker:
             for run in range(1, 3 if args.twice else 2):
-                status = await _one_run(folder, checker, endpoint, region, isolated, run, report)
+                status = await _one_run(
+                    folder, checker, endpoint, region, isolated, run, report, args.settle or SETTLE
+                )
                 if status != EXIT_OK:
                     return status
         return EXIT_OK
@@ -289,6 +290,7 @@ async def _one_run(
     isolated: bool,
     run: int,
     report: Report,
+    settle: float = SETTLE,
 ) -> int:
     from awsview.polling.stepcheck import StepChecker
 
@@ -327,8 +329,8 @@ async def _one_run(
             )
             if not outcome.ok:
                 return fail(_say_outcome(label, outcome))
-            deadline = time.monotonic() + SETTLE
-            results = await checker.settle(step.key, SETTLE)
+            deadline = time.monotonic() + settle
+            results = await checker.settle(step.key, settle)
             failed = False
             for verify, ran in (await _verify(workspace, step, deadline)).items():
                 said = "" if ran.ok else f"{verify.hint} ({ran.said()})"

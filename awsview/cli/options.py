@@ -24,6 +24,20 @@ def screen_size(text: str) -> tuple[int, int]:
     raise argparse.ArgumentTypeError(f"--size must look like 120x40, not {text!r}")
 
 
+SETTLE = 30.0  # lab check: seconds a step's resources get to settle before its checks count
+
+
+def seconds(text: str) -> float:
+    """A positive number of seconds, at most a day (``--settle 5``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if 0 < value <= 86_400:  # NaN and inf fail both
+        return value
+    raise argparse.ArgumentTypeError(f"expected seconds between 0 and 86400, not {text!r}")
+
+
 def theme(name: str) -> str:
     """``--theme NAME``: a theme that exists (built in, Textual's, or a file in the theme
     folder). The themes are read only when the option is given: parsing stays quick."""

@@ -133,6 +133,19 @@ def test_refusals_are_one_line_and_exit_2(capsys):
         assert "Traceback" not in err
 
 
+def test_settle_is_a_number_of_seconds_for_lab_check_only():
+    assert parse(["lab", "check", "q05", "--settle", "2.5"]).settle == 2.5
+    assert parse(["lab", "check", "q05"]).settle is None  # lab check's own 30 s
+    for bad in ("0", "-1", "nan", "inf", "1e9", "soon"):
+        done = awsview_here("lab", "check", "q05", "--settle", bad)
+        assert done.returncode == 2
+        assert f"expected seconds between 0 and 86400, not {bad!r}" in done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+    done = awsview_here("lab", "play", "q05", "--settle", "3")  # refused before it plays
+    assert done.returncode == 2
+    assert done.stderr.strip() == "awsview: --junit, --twice and --settle go with lab check"
+
+
 def test_version():
     from awsview import __version__
 

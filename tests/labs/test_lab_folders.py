@@ -308,7 +308,9 @@ def test_a_checkpoint_that_does_not_hold_fails_the_step_with_what_is_there(
     step = "```bash\naws sqs create-queue --queue-name labex-t-other\n```\n"
     own = OWN.replace("?name=='labex-t-jobs'", "?name=='labex-t-missing'")
     folder = make_lab(tmp_path, step=step, verify="true\n", own=own)
-    done = awsview("lab", "check", str(folder), "--endpoint-url", emulator.endpoint_url)
+    done = awsview(  # a checkpoint that cannot hold: --settle keeps its wait short
+        "lab", "check", str(folder), "--endpoint-url", emulator.endpoint_url, "--settle", "2"
+    )
     assert done.returncode == 1
     (line,) = [line for line in done.stdout.splitlines() if "checkpoint:" in line]
     assert line.startswith("  ✗ checkpoint: the jobs queue exists — NOW [")
