@@ -1,7 +1,10 @@
-"""Replays seed 002 (q05) with its own shell commands through the real `aws` CLI.
+"""Replays seed 002 (q05) with its own shell commands through the AWS CLI.
 
 The commands below are copied from the lab text; only `cd /home/labex/project` is replaced by
 a temporary directory and the worker's hard-coded endpoint is pointed at this emulator.
+Each `aws` runs awscli's own code as a lab play runs it: forked from the player's CLI server
+(awsview.labs.fastcli), which answers as the `aws` process does (tests/labs/test_fast_cli.py
+compares the two); a real `aws` process costs a CPU-second each.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from awsview.labs import fastcli
 from tests.support.helpers import journal, wait_for
 
 SETUP = '{python} -m awsview lab setup q05 --endpoint-url "$AWS_ENDPOINT_URL"'
@@ -72,9 +76,15 @@ needs_tools = pytest.mark.skipif(
 )
 
 
-def _aws_on_path(env: dict[str, str]) -> dict[str, str]:
-    bin_dir = str(Path(sys.executable).parent)  # the venv's `aws` (awscli from the test extra)
-    return {**env, "PATH": bin_dir + os.pathsep + env.get("PATH", "")}
+def _aws_on_path(env: dict[str, str], folder: Path) -> dict[str, str]:
+    """The venv's `aws` (awscli from the test extra) through the player's fork server: a client
+    first on PATH, as a lab play puts it."""
+    real = Path(sys.executable).parent / "aws"
+    assert fastcli.usable(str(real)), "the venv's aws is this interpreter's awscli"
+    folder.mkdir()
+    fastcli.write_client(folder / "aws", str(real))
+    path = os.pathsep.join([str(folder), str(real.parent), env.get("PATH", "")])
+    return {**env, "PATH": path, fastcli.SOCKET_ENV: fastcli.server().socket_path}
 
 
 # AWS CLI v1 sends SQS calls in us-east-1 to queue.amazonaws.com even when AWS_ENDPOINT_URL is
@@ -108,10 +118,10 @@ def _bash(script: str, cwd: Path, env: dict[str, str]) -> str:
 
 
 @needs_tools
-@pytest.mark.timeout(900)  # two dozen `aws` processes: a minute or more on a busy machine
+@pytest.mark.timeout(900)  # two dozen `aws` commands and a Lambda worker, on a busy machine
 def test_q05_seed_commands_through_the_aws_cli(starts_processes, emulator, tmp_path):
-    env = _aws_on_path(emulator.env)
-    assert shutil.which("aws", path=env["PATH"]).startswith(str(Path(sys.executable).parent))
+    env = _aws_on_path(emulator.env, tmp_path / "bin")
+    assert shutil.which("aws", path=env["PATH"]) == str(tmp_path / "bin" / "aws")
     _bash(SETUP.format(python=sys.executable), tmp_path, env)
 
     mapping = json.loads(_bash(STEP_1, tmp_path, env))
