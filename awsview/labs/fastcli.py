@@ -21,6 +21,7 @@ directory only this user can enter (mkdtemp's 0700).
 from __future__ import annotations
 
 import atexit
+import functools
 import importlib.util
 import os
 import selectors
@@ -31,6 +32,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import types
 from collections.abc import Callable
 from pathlib import Path
 from typing import NoReturn
@@ -347,7 +349,7 @@ def _remember_registrations() -> None:
     known: dict[object, bool] = {}
 
     def accepts_once(func):  # type: ignore[no-untyped-def]
-        key = getattr(func, "__func__", func)  # a bound method: its function, not this binding
+        key = _signature_key(func)
         if key not in known:
             known[key] = accepts(func)
         return known[key]
@@ -363,6 +365,29 @@ def _remember_registrations() -> None:
     hooks.accepts_kwargs = accepts_once
     hooks.EventAliaser.__init__ = sharing_aliases  # type: ignore[method-assign]
     awscli.clidriver.create_clidriver()  # the CLI's own registrations, answered once here
+
+
+def _signature_key(func: object) -> object:
+    """What decides whether ``func`` takes ``**kwargs``, as ``inspect.getfullargspec`` reads it:
+    a function's code (each command makes new closures of the same code: the CLI's argument
+    renames, aliases and partials, some 150 of them), through a bound method or a partial (which
+    keep the **kwargs of what they wrap), and a callable object's class. Anything that says its
+    own signature (``__signature__``) is its own key."""
+    while True:
+        if isinstance(func, types.MethodType):
+            func = func.__func__
+        elif isinstance(func, functools.partial):
+            func = func.func
+        else:
+            break
+    if hasattr(func, "__signature__"):
+        return func
+    if isinstance(func, types.FunctionType):
+        return func.__code__
+    call = vars(type(func)).get("__call__")  # a class whose __call__ is written in Python
+    if isinstance(call, types.FunctionType):
+        return ("an instance of", type(func))
+    return func
 
 
 def _kill(pid: int) -> None:

@@ -161,6 +161,41 @@ def test_a_child_inherits_the_servers_answers_for_the_clis_registrations(starts_
     assert cold > 300 and warm < cold / 2, (cold, warm)
 
 
+def test_handlers_made_of_the_same_code_share_one_answer():
+    """Each command makes its argument renames and aliases as new closures of the same code:
+    whether a handler takes **kwargs is answered once per code, through partials and bound
+    methods, and once per class for a callable object; a handler that says its own signature
+    answers for itself."""
+    import functools
+    import inspect
+
+    def make(name):
+        def rename(argument_table, **kwargs):
+            return name
+
+        return rename
+
+    def strict(argument_table):
+        return argument_table
+
+    class Hoister:
+        def __call__(self, **kwargs):
+            return kwargs
+
+        def method(self, a, **kwargs):
+            return a
+
+    key = fastcli._signature_key
+    assert key(make("a")) == key(make("b")) == make("c").__code__
+    assert key(functools.partial(make("d"), 1)) == make("e").__code__
+    assert key(Hoister().method) == key(Hoister().method) == Hoister.method.__code__
+    assert key(Hoister()) == key(Hoister()) != key(strict)
+    told = make("f")
+    told.__signature__ = inspect.signature(strict)  # type: ignore[attr-defined]
+    assert key(told) is told
+    assert key(len) is len and key(print) is print  # built-ins: each its own
+
+
 def test_a_request_reads_back_as_it_was_sent_and_a_bad_one_is_refused():
     argv = ["s3", "cp", "", "a=b", "line\nbreak", "caf\udce9", "--query", "x[?y=='z']"]
     env = {"AWS_ENDPOINT_URL": "http://127.0.0.1:5000", "EMPTY": "", "EQ": "a=b=c", "U": "é"}
