@@ -290,7 +290,7 @@ async def _one_run(
     isolated: bool,
     run: int,
     report: Report,
-    settle: float = SETTLE,
+    settle: float,
 ) -> int:
     from awsview.polling.stepcheck import StepChecker
 
