@@ -9,19 +9,20 @@ STAMP  := $(VENV)/.installed
 # uv resolves and downloads in parallel: the venv takes seconds where pip alone takes minutes on a
 # cold index. pip stays the fallback (an index uv cannot reach, a pip.conf it does not read:
 # INSTALLER=pip) and stays in the venv (a test builds the wheel with it).
-# Everything is compiled to bytecode once, here, as pip does when it installs: in a shell with
-# PYTHONDONTWRITEBYTECODE set, Python writes no bytecode itself, and each process (an emulator, a
-# Lambda worker, every `awsview` the tests start) would compile moto, botocore and the package
-# from source again, a second or more of CPU each.
+# Everything a run imports is then compiled to bytecode once, on every core (.ci/bytecode.py), as
+# pip does when it installs: in a shell with PYTHONDONTWRITEBYTECODE set, Python writes no
+# bytecode itself, and each process (an emulator, a Lambda worker, every `awsview` the tests
+# start) would compile moto, botocore and the package from source again, a second or more of CPU
+# each.
 INSTALLER ?= uv
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	if [ "$(INSTALLER)" = uv ] && $(BIN)/python -m pip install --quiet uv \
-		&& $(BIN)/python -m uv pip install --quiet --compile-bytecode --python $(BIN)/python -e '.[test]'; then :; \
+		&& $(BIN)/python -m uv pip install --quiet --python $(BIN)/python -e '.[test]'; then :; \
 	else \
-		$(BIN)/python -m pip install --quiet -e '.[test]'; \
+		$(BIN)/python -m pip install --quiet --no-compile -e '.[test]'; \
 	fi
-	$(BIN)/python -m compileall -q -j 0 awsview tests
+	$(BIN)/python .ci/bytecode.py "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" awsview tests
 	touch $(STAMP)
 
 demo: $(STAMP)

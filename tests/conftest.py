@@ -51,7 +51,7 @@ os.environ.update(
 
 # After the environment above (noqa: E402); the tests import these names from here too (F401).
 from tests.support import durations, tiers  # noqa: E402
-from tests.support import examples as _examples  # noqa: E402, F401 (the hypothesis profiles)
+from tests.support import examples as _examples  # noqa: E402 (the hypothesis profiles)
 from tests.support import processes as _processes  # noqa: E402
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: E402, F401
 from tests.support.stock_moto import StockMoto  # noqa: E402
@@ -88,6 +88,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # as many still picks up the apps' cycles.
     threshold = gc.get_threshold()
     gc.set_threshold(threshold[0], threshold[1], FULL_COLLECTIONS_EVERY)
+
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    if not hasattr(session.config, "workerinput"):  # the controller, before it starts workers
+        _examples.build_unicode_tables()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -6,6 +6,7 @@ checked on fewer inputs while one works, and on all of them before a change land
 from __future__ import annotations
 
 from hypothesis import Phase, settings
+from hypothesis import strategies as st
 
 CI_EXAMPLES = 100  # hypothesis' own default
 # Every phase but ``explain``: once a test fails, it shrinks the example under a line tracer, which
@@ -21,3 +22,13 @@ settings.load_profile("ci")  # a plain `pytest` too; --hypothesis-profile picks 
 def examples(count: int) -> int:
     """``count`` examples under ``ci``, scaled to the profile loaded (``dev``: a quarter)."""
     return max(10, count * settings.default.max_examples // CI_EXAMPLES)
+
+
+def build_unicode_tables() -> None:
+    """Have Hypothesis build its Unicode tables (which characters UTF-8 encodes, by category)
+    into its storage directory, ``.hypothesis`` in the checkout, if they are not there yet:
+    building them takes a process about 2.5 s of CPU, and in a fresh clone every worker would
+    otherwise build them at once, at its first text strategy. Called by the run's controller,
+    before any worker starts (``make collect`` builds them first in ``make test``)."""
+    st.text().validate()
+    st.characters(categories=["Cc"]).validate()
