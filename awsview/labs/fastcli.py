@@ -299,7 +299,9 @@ def _prepare() -> None:
         return data
 
     def listed_once(self, type_name):  # type: ignore[no-untyped-def]
-        key = (tuple(self.search_paths), type_name)
+        # A folder named twice lists nothing more: a caller whose AWS_DATA_PATH already names
+        # the CLI's data (any process that imported awscli, and its children) has it twice.
+        key = (tuple(dict.fromkeys(self.search_paths)), type_name)
         if key not in listed:
             listed[key] = list(list_services(self, type_name))
         return list(listed[key])

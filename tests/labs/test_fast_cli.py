@@ -161,6 +161,34 @@ def test_a_child_inherits_the_servers_answers_for_the_clis_registrations(starts_
     assert cold > 300 and warm < cold / 2, (cold, warm)
 
 
+_LISTED = """
+import os
+import awscli, awscli.clidriver
+from awsview.labs import fastcli
+
+fastcli._prepare()
+os.environ["AWS_DATA_PATH"] += os.pathsep + awscli._awscli_data_path[-1]  # named twice
+listed = []
+original = os.listdir
+os.listdir = lambda path=".": listed.append(path) or original(path)
+awscli.clidriver.create_clidriver().session.get_available_services()
+print(len(listed))
+"""
+
+
+def test_a_data_folder_named_twice_still_lists_the_services_from_the_servers_answer(
+    starts_processes,
+):
+    """A caller whose AWS_DATA_PATH already names the CLI's data (a child of a process that
+    imported awscli) has that folder twice in its search path: the server's listing of the
+    services answers it too, where each command walked some 400 folders again."""
+    done = subprocess.run(
+        [sys.executable, "-c", _LISTED], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0"], done.stdout
+
+
 def test_handlers_made_of_the_same_code_share_one_answer():
     """Each command makes its argument renames and aliases as new closures of the same code:
     whether a handler takes **kwargs is answered once per code, through partials and bound
