@@ -108,3 +108,17 @@ def test_switched_off_it_starts_a_plain_process(spawn_emulator, tmp_path, monkey
     assert isinstance(running.process, subprocess.Popen)
     assert running.client("sqs").list_queues()["ResponseMetadata"]["HTTPStatusCode"] == 200
     running.stop()
+
+
+@pytest.mark.parametrize("forked", [True, False], ids=["forked", "plain"])
+def test_a_command_s_output_decodes_as_asked_forked_or_not(awsview, monkeypatch, forked):
+    """`awsview(..., encoding=, errors=)` decodes a forked command's output as `subprocess.run`
+    decodes a plain one's: the text as asked, and a UnicodeDecodeError raised in the test, not
+    lost in a reader thread, where it does not decode."""
+    if not forked:
+        monkeypatch.setenv(forkserver.SWITCH, "0")
+    path = "/nonexistent/café"
+    done = awsview("dump", "--from", path, encoding="utf-8", errors="strict")
+    assert (done.returncode, path in done.stderr) == (1, True), done
+    with pytest.raises(UnicodeDecodeError):
+        awsview("dump", "--from", path, encoding="ascii", errors="strict")

@@ -21,6 +21,7 @@ going away (its lifeline pipe closed: the pytest process ended, even by kill -9)
 from __future__ import annotations
 
 import atexit
+import io
 import os
 import shutil
 import signal
@@ -219,19 +220,38 @@ def same_at_import(server_env: dict[str, str], env: dict[str, str]) -> bool:
 
 
 def run(
-    argv: list[str], env: dict[str, str], timeout: float, cwd: str | None = None
+    argv: list[str],
+    env: dict[str, str],
+    timeout: float,
+    cwd: str | None = None,
+    encoding: str | None = None,
+    errors: str | None = None,
 ) -> subprocess.CompletedProcess | None:
     """What ``subprocess.run(argv, capture_output=True, text=True, stdin=DEVNULL, env=env,
-    timeout=timeout, cwd=cwd)`` answers, for a ``python -m awsview ...`` forked from this
-    process's server; None where it cannot be (then the caller starts a plain process)."""
+    timeout=timeout, cwd=cwd, encoding=encoding, errors=errors)`` answers, for a
+    ``python -m awsview ...`` forked from this process's server; None where it cannot be (then
+    the caller starts a plain process)."""
     if not usable() or not same_at_import(server().env, env):
         return None
     process = spawn(argv, env, cwd)
     if process is None:
         return None
+    if encoding is not None or errors is not None:
+        process.stdout, process.stderr = (
+            io.TextIOWrapper(stream.detach(), encoding=encoding, errors=errors)
+            for stream in (process.stdout, process.stderr)
+        )
     read: dict[str, str] = {}
+    failed: list[BaseException] = []  # an output that does not decode, raised as run() raises it
+
+    def reading(name: str, stream: io.TextIOBase) -> None:
+        try:
+            read[name] = stream.read()
+        except BaseException as error:
+            failed.append(error)
+
     readers = [
-        threading.Thread(target=lambda n=name, s=stream: read.setdefault(n, s.read()), daemon=True)
+        threading.Thread(target=reading, args=(name, stream), daemon=True)
         for name, stream in (("out", process.stdout), ("err", process.stderr))
     ]
     for reader in readers:
@@ -251,6 +271,8 @@ def run(
         for stream in (process.stdout, process.stderr):
             if not any(reader.is_alive() for reader in readers):
                 stream.close()
+    if failed:
+        raise failed[0]
     return subprocess.CompletedProcess(argv, code, read.get("out", ""), read.get("err", ""))
 
 

@@ -26,15 +26,17 @@ def awsview(
     terminal on stdin (what a pipe or CI gives). Forked from the tests' server
     (tests/support/forkserver.py), which imported once what the command imports, unless
     ``options`` ask for more. ``env`` is added to the test's environment, less the terminal's
-    size (COLUMNS, LINES: something in the test process may have exported it)."""
+    size (COLUMNS, LINES: something in the test process may have exported it). ``encoding``
+    and ``errors`` decode its output as `subprocess.run` does."""
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     full = {**base, **(env or {})}
     if args and args[0] in PLAYS_A_LAB:
         full = {**_fast_cli(full), **full}  # what the test's environment says wins
     argv = [sys.executable, "-m", "awsview", *args]
     where = None if cwd is None else os.fspath(cwd)
+    decoding = {name: options.pop(name) for name in ("encoding", "errors") if name in options}
     if not options:  # forked from the tests' server, which has imported what it would import
-        done = forkserver.run(argv, full, timeout, where)
+        done = forkserver.run(argv, full, timeout, where, **decoding)  # type: ignore[arg-type]
         if done is not None:
             return done
     return subprocess.run(
@@ -45,6 +47,7 @@ def awsview(
         stdin=subprocess.DEVNULL,
         env=full,
         cwd=where,
+        **decoding,
         **options,  # type: ignore[call-overload]
     )
 
