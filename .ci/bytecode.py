@@ -5,7 +5,8 @@ PYTHONDONTWRITEBYTECODE set, as in some shells and CI images, each would, every 
 Usage: python .ci/bytecode.py DIR...
 
 Left out: packages that only moto services the emulator does not serve import (CloudFormation's
-linter and the symbolic maths under it, AppSync's GraphQL), about half the venv's source by size. Whatever imports one compiles it then, as without this step.
+linter and the symbolic maths under it, AppSync's GraphQL), about half the venv's source by
+size. Whatever imports one compiles it then, as without this step.
 
 Why not `compileall -j 0` or `uv pip install --compile-bytecode`: both compile everything, and
 compileall hands its pool one file at a time (chunk size 1), most of its time spent on the

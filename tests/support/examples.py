@@ -5,8 +5,11 @@ checked on fewer inputs while one works, and on all of them before a change land
 
 from __future__ import annotations
 
+import warnings
+
 from hypothesis import Phase, settings
 from hypothesis import strategies as st
+from hypothesis.errors import HypothesisSideeffectWarning
 
 CI_EXAMPLES = 100  # hypothesis' own default
 # Every phase but ``explain``: once a test fails, it shrinks the example under a line tracer, which
@@ -30,5 +33,7 @@ def build_unicode_tables() -> None:
     building them takes a process about 2.5 s of CPU, and in a fresh clone every worker would
     otherwise build them at once, at its first text strategy. Called by the run's controller,
     before any worker starts (``make collect`` builds them first in ``make test``)."""
-    st.text().validate()
-    st.characters(categories=["Cc"]).validate()
+    with warnings.catch_warnings():  # "slow code in plugin": here on purpose, once per run
+        warnings.simplefilter("ignore", HypothesisSideeffectWarning)
+        st.text().validate()
+        st.characters(categories=["Cc"]).validate()
