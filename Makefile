@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 	else \
 		$(BIN)/python -m pip install --quiet --no-compile -e '.[test]'; \
 	fi
-	$(BIN)/python .ci/bytecode.py "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')" awsview tests
+	$(BIN)/python .ci/bytecode.py awsview tests
 	touch $(STAMP)
 
 demo: $(STAMP)

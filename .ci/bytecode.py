@@ -2,7 +2,8 @@
 installs, so that no process of a run compiles a module from source (with
 PYTHONDONTWRITEBYTECODE set, as in some shells and CI images, each would, every time).
 
-Usage: python .ci/bytecode.py DIR...
+Usage: VENV/bin/python .ci/bytecode.py DIR...: the interpreter's own packages (site-packages)
+and each DIR.
 
 Left out: packages that only moto services the emulator does not serve import (CloudFormation's
 linter and the symbolic maths under it, AppSync's GraphQL), about half the venv's source by
@@ -18,6 +19,7 @@ from __future__ import annotations
 import os
 import py_compile
 import sys
+import sysconfig
 
 NEVER_IMPORTED = frozenset({"sympy", "mpmath", "networkx", "cfnlint", "graphql"})
 
@@ -41,7 +43,7 @@ def compile_each(files: list[str]) -> None:
 
 
 def main(roots: list[str]) -> int:
-    files = sources(roots)
+    files = sources([sysconfig.get_path("purelib"), *roots])
     workers = os.cpu_count() or 1
     children = []
     for k in range(workers):
