@@ -292,11 +292,12 @@ async def _one_run(
     report: Report,
     settle: float,
 ) -> int:
+    from awsview.cli.served import SERVED
     from awsview.polling.stepcheck import StepChecker
 
     assert isinstance(checker, StepChecker)
     try:
-        workspace = Workspace(folder, endpoint, region, isolated)
+        workspace = Workspace(folder, endpoint, region, isolated, served=SERVED)
     except FileNotFoundError as exc:
         return fail(f"{folder.name}: {exc}", EXIT_USAGE)
     suite = f"{folder.name}.run{run}"

@@ -1,29 +1,37 @@
 """The AWS CLI, fast: a fork server that has imported awscli once and runs each ``aws ARGS`` of a
 lab's bash in a forked child, with the caller's argv, environment, working directory and
-standard file descriptors (passed over a Unix socket), answering its exit status.
+standard file descriptors (passed over a Unix socket), answering its exit status. Another
+program of this interpreter can be served the same way (`Served`: `lab check` has a verify
+script's ``awsview verify STEP`` run so): its code is imported in the server on its first
+command, not before, so a lab that never runs it pays nothing.
 
 Why: a lab's steps run the CLI dozens of times (loops poll `describe-execution`), and each
 ``aws`` process spends most of its life importing botocore and awscli. A forked child has them
-already; it builds its session from the caller's environment as a fresh process would.
+already; it builds its session from the caller's environment as a fresh process would. The same
+holds for `lab check`, which runs every verify script of a lab, often twice.
 
 Used only when AWS View plays on an endpoint it owns or was pointed at, and only when the
-``aws`` found on PATH is the awscli of this interpreter (the same code either way).
-``AWSVIEW_FAST_CLI=0`` turns it off. The client (the ``aws`` first on the lab's PATH) falls back
-to the real ``aws`` whenever the server cannot take the command (not started, gone, refused).
+program found on PATH is this interpreter's (the same code either way). ``AWSVIEW_FAST_CLI=0``
+turns it off. The client (the ``aws`` first on the lab's PATH, and each served program's) runs
+the real program whenever the server cannot take the command (not started, gone, refused), and
+for a command its `Served` does not name.
 
 Protocol, one connection per command: the client sends its request (`encode_request`: NUL-ended
-fields, as none of them can hold a NUL) with its fds 0, 1, 2 attached to the first message; the
-server answers ``A`` once the child is forked, then the exit status as text when it ends. A
-client that goes away (killed at its step's timeout) has its child killed. The socket lives in a
-directory only this user can enter (mkdtemp's 0700).
+fields, as none of them can hold a NUL; argv[0] is ``aws`` or a served program's entry) with its
+fds 0, 1, 2 attached to the first message; the server answers ``A`` once the child is forked,
+then the exit status as text when it ends. A client that goes away (killed at its step's
+timeout) has its child killed. The socket lives in a directory only this user can enter
+(mkdtemp's 0700).
 """
 
 from __future__ import annotations
 
 import atexit
 import functools
+import importlib
 import importlib.util
 import os
+import re
 import selectors
 import shlex
 import signal
@@ -34,23 +42,51 @@ import sys
 import tempfile
 import types
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
 
 SWITCH = "AWSVIEW_FAST_CLI"  # "0": every command runs the real `aws`
-SOCKET_ENV = "AWSVIEW_FAST_CLI_SOCKET"
+SOCKET_ENV = "AWSVIEW_FAST_CLI_SOCKET"  # the server of `aws` commands
+# The server of the `Served` programs: apart, as awscli puts its own copy of botocore in
+# sys.modules under botocore's name, which the programs' (aiobotocore's) botocore is not.
+PROGRAMS_SOCKET_ENV = "AWSVIEW_FAST_PROGRAMS_SOCKET"
+KINDS = {"aws": SOCKET_ENV, "programs": PROGRAMS_SOCKET_ENV}
 MAX_REQUEST = 4 * 1024 * 1024  # an environment and argv larger than this is not a lab's
+ENTRY = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")  # module:function, as a console script's
+
+
+@dataclass(frozen=True)
+class Served:
+    """A program of this interpreter, besides ``aws``, whose commands a lab's bash hands the
+    server: ``entry`` (``module:function``, as its console script names its main) is called in
+    the child with the arguments after the program's name, and returns the exit status, for the
+    commands whose first argument is one of ``commands``; any other runs the real program. The
+    server imports ``entry``'s module on the program's first command: what it imports, each
+    later child has. If the module has a ``prepare()``, the server runs it once then: each child
+    is handed the data files botocore parsed as it ran, and its event handlers' answers
+    (`_read_once`, `_remember_registrations`)."""
+
+    entry: str
+    commands: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        if not ENTRY.fullmatch(self.entry):
+            raise ValueError(f"not a module:function entry: {self.entry!r}")
+
 
 # The client runs once per `aws` command: built-in modules only (`_socket`, not `socket` and its
 # enums; no `json` and its regular expressions), no site (-IS): about half the CPU it took.
 CLIENT = r"""
 import os, sys, _socket
 REAL = {real!r}
+PROGRAM = {program!r}  # "aws", or the served program's entry
+COMMANDS = {commands!r}  # what it serves; None: every command
 
 
 def real():
     argv = [REAL]
-    if os.environ.get("AWS_ENDPOINT_URL"):
+    if PROGRAM == "aws" and os.environ.get("AWS_ENDPOINT_URL"):
         argv += ["--endpoint-url", os.environ["AWS_ENDPOINT_URL"]]
     os.execv(REAL, argv + sys.argv[1:])
 
@@ -58,8 +94,10 @@ def real():
 path = os.environ.get({socket_env!r}, "")
 if not path or os.environ.get({switch!r}) == "0":
     real()
+if COMMANDS is not None and sys.argv[1:2] not in [[command] for command in COMMANDS]:
+    real()
 try:
-    fields = [os.getcwd(), str(len(sys.argv) - 1), *sys.argv[1:]]
+    fields = [os.getcwd(), str(len(sys.argv)), PROGRAM, *sys.argv[1:]]
     fields += [name + "=" + value for name, value in os.environ.items()]
     body = b"".join(os.fsencode(field) + b"\0" for field in fields)
     data = len(body).to_bytes(4, "big") + body
@@ -90,14 +128,15 @@ except ValueError:
 """
 
 
-def usable(real_aws: str | None) -> bool:
-    """Whether commands may go to the fork server: switched on, on Linux (pidfd), and the real
-    ``aws`` is this interpreter's awscli (the same code a forked child runs)."""
-    if os.environ.get(SWITCH) == "0" or real_aws is None or not hasattr(os, "pidfd_open"):
+def usable(real: str | None, served: Served | None = None) -> bool:
+    """Whether the commands of ``real`` (the ``aws`` found on PATH, or the program ``served``
+    stands for) may go to a fork server: switched on, on Linux (pidfd), and ``real`` is a script
+    of this interpreter (the same code a forked child runs; for ``aws``, its awscli)."""
+    if os.environ.get(SWITCH) == "0" or real is None or not hasattr(os, "pidfd_open"):
         return False
-    if importlib.util.find_spec("awscli") is None:
+    if served is None and importlib.util.find_spec("awscli") is None:
         return False
-    return _same_python(real_aws)
+    return _same_python(real)
 
 
 def _same_python(script: str) -> bool:
@@ -113,12 +152,18 @@ def _same_python(script: str) -> bool:
     return bool(words) and Path(words[0]).resolve() == Path(sys.executable).resolve()
 
 
-def write_client(path: Path, real_aws: str) -> None:
-    """The ``aws`` a lab's bash finds first: hands its command to the server."""
-    code = CLIENT.format(real=real_aws, socket_env=SOCKET_ENV, switch=SWITCH)
+def write_client(path: Path, real: str, served: Served | None = None) -> None:
+    """The ``aws`` a lab's bash finds first (or, with ``served``, that program): hands its
+    command to the server, else runs ``real``."""
+    program, commands, kind = (
+        ("aws", None, "aws") if served is None else (served.entry, served.commands, "programs")
+    )
+    code = CLIENT.format(
+        real=real, program=program, commands=commands, socket_env=KINDS[kind], switch=SWITCH
+    )
     shebang = f"#!{sys.executable} -IS\n"
     if len(shebang) > 120 or " " in sys.executable:  # the kernel cuts long or spaced shebangs
-        client = path.with_name("aws-client.py")
+        client = path.with_name(f"{path.name}-client.py")
         client.write_text(code, encoding="utf-8")
         path.write_text(
             f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -IS {shlex.quote(str(client))} "$@"\n',
@@ -130,10 +175,12 @@ def write_client(path: Path, real_aws: str) -> None:
 
 
 class Server:
-    """The fork server, in a process of its own; one per AWS View process, started on first
-    use and stopped at exit (or when AWS View's process goes: it watches a pipe from it)."""
+    """A fork server, in a process of its own: of ``aws`` commands, or of `Served` programs (its
+    ``kind``). One of each per AWS View process, started on first use and stopped at exit (or
+    when AWS View's process goes: it watches a pipe from it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, kind: str = "aws") -> None:
+        self.kind = kind
         self.directory = Path(tempfile.mkdtemp(prefix="awsview-cli-"))
         self.socket_path = str(self.directory / "cli.sock")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -150,7 +197,7 @@ class Server:
             AWS_EC2_METADATA_DISABLED="true",
         )
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "awsview.labs.fastcli", str(listener.fileno()), str(theirs)],
+            [sys.executable, "-m", __name__, str(listener.fileno()), str(theirs), kind],
             pass_fds=(listener.fileno(), theirs),
             stdin=subprocess.DEVNULL,
             env=env,
@@ -175,19 +222,19 @@ class Server:
 
 class Lent:
     """A fork server another AWS View process started, named in this one's environment
-    (SOCKET_ENV): its owner's lab commands run this process (a test, `lab check` in a lab's
-    shell), which borrows the server rather than import awscli into one of its own. Its owner
-    stops it; a command that finds it gone runs the real `aws`."""
+    (SOCKET_ENV, PROGRAMS_SOCKET_ENV): its owner's lab commands run this process (a test, `lab
+    check` in a lab's shell), which borrows the server rather than import awscli into one of its
+    own. Its owner stops it; a command that finds it gone runs the real program."""
 
     def __init__(self, socket_path: str) -> None:
         self.socket_path = socket_path
 
 
-def lent() -> Lent | None:
-    """The server the environment names, if it is one this user's: a socket of theirs, in a
-    directory only they can enter (as `Server` makes it). Not asked anything: a connection that
-    sends no command would hold up the server's other commands."""
-    path = os.environ.get(SOCKET_ENV, "")
+def lent(kind: str = "aws") -> Lent | None:
+    """The server of ``kind`` the environment names, if it is one this user's: a socket of
+    theirs, in a directory only they can enter (as `Server` makes it). Not asked anything: a
+    connection that sends no command would hold up the server's other commands."""
+    path = os.environ.get(KINDS[kind], "")
     if not os.path.isabs(path):
         return None
     try:
@@ -200,35 +247,37 @@ def lent() -> Lent | None:
     return Lent(path)
 
 
-_server: Server | Lent | None = None
+_servers: dict[str, Server | Lent] = {}
 
 
-def server() -> Server | Lent:
-    """This process's fork server: the one its environment lends, else its own, started on first
-    use."""
-    global _server
-    if isinstance(_server, Server) and _server.process.poll() is not None:
-        _server = None
-    if _server is None:
-        _server = lent()
-    if _server is None:
-        _server = Server()
-        atexit.register(_server.stop)
-    return _server
+def server(kind: str = "aws") -> Server | Lent:
+    """This process's fork server of ``kind`` (``aws``, ``programs``): the one its environment
+    lends, else its own, started on first use."""
+    running = _servers.get(kind)
+    if isinstance(running, Server) and running.process.poll() is not None:
+        running = None
+    if running is None:
+        running = lent(kind)
+    if running is None:
+        running = Server(kind)
+        atexit.register(running.stop)
+    _servers[kind] = running
+    return running
 
 
 # --- the server process ------------------------------------------------------------------
 
 
-def serve(listener: socket.socket, lifeline: int) -> None:
+def serve(listener: socket.socket, lifeline: int, kind: str = "aws") -> None:
     """Accept commands until the lifeline closes; each one runs in a forked child."""
-    import awscli.clidriver
-    import awscli.handlers  # noqa: F401  (the CLI's customizations, loaded by every command)
+    if kind == "aws":
+        import awscli.clidriver
+        import awscli.handlers  # noqa: F401  (the CLI's customizations, loaded by every command)
 
-    try:
-        _prepare()
-    except Exception:
-        pass
+        try:
+            _prepare()
+        except Exception:
+            pass
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "accept")
     selector.register(lifeline, selectors.EVENT_READ, "lifeline")
@@ -241,7 +290,7 @@ def serve(listener: socket.socket, lifeline: int) -> None:
                 return
             if key.data == "accept":
                 conn, _ = listener.accept()
-                started = _start(conn, listener, lifeline, children)
+                started = _start(conn, listener, lifeline, children, kind)
                 if started is None:
                     conn.close()
                     continue
@@ -277,15 +326,45 @@ WARM = ("sts", "dynamodb", "iam", "lambda", "stepfunctions", "sqs", "logs")  # t
 def _prepare() -> None:
     """Read, once and in the server, the data files a command reads (the endpoints, the CLI's
     own data, the labs' service models, waiters and paginators: most of what a child would
-    still spend after the imports). A child is handed each parsed file once, untouched, as if
-    it had parsed it itself; a second read of a file in the same child parses it again.
+    still spend after the imports), and answer the CLI's registrations once
+    (`_remember_registrations`).
 
     This is the one place that wraps the CLI's internals (botocore's loaders, as awscli
     imports them)."""
+    import awscli.clidriver
+
+    def warm() -> None:
+        session = awscli.clidriver.create_clidriver().session
+        session.get_available_services()
+        client = {
+            "region_name": "us-east-1",
+            "endpoint_url": "http://127.0.0.1:9",
+            "aws_access_key_id": "warm",
+            "aws_secret_access_key": "warm",
+        }
+        for service in WARM:
+            for read, keywords in (
+                (session.create_client, client),
+                (session.get_waiter_model, {}),  # not every service has waiters
+                (session.get_paginator_model, {}),
+            ):
+                try:
+                    read(service, **keywords)
+                except Exception:  # a file this service lacks
+                    continue
+
+    _remember_registrations()  # the CLI's own registrations, answered once as it warms
+    _read_once(warm)
+
+
+def _read_once(warm: Callable[[], object]) -> None:
+    """Run ``warm`` and keep each data file botocore parses as it runs (botocore's loaders, as
+    this server imported them: awscli's own copy in the `aws` server). A child is handed each
+    parsed file once, untouched, as if it had parsed it itself; a second read of a file in the
+    same child parses it again. A folder's listing of services is kept the same way."""
     import copy
 
-    import awscli.clidriver
-    from botocore import loaders  # the one awscli.clidriver uses
+    from botocore import loaders
 
     parsed: dict[str, object] = {}
     listed: dict[tuple[tuple[str, ...], str], list[str]] = {}
@@ -309,24 +388,7 @@ def _prepare() -> None:
     loaders.Loader.list_available_services = listed_once  # type: ignore[method-assign]
     loaders.JSONFileLoader.load_file = recording  # type: ignore[method-assign]
     try:
-        session = awscli.clidriver.create_clidriver().session
-        session.get_available_services()
-        client = {
-            "region_name": "us-east-1",
-            "endpoint_url": "http://127.0.0.1:9",
-            "aws_access_key_id": "warm",
-            "aws_secret_access_key": "warm",
-        }
-        for service in WARM:
-            for read, keywords in (
-                (session.create_client, client),
-                (session.get_waiter_model, {}),  # not every service has waiters
-                (session.get_paginator_model, {}),
-            ):
-                try:
-                    read(service, **keywords)
-                except Exception:  # a file this service lacks
-                    continue
+        warm()
     finally:
         loaders.JSONFileLoader.load_file = load_file  # type: ignore[method-assign]
 
@@ -335,17 +397,15 @@ def _prepare() -> None:
         return data if data is not None else load_file(self, file_path)
 
     loaders.JSONFileLoader.load_file = handed_once  # type: ignore[method-assign]
-    _remember_registrations()
 
 
 def _remember_registrations() -> None:
-    """Every command registers some 400 event handlers, and botocore checks each handler's
-    signature (``inspect``) and rewrites each event name through its aliases as it does: half
-    of a child's own time. The handlers and names are the same in every child, so the answers
-    are kept from the server's warm-up on (both are pure: a function's signature, a name's
-    aliased form under botocore's fixed aliases)."""
-    import awscli.clidriver
-    from botocore import compat, hooks  # the ones awscli.clidriver uses
+    """Every command registers event handlers (a CLI command some 400, a client dozens), and
+    botocore checks each handler's signature (``inspect``) and rewrites each event name through
+    its aliases as it does: half of an `aws` child's own time. The handlers and names are the
+    same in every child, so the answers are kept from the server's warm-up on (both are pure: a
+    function's signature, a name's aliased form under botocore's fixed aliases)."""
+    from botocore import compat, hooks  # the server's botocore: awscli's own in the `aws` one
 
     accepts = compat.accepts_kwargs
     known: dict[object, bool] = {}
@@ -366,7 +426,6 @@ def _remember_registrations() -> None:
 
     hooks.accepts_kwargs = accepts_once
     hooks.EventAliaser.__init__ = sharing_aliases  # type: ignore[method-assign]
-    awscli.clidriver.create_clidriver()  # the CLI's own registrations, answered once here
 
 
 def _signature_key(func: object) -> object:
@@ -485,12 +544,18 @@ def _start(
     listener: socket.socket,
     lifeline: int,
     children: dict[int, tuple[int, socket.socket]],
+    kind: str,
 ) -> tuple[int, int] | None:
-    """Read one request and fork its child; (pidfd, pid), or None for a bad request."""
+    """Read one request and fork its child; (pidfd, pid), or None for a bad request or one
+    this server's ``kind`` does not run."""
     request = read_request(conn)
     if request is None:
         return None
     argv, env, cwd, fds = request
+    if not argv or not (argv[0] == "aws" if kind == "aws" else _imported(argv[0])):
+        for fd in fds:
+            os.close(fd)
+        return None  # the client runs the real program
     try:
         pid = os.fork()
     except OSError:  # no process left: the client runs the real `aws`
@@ -523,8 +588,32 @@ def _data_path() -> None:
     os.environ["AWS_DATA_PATH"] = os.pathsep.join(paths)
 
 
+def _imported(entry: str) -> bool:
+    """Whether a served program's ``entry`` names a function, its module imported here (once;
+    each later child has it, and what its ``prepare()`` read: `Served`). False for anything
+    else: the client runs the real program, which says what is wrong."""
+    if not ENTRY.fullmatch(entry):
+        return False
+    name, _, function = entry.partition(":")
+    fresh = name not in sys.modules
+    try:
+        module = importlib.import_module(name)
+    except Exception:
+        return False
+    prepare = getattr(module, "prepare", None)
+    if fresh and callable(prepare):
+        try:
+            _remember_registrations()
+            _read_once(prepare)
+        except Exception:
+            pass  # each child reads what it needs itself
+    return callable(getattr(module, function, None))
+
+
 def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int], close: list[int]):
-    """In the forked child: become the caller's `aws` process and run the command."""
+    """In the forked child: become the caller's `aws` (or served program's) process and run the
+    command."""
+    program, args = argv[0], argv[1:]
 
     def become() -> object:
         os.setsid()  # a signal for the server's group is not the command's
@@ -539,19 +628,24 @@ def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int], close
         os.chdir(cwd)
         os.environ.clear()
         os.environ.update(env)
-        _data_path()
         signal.signal(signal.SIGINT, signal.default_int_handler)
+        if program != "aws":
+            module, _, function = program.partition(":")
+            main = getattr(sys.modules[module], function)
+            sys.argv = [module.partition(".")[0], *args]  # as its console script is named
+            return main(args)
+        _data_path()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # as `aws | head` behaves
         sys.argv = ["aws"]
         if env.get("AWS_ENDPOINT_URL"):
             sys.argv += ["--endpoint-url", env["AWS_ENDPOINT_URL"]]
-        sys.argv += argv
+        sys.argv += args
         from awscli.clidriver import main
 
         return main()
 
-    exit_with(become, 255)
+    exit_with(become, 255 if program == "aws" else 1)
 
 
 if __name__ == "__main__":
-    serve(socket.socket(fileno=int(sys.argv[1])), int(sys.argv[2]))
+    serve(socket.socket(fileno=int(sys.argv[1])), int(sys.argv[2]), sys.argv[3])

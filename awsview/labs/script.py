@@ -25,12 +25,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 from awsview.labspec.folder import LabFolder, LabStep
 from awsview.model.textfile import read_utf8
+
+if TYPE_CHECKING:
+    from awsview.labs.fastcli import Served
 
 RUNNABLE = ("bash", "sh", "shell", "console")
 STEP_TIMEOUT = 600.0  # seconds a step's commands may take
@@ -114,13 +119,21 @@ class Outcome:
 
 class Workspace:
     """The VM of one play: a scratch home with the lab's assets, and the environment every
-    command of the lab gets."""
+    command of the lab gets. ``served``: programs besides ``aws`` the lab's commands hand the
+    fork server, by the name they are run by (`lab check` has ``awsview verify`` served)."""
 
     def __init__(
-        self, folder: LabFolder, endpoint_url: str, region: str, isolated: bool, local: bool = True
+        self,
+        folder: LabFolder,
+        endpoint_url: str,
+        region: str,
+        isolated: bool,
+        local: bool = True,
+        served: Mapping[str, Served] | None = None,
     ):
         self.folder = folder
         self.endpoint_url = endpoint_url.rstrip("/")
+        self.served = dict(served or {})
         self.root = Path(tempfile.mkdtemp(prefix=f"awsview-lab-{folder.name}-"))
         self.home = self.root / "home"
         (self.home / "project").mkdir(parents=True)
@@ -179,24 +192,31 @@ class Workspace:
     def _pin_endpoint(self, env: dict[str, str]) -> None:
         """AWS CLI v1 sends a few services (SQS in us-east-1) to their legacy host whatever
         AWS_ENDPOINT_URL says; an ``aws`` first on PATH gives each command the endpoint
-        explicitly, and hands it to the fork server when it can (awsview.labs.fastcli)."""
+        explicitly, and hands it to the fork server when it can (awsview.labs.fastcli), as does
+        the program of each name in ``served`` for the commands it names."""
         from awsview.labs import fastcli
 
         real = shutil.which("aws", path=env["PATH"])
         if real is None:
             return  # the commands say "aws: command not found", as on a VM without it
-        shim = self.root / "bin" / "aws"
-        shim.parent.mkdir(exist_ok=True)
+        bindir = self.root / "bin"
+        bindir.mkdir(exist_ok=True)
         if fastcli.usable(real):
-            fastcli.write_client(shim, real)
+            fastcli.write_client(bindir / "aws", real)
             env[fastcli.SOCKET_ENV] = fastcli.server().socket_path
+            for name, served in self.served.items():
+                found = shutil.which(name, path=env["PATH"])
+                if found is not None and fastcli.usable(found, served):
+                    fastcli.write_client(bindir / name, found, served)
+                    env[fastcli.PROGRAMS_SOCKET_ENV] = fastcli.server("programs").socket_path
         else:
+            shim = bindir / "aws"
             shim.write_text(
                 f'#!/bin/sh\nexec {shlex.quote(real)} --endpoint-url "$AWS_ENDPOINT_URL" "$@"\n',
                 encoding="utf-8",
             )
             shim.chmod(0o755)
-        env["PATH"] = os.pathsep.join([str(shim.parent), env["PATH"]])
+        env["PATH"] = os.pathsep.join([str(bindir), env["PATH"]])
 
     def _copy_assets(self) -> None:
         source = self.folder.path / "assets"

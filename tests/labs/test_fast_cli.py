@@ -116,6 +116,86 @@ def test_stdin_reaches_the_command(clis):
     assert fast_answer == real_answer == (0, "7\n", "")
 
 
+VERIFY = fastcli.Served("awsview.cli.served:main", ("verify",))  # as `lab check` serves it
+
+
+def test_a_served_programs_command_runs_in_a_child_and_answers_as_the_real_one(
+    clis, tmp_path: Path
+):
+    """`lab check` hands a verify script's `awsview verify` to the programs' server: the same
+    words and status as the real `awsview`, from a child (the client's own program is gone)."""
+    _, _, env, work = clis
+    real = shutil.which("awsview", path=str(Path(sys.executable).parent))
+    assert real is not None and fastcli.usable(real, VERIFY)
+    client = tmp_path / "awsview"
+    fastcli.write_client(client, str(tmp_path / "no-such-awsview"), VERIFY)
+    env = {**env, fastcli.PROGRAMS_SOCKET_ENV: fastcli.server("programs").socket_path}
+    answers = []
+    for program in (client, real):
+        for args in (("verify", "1", "--lab", "dlq"), ("verify", "9", "--lab", "dlq")):
+            done = subprocess.run(
+                [str(program), *args], cwd=work, env=env, capture_output=True, text=True,
+                timeout=120,
+            )  # fmt: skip
+            answers.append((done.returncode, done.stdout, done.stderr))
+    assert answers[:2] == answers[2:]
+    (failed, said, _), (usage, _, why) = answers[:2]
+    assert (failed, usage) == (1, 2) and "labex-dlq-jobs" in said and "no step '9'" in why
+    # A command the client does not hand over runs its real program: here none.
+    done = subprocess.run(
+        [str(client), "--version"], env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode != 0 and "FileNotFoundError" in done.stderr
+
+
+def test_a_lab_s_bash_finds_the_served_awsview_first(tmp_path: Path, starts_processes):
+    """`lab check` plays a lab with `awsview verify` served: the `awsview` its bash finds is the
+    client, naming the programs' server."""
+    from awsview.cli.served import SERVED
+    from awsview.labs.script import Workspace
+    from awsview.labspec.folder import builtin_dir, load_folder
+
+    folder, _ = load_folder(builtin_dir() / "dlq")
+    workspace = Workspace(folder, "http://127.0.0.1:9", "us-east-1", True, served=SERVED)
+    try:
+        said = workspace.run(f'command -v awsview; echo "${fastcli.PROGRAMS_SOCKET_ENV}"', "t", 60)
+        found, socket_path = said.output.split()
+        assert Path(found).parent == workspace.root / "bin"
+        assert repr(SERVED["awsview"].entry) in Path(found).read_text()
+    finally:
+        workspace.close()
+    assert socket_path == fastcli.server("programs").socket_path
+
+
+def test_a_server_refuses_what_it_does_not_run_and_the_real_program_answers(clis, tmp_path: Path):
+    """The programs' server runs only an importable module:function; the `aws` server only
+    `aws`. Each refused command is run by the client's real program (`echo` here)."""
+    _, _, env, work = clis
+    echo = shutil.which("echo")
+    assert echo is not None
+    programs = fastcli.server("programs").socket_path
+    for served, socket_env, socket_path in (
+        (fastcli.Served("no_such_module:main", ("say",)), fastcli.PROGRAMS_SOCKET_ENV, programs),
+        (fastcli.Served("os:no_such_function", ("say",)), fastcli.PROGRAMS_SOCKET_ENV, programs),
+        (
+            fastcli.Served("os:getcwd", ("say",)),
+            fastcli.PROGRAMS_SOCKET_ENV,
+            env[fastcli.SOCKET_ENV],
+        ),
+        (None, fastcli.SOCKET_ENV, programs),  # `aws` asked of the programs' server
+    ):
+        client = tmp_path / "program"
+        fastcli.write_client(client, echo, served)
+        done = subprocess.run(
+            [str(client), "say", "hello"], cwd=work, env={**env, socket_env: socket_path},
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        pinned = f"--endpoint-url {env['AWS_ENDPOINT_URL']} " if served is None else ""
+        assert (done.returncode, done.stdout) == (0, f"{pinned}say hello\n"), served
+    with pytest.raises(ValueError):
+        fastcli.Served("not an entry", ("x",))
+
+
 def test_without_the_server_the_real_cli_answers(clis, tmp_path: Path):
     _, real, env, work = clis
     client = tmp_path / "aws"
@@ -272,7 +352,7 @@ def test_a_server_named_in_the_environment_is_borrowed_if_it_is_this_user_s(
     path = folder / "cli.sock"
     listener = sockets.socket(sockets.AF_UNIX, sockets.SOCK_STREAM)
     listener.bind(str(path))
-    monkeypatch.setattr(fastcli, "_server", None)
+    monkeypatch.setattr(fastcli, "_servers", {})
     try:
         monkeypatch.setenv(fastcli.SOCKET_ENV, str(path))
         lent = fastcli.server()

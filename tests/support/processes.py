@@ -53,16 +53,20 @@ def awsview(
 
 
 def _fast_cli(env: dict[str, str]) -> dict[str, str]:
-    """For a command that plays a lab: this worker's fast `aws` server to borrow
-    (awsview.labs.fastcli.lent), rather than one of the command's own, which imports awscli
-    again (a CPU-second)."""
+    """For a command that plays a lab: this worker's fork servers to borrow
+    (awsview.labs.fastcli.lent), rather than the command's own: its `aws` server imports awscli
+    again (a CPU-second), its programs' server AWS View's checking code (`lab check`'s verify
+    scripts)."""
     from awsview.labs import fastcli
 
     # The `aws` a lab's shell finds first: its PATH starts with this interpreter's folder.
     found = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", os.defpath)])
     if not fastcli.usable(shutil.which("aws", path=found)):
         return {}
-    return {fastcli.SOCKET_ENV: fastcli.server().socket_path}
+    return {
+        fastcli.SOCKET_ENV: fastcli.server().socket_path,
+        fastcli.PROGRAMS_SOCKET_ENV: fastcli.server("programs").socket_path,
+    }
 
 
 def free_port() -> int:

@@ -1,0 +1,32 @@
+"""The ``awsview`` commands a lab's bash hands the fork server (awsview.labs.fastcli) when `lab
+check` plays it: ``awsview verify``, which a verify script runs, for each step, often twice. The
+server imports this module on the first of them, and with it what a verify imports as it runs;
+each later one runs in a child forked with all of that loaded, as the real ``awsview`` would."""
+
+from __future__ import annotations
+
+import aiobotocore.session  # noqa: F401  (what `verify` imports as it runs)
+import botocore.loaders
+
+from awsview import labspec  # noqa: F401
+from awsview.aws.session import Target, resolve
+from awsview.cli import verify  # noqa: F401
+from awsview.cli.main import main
+from awsview.labs.fastcli import Served
+from awsview.polling import bootstrap, stepcheck  # noqa: F401
+
+__all__ = ["SERVED", "main", "prepare"]
+
+SERVED = {"awsview": Served(f"{__name__}:main", ("verify",))}
+
+
+def prepare() -> None:
+    """Run once in the fork server: resolve an endpoint as a verify does (a client of every
+    service the viewer reads, no request sent), so that each verify's child is handed the
+    service models and endpoint rules parsed. On a loader of its own, not the process's
+    (`shared_loader`): a child makes its own from its environment (HOME, AWS_DATA_PATH), as the
+    real ``awsview`` would."""
+    resolve(
+        Target(region="us-east-1", endpoint_url="http://127.0.0.1:9"),
+        botocore.loaders.create_loader(),
+    )
