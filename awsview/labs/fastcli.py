@@ -27,9 +27,11 @@ timeout) has its child killed. The socket lives in a directory only this user ca
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import importlib
 import importlib.util
+import io
 import os
 import re
 import selectors
@@ -321,6 +323,14 @@ def serve(listener: socket.socket, lifeline: int, kind: str = "aws") -> None:
 
 
 WARM = ("sts", "dynamodb", "iam", "lambda", "stepfunctions", "sqs", "logs")  # the labs' services
+WARM_COMMANDS = (  # each with a required argument left out
+    ("dynamodb", "get-item"),
+    ("iam", "get-role"),
+    ("lambda", "get-function"),
+    ("stepfunctions", "describe-execution"),
+    ("sqs", "receive-message"),
+    ("logs", "get-log-events"),
+)
 
 
 def _prepare() -> None:
@@ -351,6 +361,15 @@ def _prepare() -> None:
                 try:
                     read(service, **keywords)
                 except Exception:  # a file this service lacks
+                    continue
+        # A command line the CLI refuses before any request (a required argument missing) still
+        # builds its command tables as every command does: the CLI's own data, and the model of
+        # each service it marks "preview" (SimpleDB), read for every command.
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            for service, operation in WARM_COMMANDS:
+                try:
+                    awscli.clidriver.create_clidriver().main([service, operation])
+                except (Exception, SystemExit):
                     continue
 
     _remember_registrations()  # the CLI's own registrations, answered once as it warms

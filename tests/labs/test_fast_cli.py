@@ -241,6 +241,35 @@ def test_a_child_inherits_the_servers_answers_for_the_clis_registrations(starts_
     assert cold > 300 and warm < cold / 2, (cold, warm)
 
 
+_PARSED = """
+import contextlib, io, json, os
+import awscli.clidriver
+from awsview.labs import fastcli
+
+fastcli._prepare()
+parsed = []
+original = json.loads
+json.loads = lambda text, **kw: parsed.append(len(text)) or original(text, **kw)
+with contextlib.redirect_stderr(io.StringIO()) as said:  # --key left out: no request
+    try:
+        awscli.clidriver.create_clidriver().main(["dynamodb", "get-item", "--table-name", "t"])
+    except SystemExit:
+        pass
+print("--key" in said.getvalue(), sum(size > 1000 for size in parsed))
+"""
+
+
+def test_a_childs_command_line_parses_no_data_file_of_its_own(starts_processes):
+    """A command's tables (the CLI's own data, the model of each service it marks "preview",
+    which every command reads) come parsed from the server: a child parses no data file for
+    them (it parsed two, 48 kB, in every command)."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PARSED], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "0"], done.stdout
+
+
 _LISTED = """
 import os
 import awscli, awscli.clidriver
