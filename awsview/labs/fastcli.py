@@ -55,13 +55,16 @@ SOCKET_ENV = "AWSVIEW_FAST_CLI_SOCKET"  # the server of `aws` commands
 PROGRAMS_SOCKET_ENV = "AWSVIEW_FAST_PROGRAMS_SOCKET"
 KINDS = {"aws": SOCKET_ENV, "programs": PROGRAMS_SOCKET_ENV}
 MAX_REQUEST = 4 * 1024 * 1024  # an environment and argv larger than this is not a lab's
-ENTRY = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")  # module:function, as a console script's
+# module:function, as a console script names its main; AWS View's own modules only: a server
+# imports nothing else on request (an import can do anything: `antigravity` opens a browser).
+ENTRY = re.compile(r"awsview(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 
 
 @dataclass(frozen=True)
 class Served:
     """A program of this interpreter, besides ``aws``, whose commands a lab's bash hands the
-    server: ``entry`` (``module:function``, as its console script names its main) is called in
+    server: ``entry`` (``module:function`` of AWS View's own package, as its console script
+    names its main) is called in
     the child with the arguments after the program's name, and returns the exit status, for the
     commands whose first argument is one of ``commands``; any other runs the real program. The
     server imports ``entry``'s module on the program's first command: what it imports, each

@@ -167,23 +167,35 @@ def test_a_lab_s_bash_finds_the_served_awsview_first(tmp_path: Path, starts_proc
     assert socket_path == fastcli.server("programs").socket_path
 
 
+def _answer(socket_path: str, argv: list[str], work: Path) -> bytes:
+    """What a server answers a request for ``argv`` (b"A": it forked a child for it)."""
+    import socket as sockets
+
+    data = fastcli.encode_request(argv, {"PATH": os.defpath}, str(work))
+    with sockets.socket(sockets.AF_UNIX) as conn, open(os.devnull, "r+b") as null:
+        conn.settimeout(60)
+        conn.connect(socket_path)
+        sockets.send_fds(conn, [data], [null.fileno()] * 3)
+        return conn.recv(1)
+
+
 def test_a_server_refuses_what_it_does_not_run_and_the_real_program_answers(clis, tmp_path: Path):
-    """The programs' server runs only an importable module:function; the `aws` server only
-    `aws`. Each refused command is run by the client's real program (`echo` here)."""
+    """The programs' server runs only an importable module:function of AWS View's own; the
+    `aws` server only `aws`. A refused command is run by the client's real program (`echo`
+    here); a module outside AWS View is refused before it is imported."""
     _, _, env, work = clis
     echo = shutil.which("echo")
     assert echo is not None
     programs = fastcli.server("programs").socket_path
     for served, socket_env, socket_path in (
-        (fastcli.Served("no_such_module:main", ("say",)), fastcli.PROGRAMS_SOCKET_ENV, programs),
-        (fastcli.Served("os:no_such_function", ("say",)), fastcli.PROGRAMS_SOCKET_ENV, programs),
-        (
-            fastcli.Served("os:getcwd", ("say",)),
-            fastcli.PROGRAMS_SOCKET_ENV,
-            env[fastcli.SOCKET_ENV],
-        ),
+        (fastcli.Served("awsview.no_such_module:main", ("say",)), fastcli.PROGRAMS_SOCKET_ENV,
+         programs),
+        (fastcli.Served("awsview.cli.served:no_such_function", ("say",)),
+         fastcli.PROGRAMS_SOCKET_ENV, programs),
+        (fastcli.Served("awsview.cli.served:main", ("say",)), fastcli.SOCKET_ENV,
+         env[fastcli.SOCKET_ENV]),  # a program asked of the `aws` server
         (None, fastcli.SOCKET_ENV, programs),  # `aws` asked of the programs' server
-    ):
+    ):  # fmt: skip
         client = tmp_path / "program"
         fastcli.write_client(client, echo, served)
         done = subprocess.run(
@@ -192,8 +204,10 @@ def test_a_server_refuses_what_it_does_not_run_and_the_real_program_answers(clis
         )  # fmt: skip
         pinned = f"--endpoint-url {env['AWS_ENDPOINT_URL']} " if served is None else ""
         assert (done.returncode, done.stdout) == (0, f"{pinned}say hello\n"), served
-    with pytest.raises(ValueError):
-        fastcli.Served("not an entry", ("x",))
+    for foreign in ("os:getcwd", "antigravity:geohash", "awsviewer:main", "awsview.cli:main x"):
+        assert _answer(programs, [foreign], work) == b"", foreign
+        with pytest.raises(ValueError):
+            fastcli.Served(foreign, ("x",))
 
 
 def test_without_the_server_the_real_cli_answers(clis, tmp_path: Path):
