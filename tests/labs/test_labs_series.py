@@ -10,6 +10,7 @@ from xml.etree import ElementTree
 
 import pytest
 
+from awsview.cli.served import SERVED
 from awsview.labs.script import Workspace
 from awsview.labspec.folder import load_folder
 from tests.labs.test_lab_folders import BUILTIN, awsview
@@ -36,9 +37,10 @@ def test_lab_check_of_a_series_lab_passes_twice(tmp_path: Path, lab: str, last: 
 
 
 def _verify(lab: str, endpoint_url: str, *scripts: str) -> dict[str, bool]:
-    """Each verify script run as `lab check` runs it (the lab's VM, its endpoint), once."""
+    """Each verify script run as `lab check` runs it (the lab's VM, its endpoint, its
+    `awsview verify` served), once."""
     folder, _ = load_folder(BUILTIN / lab)
-    workspace = Workspace(folder, endpoint_url, "us-east-1", isolated=True)
+    workspace = Workspace(folder, endpoint_url, "us-east-1", isolated=True, served=SERVED)
     try:
         return {
             name: workspace.run(workspace.script(name), name, 60, strict=False).ok
