@@ -29,6 +29,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
+import gc
 import importlib
 import importlib.util
 import io
@@ -43,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -283,6 +284,7 @@ def serve(listener: socket.socket, lifeline: int, kind: str = "aws") -> None:
             _prepare()
         except Exception:
             pass
+    _freeze()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "accept")
     selector.register(lifeline, selectors.EVENT_READ, "lifeline")
@@ -574,7 +576,8 @@ def _start(
     if request is None:
         return None
     argv, env, cwd, fds = request
-    if not argv or not (argv[0] == "aws" if kind == "aws" else _imported(argv[0])):
+    runs = bool(argv) and (argv[0] == "aws" if kind == "aws" else _imported(argv[0]))
+    if not runs or not same_stdio(env, os.environ):
         for fd in fds:
             os.close(fd)
         return None  # the client runs the real program
@@ -610,6 +613,17 @@ def _data_path() -> None:
     os.environ["AWS_DATA_PATH"] = os.pathsep.join(paths)
 
 
+# What sets the encoding of a process's standard streams when it starts: a child has the server's
+# streams, so a command whose settings differ runs the real program (which prints as they say).
+STDIO = ("PYTHONIOENCODING", "PYTHONUTF8", "LC_ALL", "LC_CTYPE", "LANG")
+
+
+def same_stdio(env: Mapping[str, str], server_env: Mapping[str, str]) -> bool:
+    """Whether a command's environment gives its standard streams the server's encoding (an
+    empty setting is no setting, as Python reads them)."""
+    return all((env.get(name) or None) == (server_env.get(name) or None) for name in STDIO)
+
+
 def _imported(entry: str) -> bool:
     """Whether a served program's ``entry`` names a function, its module imported here (once;
     each later child has it, and what its ``prepare()`` read: `Served`). False for anything
@@ -629,7 +643,17 @@ def _imported(entry: str) -> bool:
             _read_once(prepare)
         except Exception:
             pass  # each child reads what it needs itself
+    if fresh:
+        _freeze()
     return callable(getattr(module, function, None))
+
+
+def _freeze() -> None:
+    """What the server has loaded, out of every child's garbage collections: a child's full
+    collection would otherwise walk the server's objects too (and copy each page it touches);
+    about 6 % of an `aws` child's CPU, measured over six paired rounds of lab commands."""
+    gc.collect()
+    gc.freeze()
 
 
 def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int], close: list[int]):

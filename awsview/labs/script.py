@@ -28,14 +28,11 @@ import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
+from awsview.labs import fastcli
 from awsview.labspec.folder import LabFolder, LabStep
 from awsview.model.textfile import read_utf8
-
-if TYPE_CHECKING:
-    from awsview.labs.fastcli import Served
 
 RUNNABLE = ("bash", "sh", "shell", "console")
 STEP_TIMEOUT = 600.0  # seconds a step's commands may take
@@ -129,7 +126,7 @@ class Workspace:
         region: str,
         isolated: bool,
         local: bool = True,
-        served: Mapping[str, Served] | None = None,
+        served: Mapping[str, fastcli.Served] | None = None,
     ):
         self.folder = folder
         self.endpoint_url = endpoint_url.rstrip("/")
@@ -158,7 +155,9 @@ class Workspace:
         )
 
     def _environment(self, region: str, isolated: bool, local: bool) -> dict[str, str]:
-        keep = ("PATH", "LANG", "LC_ALL", "TERM", "TMPDIR", "TZ")
+        # The shell's locale and stream settings too: the lab's commands print as they say (and
+        # as a fork server's child started from this process prints: fastcli.STDIO).
+        keep = ("PATH", "TERM", "TMPDIR", "TZ", *fastcli.STDIO)
         env = {k: v for k, v in os.environ.items() if k in keep or k.startswith("AWS_")}
         if isolated:  # an emulator this command owns: never a real account's configuration
             env = {k: v for k, v in env.items() if not k.startswith("AWS_")}
@@ -194,8 +193,6 @@ class Workspace:
         AWS_ENDPOINT_URL says; an ``aws`` first on PATH gives each command the endpoint
         explicitly, and hands it to the fork server when it can (awsview.labs.fastcli), as does
         the program of each name in ``served`` for the commands it names."""
-        from awsview.labs import fastcli
-
         real = shutil.which("aws", path=env["PATH"])
         if real is None:
             return  # the commands say "aws: command not found", as on a VM without it

@@ -210,6 +210,46 @@ def test_a_server_refuses_what_it_does_not_run_and_the_real_program_answers(clis
             fastcli.Served(foreign, ("x",))
 
 
+def test_a_command_whose_streams_would_print_otherwise_runs_the_real_program(clis, tmp_path: Path):
+    """A child writes through the server's standard streams, their encoding fixed when the
+    server started: a command whose settings name another (PYTHONIOENCODING, PYTHONUTF8, the
+    locale) runs the real program (`echo` here), which prints as they say."""
+    _, _, env, work = clis
+    echo = shutil.which("echo")
+    assert echo is not None
+    client = tmp_path / "aws"
+    fastcli.write_client(client, echo)
+    said = f"--endpoint-url {env['AWS_ENDPOINT_URL']} sts get-caller-identity\n"
+    for other in ({"PYTHONIOENCODING": "latin-1"}, {"PYTHONUTF8": "0"}, {"LC_ALL": "C"}):
+        done = subprocess.run(
+            [str(client), "sts", "get-caller-identity"], cwd=work, env={**env, **other},
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert (done.returncode, done.stdout) == (0, said), other
+    assert fastcli.same_stdio({"LANG": "C.UTF-8", "PYTHONIOENCODING": ""}, {"LANG": "C.UTF-8"})
+    assert not fastcli.same_stdio({"LANG": "C.UTF-8"}, {"LANG": "C.UTF-8", "LC_CTYPE": "UTF-8"})
+
+
+def test_a_lab_keeps_the_shells_locale_and_stream_settings(monkeypatch: pytest.MonkeyPatch):
+    """The lab's commands get the settings of the shell that plays it (and print as its fork
+    server's children print): the locale, PYTHONIOENCODING and PYTHONUTF8."""
+    from awsview.labs.script import Workspace
+    from awsview.labspec.folder import builtin_dir, load_folder
+
+    folder, _ = load_folder(builtin_dir() / "dlq")
+    for name, value in (
+        ("LC_CTYPE", "C.UTF-8"),
+        ("PYTHONIOENCODING", "utf-8"),
+        ("PYTHONUTF8", "1"),
+    ):
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv(fastcli.SWITCH, "0")  # no server: only the environment is looked at
+    workspace = Workspace(folder, "http://127.0.0.1:9", "us-east-1", True)
+    workspace.close()
+    assert fastcli.same_stdio(workspace.env, os.environ)
+    assert workspace.env["PYTHONIOENCODING"] == "utf-8"
+
+
 def test_without_the_server_the_real_cli_answers(clis, tmp_path: Path):
     _, real, env, work = clis
     client = tmp_path / "aws"
