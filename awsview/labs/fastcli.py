@@ -65,13 +65,12 @@ ENTRY = re.compile(r"awsview(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 class Served:
     """A program of this interpreter, besides ``aws``, whose commands a lab's bash hands the
     server: ``entry`` (``module:function`` of AWS View's own package, as its console script
-    names its main) is called in
-    the child with the arguments after the program's name, and returns the exit status, for the
-    commands whose first argument is one of ``commands``; any other runs the real program. The
-    server imports ``entry``'s module on the program's first command: what it imports, each
-    later child has. If the module has a ``prepare()``, the server runs it once then: each child
-    is handed the data files botocore parsed as it ran, and its event handlers' answers
-    (`_read_once`, `_remember_registrations`)."""
+    names its main) is called in the child with the arguments after the program's name, and
+    returns the exit status, for the commands whose first argument is one of ``commands``; any
+    other runs the real program. The server imports ``entry``'s module on the program's first
+    command: what it imports, each later child has. If the module has a ``prepare()``, the
+    server runs it once then: each child is handed the data files botocore parsed as it ran, and
+    its event handlers' answers (`_read_once`, `_remember_registrations`)."""
 
     entry: str
     commands: tuple[str, ...]
@@ -186,7 +185,6 @@ class Server:
     when AWS View's process goes: it watches a pipe from it)."""
 
     def __init__(self, kind: str = "aws") -> None:
-        self.kind = kind
         self.directory = Path(tempfile.mkdtemp(prefix="awsview-cli-"))
         self.socket_path = str(self.directory / "cli.sock")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -431,6 +429,9 @@ def _remember_registrations() -> None:
     function's signature, a name's aliased form under botocore's fixed aliases)."""
     from botocore import compat, hooks  # the server's botocore: awscli's own in the `aws` one
 
+    if getattr(hooks, "_remembered", False):  # once per server, whatever asks again
+        return
+    hooks._remembered = True  # type: ignore[attr-defined]
     accepts = compat.accepts_kwargs
     known: dict[object, bool] = {}
 
