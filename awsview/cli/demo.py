@@ -4,7 +4,6 @@ step by step inside the viewer (a step banner on top; space pauses, n plays the 
 from __future__ import annotations
 
 import argparse
-import functools
 import shutil
 import tempfile
 from pathlib import Path
@@ -38,7 +37,12 @@ def play(lab_names: list[str], theme: str | None = None, step_seconds: float = 8
     # The demo talks only to its own emulator: never hand it a real account's configuration.
     isolate_from_shell()
     state_dir = Path(tempfile.mkdtemp(prefix="awsview-demo-"))
-    forget = functools.partial(shutil.rmtree, state_dir, ignore_errors=True)
+    from awsview.labs.script import forget_all
+
+    def forget() -> None:  # also what must not outlive the demo even if it ends with os._exit
+        shutil.rmtree(state_dir, ignore_errors=True)
+        forget_all()
+
     emulator = start("127.0.0.1", 0, state_dir)
     emulator.start_in_thread()
     try:

@@ -254,6 +254,14 @@ def lent(kind: str = "aws") -> Lent | None:
 _servers: dict[str, Server | Lent] = {}
 
 
+def stop_servers() -> None:
+    """Stop this process's own fork servers (not one it borrows), now rather than at exit."""
+    while _servers:
+        _, running = _servers.popitem()
+        if isinstance(running, Server):
+            running.stop()
+
+
 def server(kind: str = "aws") -> Server | Lent:
     """This process's fork server of ``kind`` (``aws``, ``programs``): the one its environment
     lends, else its own, started on first use."""
@@ -292,6 +300,7 @@ def serve(listener: socket.socket, lifeline: int, kind: str = "aws") -> None:
             if key.data == "lifeline":
                 for pid, _conn in children.values():
                     _kill(pid)
+                _remove(listener)
                 return
             if key.data == "accept":
                 conn, _ = listener.accept()
@@ -323,6 +332,18 @@ def serve(listener: socket.socket, lifeline: int, kind: str = "aws") -> None:
                 _, pid = key.data
                 selector.unregister(key.fileobj)
                 _kill(pid)
+
+
+def _remove(listener: socket.socket) -> None:
+    """The server's socket and its folder, once its owner is gone: an owner ended without its
+    cleanup (killed, `os._exit`) leaves nothing behind. Its owner removes them too when it
+    stops the server (`Server.stop`); whichever comes second finds nothing."""
+    try:
+        path = listener.getsockname()
+        os.unlink(path)
+        os.rmdir(os.path.dirname(path))  # only if nothing else is in it
+    except (OSError, TypeError):
+        pass
 
 
 WARM = ("sts", "dynamodb", "iam", "lambda", "stepfunctions", "sqs", "logs")  # the labs' services

@@ -114,6 +114,19 @@ class Outcome:
         return f"exit {self.status}" + (f": {clean(last)}" if last else "")
 
 
+_OPEN: set[Path] = set()  # the scratch homes of this process's workspaces not yet closed
+
+
+def forget_all() -> None:
+    """Remove every scratch home this process made and has not closed, and stop its fork
+    servers: for a process that ends without its usual cleanup (`os._exit` when its terminal
+    is gone: awsview.ui.lifeline), which must leave nothing of them behind."""
+    for root in list(_OPEN):
+        _OPEN.discard(root)
+        shutil.rmtree(root, ignore_errors=True)
+    fastcli.stop_servers()
+
+
 class Workspace:
     """The VM of one play: a scratch home with the lab's assets, and the environment every
     command of the lab gets. ``served``: programs besides ``aws`` the lab's commands hand the
@@ -132,12 +145,14 @@ class Workspace:
         self.endpoint_url = endpoint_url.rstrip("/")
         self.served = dict(served or {})
         self.root = Path(tempfile.mkdtemp(prefix=f"awsview-lab-{folder.name}-"))
+        _OPEN.add(self.root)
         self.home = self.root / "home"
         (self.home / "project").mkdir(parents=True)
         self.env = self._environment(region, isolated, local)
         self._copy_assets()
 
     def close(self) -> None:
+        _OPEN.discard(self.root)
         shutil.rmtree(self.root, ignore_errors=True)
 
     @property

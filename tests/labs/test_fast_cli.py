@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -248,6 +249,49 @@ def test_a_lab_keeps_the_shells_locale_and_stream_settings(monkeypatch: pytest.M
     workspace.close()
     assert fastcli.same_stdio(workspace.env, os.environ)
     assert workspace.env["PYTHONIOENCODING"] == "utf-8"
+
+
+_KILLED = """
+import os, signal
+from awsview.labs import fastcli
+
+print(fastcli.server("programs").socket_path, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_a_server_whose_owner_is_killed_leaves_nothing_behind(starts_processes):
+    """An owner ended without its cleanup (SIGKILL, or `os._exit` when its terminal is gone)
+    cannot remove its server's socket folder: the server does, as it leaves."""
+    done = subprocess.run(
+        [sys.executable, "-c", _KILLED], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == -9, done.stderr
+    folder = Path(done.stdout.strip()).parent
+    assert folder.name.startswith("awsview-cli-")
+    deadline = time.monotonic() + 30
+    while folder.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not folder.exists()
+
+
+def test_forget_all_leaves_no_scratch_home_and_no_server_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, starts_processes
+):
+    """What a process ended by `os._exit` runs first (the demo, its terminal gone): every
+    workspace it has not closed, and its own fork servers, go (`make demo` in a killed pane left
+    both behind on a loaded machine)."""
+    from awsview.labs.script import Workspace, forget_all
+    from awsview.labspec.folder import builtin_dir, load_folder
+
+    monkeypatch.setattr(fastcli, "_servers", {})  # this worker's own servers stay
+    folder, _ = load_folder(builtin_dir() / "dlq")
+    workspace = Workspace(folder, "http://127.0.0.1:9", "us-east-1", True)
+    server = fastcli.server()
+    assert isinstance(server, fastcli.Server) and workspace.root.is_dir()
+    forget_all()
+    assert not workspace.root.exists()
+    assert server.process.poll() is not None and not server.directory.exists()
 
 
 def test_without_the_server_the_real_cli_answers(clis, tmp_path: Path):
