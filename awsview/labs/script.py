@@ -121,9 +121,8 @@ def forget_all() -> None:
     """Remove every scratch home this process made and has not closed, and stop its fork
     servers: for a process that ends without its usual cleanup (`os._exit` when its terminal
     is gone: awsview.ui.lifeline), which must leave nothing of them behind."""
-    for root in list(_OPEN):
-        _OPEN.discard(root)
-        shutil.rmtree(root, ignore_errors=True)
+    while _OPEN:
+        shutil.rmtree(_OPEN.pop(), ignore_errors=True)
     fastcli.stop_servers()
 
 
@@ -143,12 +142,11 @@ class Workspace:
     ):
         self.folder = folder
         self.endpoint_url = endpoint_url.rstrip("/")
-        self.served = dict(served or {})
         self.root = Path(tempfile.mkdtemp(prefix=f"awsview-lab-{folder.name}-"))
         _OPEN.add(self.root)
         self.home = self.root / "home"
         (self.home / "project").mkdir(parents=True)
-        self.env = self._environment(region, isolated, local)
+        self.env = self._environment(region, isolated, local, served or {})
         self._copy_assets()
 
     def close(self) -> None:
@@ -169,7 +167,9 @@ class Workspace:
             wrote.netloc, real.netloc
         )
 
-    def _environment(self, region: str, isolated: bool, local: bool) -> dict[str, str]:
+    def _environment(
+        self, region: str, isolated: bool, local: bool, served: Mapping[str, fastcli.Served]
+    ) -> dict[str, str]:
         # The shell's locale and stream settings too: the lab's commands print as they say (and
         # as a fork server's child started from this process prints: fastcli.STDIO).
         keep = ("PATH", "TERM", "TMPDIR", "TZ", *fastcli.STDIO)
@@ -200,10 +200,10 @@ class Workspace:
         )
         if self.endpoint_url:  # none: AWS itself, as the SDK resolves it
             env["AWS_ENDPOINT_URL"] = self.endpoint_url
-            self._pin_endpoint(env)
+            self._pin_endpoint(env, served)
         return env
 
-    def _pin_endpoint(self, env: dict[str, str]) -> None:
+    def _pin_endpoint(self, env: dict[str, str], served: Mapping[str, fastcli.Served]) -> None:
         """AWS CLI v1 sends a few services (SQS in us-east-1) to their legacy host whatever
         AWS_ENDPOINT_URL says; an ``aws`` first on PATH gives each command the endpoint
         explicitly, and hands it to the fork server when it can (awsview.labs.fastcli), as does
@@ -216,10 +216,10 @@ class Workspace:
         if fastcli.usable(real):
             fastcli.write_client(bindir / "aws", real)
             env[fastcli.SOCKET_ENV] = fastcli.server().socket_path
-            for name, served in self.served.items():
+            for name, program in served.items():
                 found = shutil.which(name, path=env["PATH"])
-                if found is not None and fastcli.usable(found, served):
-                    fastcli.write_client(bindir / name, found, served)
+                if found is not None and fastcli.usable(found, program):
+                    fastcli.write_client(bindir / name, found, program)
                     env[fastcli.PROGRAMS_SOCKET_ENV] = fastcli.server("programs").socket_path
         else:
             shim = bindir / "aws"
