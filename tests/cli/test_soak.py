@@ -119,3 +119,30 @@ def test_a_snapshot_older_than_the_probers_first_look_is_not_judged():
     # With a look before the viewer's answer that saw it, the same answer is a violation.
     prober.sweeps.insert(0, Sweep(32.0, 32.4, {}, {}, tables, frozenset(), {"tables": 32.2}))
     assert prober.unexplained(key, frozenset({CONTAINER}), 33.5, 36.5) == {CONTAINER}
+
+
+def test_a_slow_poll_holds_the_recovery_bound_as_long_as_it_measurably_took(monkeypatch):
+    """Beside a second `make test` a poll after a restart took 8.1 s, and the bound, which capped
+    every poll at SLOW_POLL_ALLOWANCE_S, called the recovery it held late. A poll that ended counts
+    as long as it took after the fault cleared; one still running counts up to the allowance, so
+    a poll that never ends is still a violation."""
+    import time
+
+    from soak import SLOW_POLL_ALLOWANCE_S, WatchedScheduler
+
+    now = 1000.0
+    monkeypatch.setattr(time, "monotonic", lambda: now)
+    watched = WatchedScheduler.__new__(WatchedScheduler)
+    watched.in_flight = {}
+    monkeypatch.setattr(WatchedScheduler, "registry", [watched])
+    monkeypatch.setattr(WatchedScheduler, "since", 990.0)
+    # Ended: 8.1 s after the fault cleared, counted in full.
+    monkeypatch.setattr(WatchedScheduler, "slowest", 8.1)
+    assert WatchedScheduler.longest_poll() == 8.1
+    # Running for 30 s, begun 20 s before the fault cleared: 10 s of it held the recovery, capped.
+    monkeypatch.setattr(WatchedScheduler, "slowest", 0.0)
+    watched.in_flight = {"roles": 970.0}
+    assert WatchedScheduler.longest_poll() == SLOW_POLL_ALLOWANCE_S
+    # Running for 2 s since the fault cleared: 2 s.
+    watched.in_flight = {"roles": 998.0}
+    assert WatchedScheduler.longest_poll() == 2.0
