@@ -51,6 +51,9 @@ from awsview.aws.readonly import READ_OPERATIONS, guard
 from awsview.model.textfile import shown
 
 DEFAULT_REGION = "us-east-1"  # only for a local endpoint with no region configured
+# How long one call may take to connect, then to answer, before it fails: a poll waits no longer.
+CONNECT_TIMEOUT_S = 3.0
+READ_TIMEOUT_S = 15.0
 LOCAL_RATE_SCALE = 10.0
 # An emulator accepts any credentials; these are used only when the chain has none and no
 # service goes to AWS itself.
@@ -409,8 +412,8 @@ class Connection:
         self,
         target: Target,
         limiter: RateLimiter | None = None,
-        connect_timeout: float = 3.0,
-        read_timeout: float = 15.0,
+        connect_timeout: float = CONNECT_TIMEOUT_S,
+        read_timeout: float = READ_TIMEOUT_S,
         session: Any = None,
     ):
         """``session``: an aiobotocore session to share (its loaded service models are ~10 MB;
