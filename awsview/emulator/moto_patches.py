@@ -80,6 +80,34 @@ def load_batch_enum_alone() -> None:
         del sys.modules["moto.batch"]
 
 
+# Hosts whose backend a dispatcher remembers: the labs' services in a few regions use a dozen; a
+# request names its host (the region of its signature), so the table is bounded, not the hosts.
+REMEMBERED_HOSTS = 256
+
+
+def remembering_dispatcher(create_app: Any) -> Any:
+    """moto's ``DomainDispatcherApplication``, which finds each request's backend from its host
+    by listing moto's package folder (a ``stat`` of each of its 200 modules) and then matching
+    every service's URL patterns, under the lock every request takes: most of a millisecond per
+    request. The answer for a host never changes while the server runs, so each is found once."""
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    class RememberingDispatcher(DomainDispatcherApplication):
+        def __init__(self, create_app: Any) -> None:
+            super().__init__(create_app)
+            self._backends: dict[str | None, Any] = {}
+
+        def get_backend_for_host(self, host: str | None) -> Any:
+            if host in self._backends:
+                return self._backends[host]
+            backend = super().get_backend_for_host(host)
+            if len(self._backends) < REMEMBERED_HOSTS:
+                self._backends[host] = backend
+            return backend
+
+    return RememberingDispatcher(create_app)
+
+
 def install(runtime: LambdaRuntime) -> None:
     _patch_lambda(runtime)
     _patch_event_source_mappings()

@@ -186,11 +186,7 @@ def start(
 
     moto_patches.load_batch_enum_alone()
     from moto.core.config import default_user_config
-    from moto.moto_server.werkzeug_app import (
-        DomainDispatcherApplication,
-        MotoRequestHandler,
-        create_backend_app,
-    )
+    from moto.moto_server.werkzeug_app import MotoRequestHandler, create_backend_app
 
     # Selects the executing Step Functions backend; must happen before anything is created.
     default_user_config["stepfunctions"]["execute_state_machine"] = True
@@ -234,7 +230,7 @@ def start(
     if trust.service_on("cloudformation"):
         moto_patches.safe_cloudformation_templates()  # costs a second of imports: only if on
 
-    moto_app = DomainDispatcherApplication(service_apps(create_backend_app, trust))
+    moto_app = moto_patches.remembering_dispatcher(service_apps(create_backend_app, trust))
     server.app = gate(_journal_api(_json_access_denied(moto_app), emulator), trust)
     from awsview.emulator import portal
 
