@@ -18,7 +18,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -85,7 +85,9 @@ class WriteDecision:
     cursor: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """Its fields as they are, for a caller that encodes them (asdict would deep-copy both
+        items, up to 400 KB each, only to have the copies encoded and dropped)."""
+        return dict(vars(self))
 
 
 @dataclass(frozen=True)
@@ -104,7 +106,7 @@ class Invocation:
     cursor: int = field(default=0)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(vars(self))
 
 
 _JSON_COLUMNS = {"key", "expression", "before", "after", "request", "caller"}
