@@ -115,6 +115,18 @@ def install(runtime: LambdaRuntime) -> None:
     _patch_interpreter_clients()
     _patch_dynamodb_read_units()
     _patch_resource_authorization()
+    _remember_action_names()  # last: after every patch that sets an action on a response class
+
+
+def _remember_action_names() -> None:
+    """moto 5.2's ``BaseResponse.call_action`` asks ``method_names_from_class`` (an
+    ``inspect.getmembers`` of the response class) for every request, to see that the action is
+    one of its methods; the classes are whole by now, so each is asked once."""
+    import functools
+
+    from moto.core import responses
+
+    responses.method_names_from_class = functools.cache(responses.method_names_from_class)
 
 
 # --- IAM authorization by resource -------------------------------------------------------

@@ -1,6 +1,6 @@
-"""The emulator's dispatcher finds a request's backend from its host as moto's does, but once per
-host: moto's lists its own package folder and matches every service's URL patterns on every
-request, under the lock every request takes."""
+"""What moto works out again for every request, the emulator works out once: a request's backend
+from its host (moto lists its own package folder and matches every service's URL patterns, under
+the lock every request takes), a response class's action names."""
 
 from __future__ import annotations
 
@@ -61,3 +61,22 @@ def test_the_remembered_hosts_are_bounded(listings: list[int]) -> None:
     listings.clear()
     assert dispatcher.get_backend_for_host(hosts[-1]) == "dynamodb"
     assert len(listings) == 1  # past the bound: looked up again, as moto does
+
+
+def test_a_response_class_s_actions_are_listed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from moto.core import responses
+    from moto.dynamodb.responses import DynamoHandler
+
+    listed: list[object] = []
+    original = responses.method_names_from_class
+
+    def listing(clazz: object) -> list[str]:
+        listed.append(clazz)
+        return original(clazz)
+
+    monkeypatch.setattr(responses, "method_names_from_class", listing)  # restored after
+    moto_patches._remember_action_names()
+    names = [responses.method_names_from_class(DynamoHandler) for _ in range(3)]
+    assert names[0] == original(DynamoHandler) and "put_item" in names[0]
+    assert names == [names[0]] * 3
+    assert listed == [DynamoHandler]
