@@ -638,6 +638,7 @@ def _data_path() -> None:
 # What sets the encoding of a process's standard streams when it starts: a child has the server's
 # streams, so a command whose settings differ runs the real program (which prints as they say).
 STDIO = ("PYTHONIOENCODING", "PYTHONUTF8", "LC_ALL", "LC_CTYPE", "LANG")
+CHILD_YOUNG_OBJECTS = 20_000  # a child's first garbage collection threshold (Python's: 700)
 
 
 def same_stdio(env: Mapping[str, str], server_env: Mapping[str, str]) -> bool:
@@ -684,6 +685,10 @@ def _child(argv: list[str], env: dict[str, str], cwd: str, fds: list[int], close
     program, args = argv[0], argv[1:]
 
     def become() -> object:
+        # A command builds its driver and client (tens of thousands of objects, nearly all kept
+        # until it ends): at Python's pace of a young collection per 700 new objects, each walks
+        # them again. One per CHILD_YOUNG_OBJECTS still collects a long command's cycles.
+        gc.set_threshold(CHILD_YOUNG_OBJECTS, *gc.get_threshold()[1:])
         os.setsid()  # a signal for the server's group is not the command's
         for fd in close:
             try:

@@ -396,6 +396,35 @@ def test_a_data_folder_named_twice_still_lists_the_services_from_the_servers_ans
     assert done.stdout.split() == ["0"], done.stdout
 
 
+def test_a_child_collects_its_young_garbage_less_often(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, starts_processes
+):
+    """A command keeps nearly every object its driver and client make until it ends: the child
+    collects young garbage once per CHILD_YOUNG_OBJECTS new objects, not Python's 700."""
+    import gc
+    import types
+
+    probe = types.ModuleType("gc_probe")
+    probe.report = lambda args: os.write(1, str(gc.get_threshold()[0]).encode()) and 0  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "gc_probe", probe)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # as the server does for a served program's command
+        quiet = [os.open(os.devnull, os.O_RDWR) for _ in range(2)]
+        fastcli._child(
+            ["gc_probe:report"],
+            dict(os.environ),
+            str(tmp_path),
+            [quiet[0], write, quiet[1]],
+            [read],
+        )
+    os.close(write)
+    said = os.read(read, 100)
+    os.close(read)
+    assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    assert int(said) == fastcli.CHILD_YOUNG_OBJECTS > gc.get_threshold()[0]
+
+
 def test_handlers_made_of_the_same_code_share_one_answer():
     """Each command makes its argument renames and aliases as new closures of the same code:
     whether a handler takes **kwargs is answered once per code, through partials and bound
