@@ -19,14 +19,28 @@ from awsview.core.render import Panel, panels
 from awsview.model import keys, untrusted
 from awsview.model.state import LabState
 
+# Returned as they are: most of a dump is strings and numbers, so they are recognised first, by
+# their exact type (a str- or int-valued Enum's members are not these types: their value is
+# taken below).
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+_FIELDS: dict[type, tuple[str, ...]] = {}  # a dataclass's public field names
+
 
 def to_jsonable(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {
-            f.name: to_jsonable(getattr(value, f.name))
-            for f in dataclasses.fields(value)
-            if not f.name.startswith("_")
-        }
+    kind = type(value)
+    if kind in _PLAIN:
+        return value
+    if kind is dict:
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if kind is tuple or kind is list:
+        return [to_jsonable(v) for v in value]
+    names = _FIELDS.get(kind)
+    if names is None and dataclasses.is_dataclass(kind):
+        names = _FIELDS[kind] = tuple(
+            f.name for f in dataclasses.fields(kind) if not f.name.startswith("_")
+        )
+    if names is not None:
+        return {name: to_jsonable(getattr(value, name)) for name in names}
     if isinstance(value, Enum):
         return value.value
     if isinstance(value, Mapping):
