@@ -44,7 +44,7 @@ import subprocess
 import sys
 import tempfile
 import types
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NoReturn
@@ -283,13 +283,14 @@ def server(kind: str = "aws") -> Server | Lent:
 def serve(listener: socket.socket, lifeline: int, kind: str = "aws") -> None:
     """Accept commands until the lifeline closes; each one runs in a forked child."""
     if kind == "aws":
-        import awscli.clidriver
-        import awscli.handlers  # noqa: F401  (the CLI's customizations, loaded by every command)
+        with _collector_paused():
+            import awscli.clidriver
+            import awscli.handlers  # noqa: F401  (the CLI's customizations, every command's)
 
-        try:
-            _prepare()
-        except Exception:
-            pass
+            try:
+                _prepare()
+            except Exception:
+                pass
     _freeze()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "accept")
@@ -655,20 +656,35 @@ def _imported(entry: str) -> bool:
         return False
     name, _, function = entry.partition(":")
     fresh = name not in sys.modules
-    try:
-        module = importlib.import_module(name)
-    except Exception:
-        return False
-    prepare = getattr(module, "prepare", None)
-    if fresh and callable(prepare):
+    with _collector_paused():
         try:
-            _remember_registrations()
-            _read_once(prepare)
+            module = importlib.import_module(name)
         except Exception:
-            pass  # each child reads what it needs itself
+            return False
+        prepare = getattr(module, "prepare", None)
+        if fresh and callable(prepare):
+            try:
+                _remember_registrations()
+                _read_once(prepare)
+            except Exception:
+                pass  # each child reads what it needs itself
     if fresh:
         _freeze()
     return callable(getattr(module, function, None))
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """No garbage collection while the server imports and reads what its children will have:
+    nearly all of it is kept, and each collection would walk it again (a tenth of a server's
+    start). `_freeze` collects once after."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _freeze() -> None:

@@ -60,7 +60,20 @@ SERVICES = (
 
 
 def _warm() -> None:
-    """Import, with no caller's settings, what an emulator imports."""
+    """Import, with no caller's settings, what an emulator imports (no garbage collection
+    meanwhile: nearly all of it is kept, and is collected once, then frozen, at the end)."""
+    import gc
+
+    gc.disable()
+    try:
+        _import()
+    finally:
+        gc.enable()
+    gc.collect()
+    gc.freeze()  # a child's collections leave the imported objects' pages shared
+
+
+def _import() -> None:
     import importlib
 
     from awsview.emulator import moto_patches
@@ -85,10 +98,6 @@ def _warm() -> None:
         AmazonStateLanguageParser.parse(_MACHINE)  # loads the states' modules
     except Exception:
         pass
-    import gc
-
-    gc.collect()
-    gc.freeze()  # a child's collections leave the imported objects' pages shared
 
 
 # One state of each type, parsed in the server: the parser imports each type's modules then.
