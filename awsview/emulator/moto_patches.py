@@ -86,10 +86,11 @@ REMEMBERED_HOSTS = 256
 
 
 def remembering_dispatcher(create_app: Any) -> Any:
-    """moto's ``DomainDispatcherApplication``, whose ``get_backend_for_host`` (moto 5.2) finds
-    each request's backend from its host by listing moto's package folder (a ``stat`` of each of its 200 modules) and then matching
-    every service's URL patterns, under the lock every request takes: most of a millisecond per
-    request. The answer for a host never changes while the server runs, so each is found once."""
+    """moto's ``DomainDispatcherApplication``, whose ``get_backend_for_host`` (moto 5.2) finds each
+    request's backend from its host by listing moto's package folder (a ``stat`` of each of its
+    200 modules) and then matching every service's URL patterns, under the lock every request
+    takes: most of a millisecond per request. The answer for a host never changes while the
+    server runs, so each is found once."""
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
     class RememberingDispatcher(DomainDispatcherApplication):
