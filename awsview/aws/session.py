@@ -10,7 +10,8 @@ AWS View re-implements none of the SDK's configuration rules; botocore resolves 
   ``AWS_ENDPOINT_URL``, the profile's ``services`` section, its ``endpoint_url``, else AWS's own.
   The endpoint really used is read back from a client botocore made (``client.meta``);
 - credentials: botocore's chain for the profile (environment, SSO, ``credential_process``,
-  assume-role, the shared files, container and instance roles).
+  assume-role, the shared files, container and instance roles; for an endpoint that does not
+  reach AWS, without the last two, which ask the network: `offline_chain`).
 
 Every configuration problem becomes a `ConfigError`: one line that says what to do, exit 2.
 """
@@ -58,6 +59,11 @@ LOCAL_RATE_SCALE = 10.0
 # An emulator accepts any credentials; these are used only when the chain has none and no
 # service goes to AWS itself.
 EMULATOR_CREDENTIALS = {"aws_access_key_id": "testing", "aws_secret_access_key": "testing"}
+# The providers of botocore's chain that ask the network: an ECS task's credentials endpoint and
+# EC2's instance metadata. For an endpoint that does not reach AWS the chain is walked without
+# them (`offline_chain`): on a network that accepts a connection to 169.254.169.254 and never
+# answers, they held every start against a local emulator for seconds.
+NETWORK_PROVIDERS = frozenset({"container-role", "iam-role"})
 # botocore's own session variable for the region, with AWS_REGION ahead of AWS_DEFAULT_REGION.
 SESSION_VARS = {"region": ("region", ["AWS_REGION", "AWS_DEFAULT_REGION"], None, None)}
 SERVICES = tuple(READ_OPERATIONS)  # every service the viewer may read
@@ -356,7 +362,11 @@ def check_credentials(resolved: Resolved) -> str | None:
     from botocore.exceptions import BotoCoreError, ClientError
 
     try:
-        credentials = resolved.session.get_credentials()
+        credentials = (
+            resolved.session.get_credentials()
+            if resolved.reaches_aws
+            else offline_chain(resolved.session).load_credentials()
+        )
         if credentials is None:
             if not resolved.reaches_aws:
                 return None
@@ -374,6 +384,13 @@ def check_credentials(resolved: Resolved) -> str | None:
     except BotoCoreError as exc:
         raise ConfigError(config_text(exc, resolved.profile)) from None
     return getattr(credentials, "method", "unknown")
+
+
+def offline_chain(session: Any) -> Any:
+    """``session``'s credential chain (botocore's or aiobotocore's resolver) without the
+    providers that ask the network (NETWORK_PROVIDERS), for an endpoint that takes any keys."""
+    chain = session.get_component("credential_provider")
+    return type(chain)([p for p in chain.providers if p.METHOD not in NETWORK_PROVIDERS])
 
 
 def isolate_from_shell(environ: Any = os.environ) -> None:
@@ -465,7 +482,7 @@ class Connection:
         self._session = self._shared_session or aio_session(self.target.profile)
         if not self.resolved.reaches_aws:
             try:
-                found = await self._session.get_credentials()
+                found = await offline_chain(self._session).load_credentials()
             except Exception:  # a broken chain: the first call says why
                 found = True
             if found is None:

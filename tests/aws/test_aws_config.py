@@ -11,14 +11,24 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import subprocess
 import sys
 import textwrap
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from awsview.aws.session import ConfigError, Target, check_credentials, resolve
+from awsview.aws.session import (
+    EMULATOR_CREDENTIALS,
+    ConfigError,
+    Connection,
+    Target,
+    check_credentials,
+    resolve,
+)
 from tests.support.cli import awsview_here
 
 
@@ -322,6 +332,49 @@ def test_a_local_endpoint_needs_neither_region_nor_credentials(awsview, emulator
     result = awsview("dump", "--endpoint-url", emulator.endpoint_url)
     assert result.returncode == 0, result.stderr
     assert f"{emulator.endpoint_url} · us-east-1 · account" in result.stdout
+
+
+@pytest.fixture
+def silent_listener() -> Iterator[tuple[str, list[socket.socket]]]:
+    """A loopback port that accepts connections and never answers (as a network that takes
+    connections to the instance metadata address and drops them): its URL, and what it accepted."""
+    listener = socket.create_server(("127.0.0.1", 0))
+    accepted: list[socket.socket] = []
+
+    def accept() -> None:
+        while True:
+            try:
+                accepted.append(listener.accept()[0])
+            except OSError:
+                return
+
+    threading.Thread(target=accept, daemon=True).start()
+    yield f"http://127.0.0.1:{listener.getsockname()[1]}", accepted
+    listener.close()
+    for connection in accepted:
+        connection.close()
+
+
+async def test_a_local_endpoint_never_asks_the_network_for_credentials(
+    home, monkeypatch, silent_listener
+):
+    """With no credentials configured, the chain for a local endpoint skips the container and
+    instance-metadata providers: they would wait on a silent network for seconds."""
+    url, accepted = silent_listener
+    monkeypatch.delenv("AWS_EC2_METADATA_DISABLED", raising=False)
+    monkeypatch.setenv("AWS_EC2_METADATA_SERVICE_ENDPOINT", url)
+    monkeypatch.setenv("AWS_METADATA_SERVICE_TIMEOUT", "1")
+    local = Target(endpoint_url="http://127.0.0.1:9")
+    # The same settings send botocore's own chain to the listener: the check below can fail.
+    assert resolve(local).session.get_credentials() is None
+    assert accepted, "the instance metadata provider did not reach the listener"
+    accepted.clear()
+    monkeypatch.setenv("AWS_CONTAINER_CREDENTIALS_FULL_URI", f"{url}/credentials")
+
+    assert check_credentials(resolve(local)) is None
+    async with Connection(local) as connection:
+        assert await connection.access_key_id() == EMULATOR_CREDENTIALS["aws_access_key_id"]
+    assert accepted == []
 
 
 def test_resolve_raises_config_error_not_botocore_errors(home):
