@@ -12,6 +12,7 @@ import errno
 import json
 import logging
 import os
+import re
 import socket
 import sqlite3
 import threading
@@ -42,13 +43,27 @@ def default_state_dir(port: int) -> Path:
     return Path(base) / "awsview" / f"emulator-{port}"
 
 
+class PlainFormatter(logging.Formatter):
+    """The log is a file, read with ``less``, an editor or ``tail -f``: werkzeug's terminal
+    colours (it styles a request's line by its status) are left out, and any other control
+    character a message carries, but newline and tab, is written as ``\\xNN``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = _STYLES.sub("", super().format(record))
+        return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
+_STYLES = re.compile(r"\x1b\[[0-9;]*m")
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
+
+
 def _quiet_logging(state_dir: Path) -> Path:
     """moto and werkzeug talk a lot; all of it goes to a file, none to the terminal."""
     from awsview.emulator.disk import QuietFileHandler
 
     path = state_dir / "emulator.log"
     handler = QuietFileHandler(path)  # a full disk: said once, never a traceback per line
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    handler.setFormatter(PlainFormatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+
+import pytest
+from botocore.exceptions import ClientError
+
+from awsview.emulator.server import PlainFormatter
 from tests.support.helpers import create_function, invoke
 
 
@@ -35,6 +41,8 @@ def test_emulator_logs_to_its_state_dir_and_never_to_the_terminal(spawn_emulator
         )
         assert invoke(lam, "noisy", {})[0] == "Unhandled"
         running.client("dynamodb").list_tables()
+        with pytest.raises(ClientError):  # a 400: werkzeug styles its line for a terminal
+            running.client("dynamodb").describe_table(TableName="missing")
     finally:
         running.stop()
     stdout, stderr = running.process.stdout.read(), running.process.stderr.read()
@@ -48,6 +56,7 @@ def test_emulator_logs_to_its_state_dir_and_never_to_the_terminal(spawn_emulator
     )
     log = (tmp_path / "emulator.log").read_text()
     assert "POST" in log or "werkzeug" in log
+    assert '"POST / HTTP/1.1" 400' in log and "\x1b" not in log  # plain text, no colours
 
 
 def test_unknown_lab_names_the_known_ones(awsview):
@@ -62,3 +71,10 @@ def test_unreachable_endpoint_is_one_line_not_a_traceback(awsview):
     assert result.returncode == 1
     assert "Traceback" not in result.stderr
     assert "127.0.0.1:9" in result.stderr
+
+
+def test_the_emulator_log_escapes_control_characters_a_message_carries():
+    line = PlainFormatter("%(message)s").format(
+        logging.makeLogRecord({"msg": "\x1b[31mred\x1b[0m name \x1b]0;title\x07\r\n\tnext"})
+    )
+    assert line == "red name \\x1b]0;title\\x07\\x0d\n\tnext"
