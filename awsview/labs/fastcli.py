@@ -283,7 +283,7 @@ def server(kind: str = "aws") -> Server | Lent:
 def serve(listener: socket.socket, lifeline: int, kind: str = "aws") -> None:
     """Accept commands until the lifeline closes; each one runs in a forked child."""
     if kind == "aws":
-        with _collector_paused():
+        with collector_paused():
             import awscli.clidriver
             import awscli.handlers  # noqa: F401  (the CLI's customizations, every command's)
 
@@ -291,7 +291,7 @@ def serve(listener: socket.socket, lifeline: int, kind: str = "aws") -> None:
                 _prepare()
             except Exception:
                 pass
-    _freeze()
+    freeze()
     selector = selectors.DefaultSelector()
     selector.register(listener, selectors.EVENT_READ, "accept")
     selector.register(lifeline, selectors.EVENT_READ, "lifeline")
@@ -656,7 +656,7 @@ def _imported(entry: str) -> bool:
         return False
     name, _, function = entry.partition(":")
     fresh = name not in sys.modules
-    with _collector_paused():
+    with collector_paused():
         try:
             module = importlib.import_module(name)
         except Exception:
@@ -669,15 +669,15 @@ def _imported(entry: str) -> bool:
             except Exception:
                 pass  # each child reads what it needs itself
     if fresh:
-        _freeze()
+        freeze()
     return callable(getattr(module, function, None))
 
 
 @contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
+def collector_paused() -> Iterator[None]:
     """No garbage collection while the server imports and reads what its children will have:
     nearly all of it is kept, and each collection would walk it again (a tenth of a server's
-    start). `_freeze` collects once after."""
+    start). `freeze` collects once after."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -687,7 +687,7 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _freeze() -> None:
+def freeze() -> None:
     """What the server has loaded, out of every child's garbage collections: a child's full
     collection would otherwise walk the server's objects too (and copy each page it touches);
     about 6 % of an `aws` child's CPU, measured over six paired rounds of lab commands."""

@@ -14,7 +14,7 @@ import socket
 import sys
 from pathlib import Path
 
-from awsview.labs.fastcli import exit_with, read_request
+from awsview.labs.fastcli import collector_paused, exit_with, freeze, read_request
 
 # What an emulator imports at start and at its first call to each service the labs use.
 WARM = (
@@ -53,33 +53,23 @@ WARM = (
     "awsview.polling.stepcheck",
     "awsview.kinds",
 )
-SERVICES = (
-    *("sts", "dynamodb", "dynamodbstreams", "iam", "awslambda", "stepfunctions", "sqs"),
-    *("logs", "cloudwatch", "events", "kinesis", "s3", "ecr"),
-)
-
-# The same services by their botocore names. At a service's first request, each emulator would
-# otherwise parse its model and paginators, build its operation router and list its regions (a
-# boto3 session of moto's own): about 0.1 s of CPU per service, where every test's emulator is
-# asked by a viewer about six of them.
+# The services the labs use, by their botocore names (moto's own module names below). At a
+# service's first request, each emulator would otherwise parse its model and paginators, build its
+# operation router and list its regions (a boto3 session of moto's own): about 0.1 s of CPU per
+# service, where every test's emulator is asked by a viewer about six of them.
 MODELS = (
     *("sts", "dynamodb", "dynamodbstreams", "iam", "lambda", "stepfunctions", "sqs"),
     *("logs", "cloudwatch", "events", "kinesis", "s3", "ecr"),
 )
+SERVICES = tuple({"lambda": "awslambda"}.get(name, name) for name in MODELS)
 
 
 def _warm() -> None:
-    """Import, with no caller's settings, what an emulator imports (no garbage collection
-    meanwhile: nearly all of it is kept, and is collected once, then frozen, at the end)."""
-    import gc
-
-    gc.disable()
-    try:
+    """Import, with no caller's settings, what an emulator imports (as the fast CLI's server
+    does: no garbage collection meanwhile, then one, and what is left frozen)."""
+    with collector_paused():
         _import()
-    finally:
-        gc.enable()
-    gc.collect()
-    gc.freeze()  # a child's collections leave the imported objects' pages shared
+    freeze()
 
 
 def _import() -> None:
