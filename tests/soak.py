@@ -84,6 +84,7 @@ CHECK_EVERY_S = 0.5
 RECOVERY_BOUND_S = 5.0  # every panel live again this soon after a fault cleared
 POLLED_SLACK_S = 1.0  # polled backend: every panel fresh within one poll interval and this
 RECOVERY_STEP_S = 0.1  # how often recovery is looked at after a fault cleared
+EXTEND_S = 10.0  # a short run short of its minimum of faults goes on this long at a time
 # A poll that takes long (a busy machine: the first listing after a restart took 8.1 s beside a
 # second `make test`) holds a recovery that long. A poll that ended counts as long as it took (a
 # measured delay, not a guess); one still running counts up to what the viewer lets one call take
@@ -754,15 +755,15 @@ class Soak:
     def _done_injecting(self) -> bool:
         """Time is up, 8 s before the end so the last fault can clear — unless the run has not
         injected its minimum yet: on a machine slow enough that one restart takes half a minute,
-        a short run goes on (a minute at a time, up to three times its length) rather than
-        passing having tested next to nothing."""
+        a short run goes on (EXTEND_S at a time, enough for one more fault, up to three times its
+        length) rather than passing having tested next to nothing; it ends once it has."""
         now = time.monotonic()
         if now < self.deadline - 8:
             return False
         zero = self.deadline - self.seconds - self.extended
         if self.report.injected >= self.min_faults or now - zero >= 3 * self.seconds:
             return True
-        more = min(60.0, zero + 3 * self.seconds - self.deadline)
+        more = min(EXTEND_S, zero + 3 * self.seconds - self.deadline)
         self.deadline += more
         self.extended += more
         return more <= 0

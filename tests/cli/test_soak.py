@@ -147,3 +147,34 @@ def test_a_slow_poll_holds_the_recovery_bound_as_long_as_it_measurably_took(monk
     # Running for 40 s since the fault cleared: past the viewer's own timeouts, capped there.
     monkeypatch.setattr(WatchedScheduler, "since", 960.0)
     assert WatchedScheduler.longest_poll() == SLOW_POLL_ALLOWANCE_S == 18.0
+
+
+def test_a_short_run_short_of_its_faults_goes_on_only_until_it_has_them(monkeypatch):
+    """A stock-moto soak of 30 s, one fault short as it neared its end, went on a whole minute
+    (95 s of a test asked for 30). It goes on EXTEND_S at a time, room for one more fault; it ends
+    at the first look that finds its minimum injected, and at three times its length regardless."""
+    import types
+
+    import soak
+    from soak import EXTEND_S, Soak
+
+    clock = types.SimpleNamespace(now=1000.0)
+    monkeypatch.setattr(soak, "time", types.SimpleNamespace(monotonic=lambda: clock.now))
+    run = Soak(30.0, seed=1, app_lab=None, min_faults=4)
+    run.deadline = 1030.0  # began at 1000
+    run.report.faults["throttle"] = 3
+    clock.now = 1021.0  # before the last 8 s: inject on
+    assert not run._done_injecting() and run.deadline == 1030.0
+    clock.now = 1023.0  # the last 8 s, one fault short: on for one more
+    assert not run._done_injecting()
+    assert (run.deadline, run.extended) == (1030.0 + EXTEND_S, EXTEND_S)
+    clock.now = 1024.0  # room for that fault now
+    assert not run._done_injecting()
+    run.report.faults["slow"] = 1
+    clock.now = 1033.0  # it came: done, with no further extension
+    assert run._done_injecting() and run.deadline == 1030.0 + EXTEND_S
+    # Never more than three times its length, however few faults it managed.
+    run.report.faults["slow"] = 0
+    while not run._done_injecting():
+        clock.now = run.deadline - 1
+    assert run.deadline == 1090.0 and clock.now <= 1090.0
