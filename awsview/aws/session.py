@@ -224,8 +224,10 @@ def shared_loader(session: Any) -> Any:
 def resolve(target: Target, loader: Any = None) -> Resolved:
     """Profile, region and endpoints as botocore resolves them; raises ConfigError.
 
-    It makes one botocore client per service (no request is sent); most of that is reading the
-    service models, which the process's loader (`shared_loader`) reads once.
+    It makes a botocore client (no request is sent) and reads its endpoint: one per service, as
+    each may have an endpoint configured of its own; one in all for an endpoint given outright,
+    which botocore takes over any configured one for every service. Most of a client is reading
+    its service model, which the process's loader (`shared_loader`) reads once.
     """
     from botocore.exceptions import BotoCoreError
 
@@ -237,15 +239,16 @@ def resolve(target: Target, loader: Any = None) -> Resolved:
         if profile is not None and profile not in session.available_profiles:
             raise ConfigError(_unknown_profile(session, profile))
         region = target.region or session.get_config_variable("region")
-        endpoints = tuple(
-            (
-                service,
-                _client(
-                    session, service, region or DEFAULT_REGION, target.endpoint_url
-                ).meta.endpoint_url,
-            )
-            for service in SERVICES
-        )
+        # An endpoint given outright is every service's (the client still says whether botocore
+        # takes it with this region and configuration); else each service's, as configured.
+        asked = ("sts",) if target.endpoint_url is not None else SERVICES
+        urls = {
+            service: _client(
+                session, service, region or DEFAULT_REGION, target.endpoint_url
+            ).meta.endpoint_url
+            for service in asked
+        }
+        endpoints = tuple((service, urls.get(service, urls[asked[0]])) for service in SERVICES)
     except ConfigError:
         raise
     except BotoCoreError as exc:

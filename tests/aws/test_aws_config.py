@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -23,6 +24,7 @@ import pytest
 
 from awsview.aws.session import (
     EMULATOR_CREDENTIALS,
+    SERVICES,
     ConfigError,
     Connection,
     Target,
@@ -107,6 +109,53 @@ def test_endpoint_order(home, monkeypatch):
     assert resolved.describe() == "http://127.0.0.1:3333 · us-east-1 (sqs → http://127.0.0.1:4444)"
     resolved = resolve(Target(endpoint_url="http://127.0.0.1:5555"))
     assert {url for _, url in resolved.endpoints} == {"http://127.0.0.1:5555"}
+
+
+@pytest.mark.parametrize(
+    "url", ["http://127.0.0.1:5000", "http://localhost:4566/", "https://emulator.example:8443/x/"]
+)
+def test_an_endpoint_given_outright_is_each_services_as_botocore_makes_it(home, monkeypatch, url):
+    """An endpoint given outright is resolved with one client, not one per service: each
+    service's own client says the same, whatever is configured per service."""
+    import botocore.session
+
+    write_config(
+        home,
+        """
+        [default]
+        region = eu-west-1
+        endpoint_url = http://127.0.0.1:1111
+        services = local
+        [services local]
+        sqs =
+          endpoint_url = http://127.0.0.1:2222
+        """,
+    )
+    monkeypatch.setenv("AWS_ENDPOINT_URL_LOGS", "http://127.0.0.1:3333")
+    resolved = resolve(Target(endpoint_url=url))
+    session = botocore.session.Session()
+    assert [service for service, _ in resolved.endpoints] == list(SERVICES)
+    for service, endpoint in resolved.endpoints:
+        client = session.create_client(
+            service, endpoint_url=url, aws_access_key_id="a", aws_secret_access_key="b"
+        )
+        assert endpoint == client.meta.endpoint_url, service
+
+
+@pytest.mark.parametrize(
+    ("config", "region", "says"),
+    [
+        ("defaults_mode = bogus", None, "invalid defaults mode: bogus"),
+        ("retry_mode = bogus", None, '"mode": "bogus" must be one of'),
+        ("", "us east 1", "'us east 1' doesn't match a supported format"),
+    ],
+)
+def test_an_endpoint_given_outright_has_its_region_and_configuration_checked(
+    home, config, region, says
+):
+    write_config(home, f"[default]\n{config}\n")
+    with pytest.raises(ConfigError, match=re.escape(says)):
+        resolve(Target(region=region, endpoint_url="http://127.0.0.1:5000"))
 
 
 def test_aws_itself_is_described_as_aws(home):
