@@ -8,8 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import subprocess
-import sys
 import urllib.request
 
 import boto3
@@ -20,6 +18,7 @@ from awsview.aws.policy import CALLS, action, policy
 from awsview.aws.readonly import READ_OPERATIONS
 from awsview.labs import get_lab
 from awsview.labs.player import LabPlayer
+from tests.support import processes
 from tests.support.cli import awsview_here
 from tests.support.emulator import REGION, RunningEmulator
 
@@ -79,22 +78,15 @@ def authorized(spawn_emulator, tmp_path_factory):
 
 
 def dump(emulator: RunningEmulator, lab: str, credentials: dict[str, str]) -> dict:
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "awsview",
-            "dump",
-            "--lab",
-            lab,
-            "--json",
-            "--endpoint-url",
-            emulator.endpoint_url,
-        ],
-        capture_output=True,
-        text=True,
+    result = processes.awsview(
+        "dump",
+        "--lab",
+        lab,
+        "--json",
+        "--endpoint-url",
+        emulator.endpoint_url,
         timeout=120,
-        env={**os.environ, **credentials},
+        env=credentials,
     )
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)

@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 import subprocess
-import sys
 
 from PIL import Image
 
+from tests.support import processes
+
 
 def _shot(emulator, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "awsview",
-            "screenshot",
-            "--lab",
-            "q05",
-            "--endpoint-url",
-            emulator.endpoint_url,
-            *args,
-        ],
-        capture_output=True,
-        text=True,
+    return processes.awsview(
+        "screenshot",
+        "--lab",
+        "q05",
+        "--endpoint-url",
+        emulator.endpoint_url,
+        *args,
         timeout=120,
         env=emulator.env,
     )

@@ -14,8 +14,6 @@ import base64
 import dataclasses
 import json
 import re
-import subprocess
-import sys
 import time
 import unicodedata
 from datetime import UTC, datetime, timedelta
@@ -1025,24 +1023,20 @@ def test_nasty_items_and_log_lines_through_the_emulator_and_dump(starts_processe
         pass
 
     def run(*extra: str) -> str:
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "awsview",
-                "dump",
-                "--lab",
-                "q05",
-                "--endpoint-url",
-                emulator.endpoint_url,
-                *extra,
-            ],
-            capture_output=True,
+        done = starts_processes.awsview(
+            "dump",
+            "--lab",
+            "q05",
+            "--endpoint-url",
+            emulator.endpoint_url,
+            *extra,
             env=emulator.env,
             timeout=60,
+            encoding="utf-8",
+            errors="strict",  # the output is valid UTF-8
         )
-        assert done.returncode == 0, done.stderr.decode(errors="replace")
-        return done.stdout.decode("utf-8")  # strict: the output is valid UTF-8
+        assert done.returncode == 0, done.stderr
+        return done.stdout
 
     text = run()
     for line in text.splitlines():

@@ -4,8 +4,6 @@ refused (one line, exit 2) wherever it makes no sense."""
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 
 import pytest
 
@@ -156,20 +154,8 @@ def test_version():
 def test_endpoint_before_lab_setup_reaches_that_endpoint(starts_processes, emulator):
     """The bug this walk guards: the endpoint given before `lab` was dropped, so the lab's writes
     went wherever the credential chain pointed."""
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "awsview",
-            "--endpoint-url",
-            emulator.endpoint_url,
-            "lab",
-            "setup",
-            "q05",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=120,
+    result = starts_processes.awsview(
+        "--endpoint-url", emulator.endpoint_url, "lab", "setup", "q05", timeout=120
     )
     assert result.returncode == 0, result.stderr
     names = [f["FunctionName"] for f in emulator.client("lambda").list_functions()["Functions"]]

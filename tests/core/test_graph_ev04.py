@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 
 import pytest
@@ -21,6 +20,7 @@ from awsview.labs.player import LabPlayer
 from awsview.ui.viewer.app import AWSViewApp, ViewerOptions
 from awsview.ui.viewer.graphview import GraphView
 from awsview.ui.viewer.screens import DetailScreen
+from tests.support import processes
 from tests.support.probe import screen_lines, settle, view
 
 pytestmark = [pytest.mark.timeout(180), pytest.mark.slow]
@@ -65,20 +65,13 @@ def ev04_played(emulator):
 
 
 def dump(emulator, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "awsview",
-            "dump",
-            "--lab",
-            "ev04",
-            "--endpoint-url",
-            emulator.endpoint_url,
-            *args,
-        ],
-        capture_output=True,
-        text=True,
+    return processes.awsview(
+        "dump",
+        "--lab",
+        "ev04",
+        "--endpoint-url",
+        emulator.endpoint_url,
+        *args,
         timeout=60,
         env=emulator.env,
     )

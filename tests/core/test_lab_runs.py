@@ -9,8 +9,6 @@ test_unprotected_worker_given_the_same_key_twice_raises_the_overwrite_alarm.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -27,6 +25,7 @@ from awsview.polling.pollers.timeline import TimelinePoller
 from awsview.polling.runs import sightings
 from awsview.polling.store import DecisionStore
 from awsview.ui.viewer.app import AWSViewApp
+from tests.support import processes
 from tests.support.helpers import LabViewer
 from tests.support.probe import full_rows, screen_lines, settle, view
 
@@ -118,48 +117,20 @@ async def test_b_a_rerun_on_the_same_emulator_is_judged_on_its_own(
         # What a user sees: the current run, and every run with --all-runs; --json labels each
         # decision.
         env = {**running.env, "XDG_STATE_HOME": str(tmp_path / "state")}
-        dump = subprocess.run(
-            [sys.executable, "-m", "awsview", "dump", "--endpoint-url", running.endpoint_url],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
+        dump = processes.awsview(
+            "dump", "--endpoint-url", running.endpoint_url, timeout=60, env=env
         )
         assert dump.returncode == 0, dump.stderr
         assert "on step 4/4 cleanup" in dump.stdout.splitlines()[1]
         verdicts = dump.stdout.split("== Idempotency per business key")[1].split("==")[0]
         assert SECOND_RUN in verdicts and FIRST_RUN not in verdicts and "ALARM" not in verdicts
-        every = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "awsview",
-                "dump",
-                "--all-runs",
-                "--endpoint-url",
-                running.endpoint_url,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
+        every = processes.awsview(
+            "dump", "--all-runs", "--endpoint-url", running.endpoint_url, timeout=60, env=env
         )
         verdicts = every.stdout.split("== Idempotency per business key")[1].split("==")[0]
         assert FIRST_RUN in verdicts and SECOND_RUN in verdicts and "ALARM" not in verdicts
-        dumped = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "awsview",
-                "dump",
-                "--json",
-                "--endpoint-url",
-                running.endpoint_url,
-            ],
-            capture_output=True,
-            text=True,
-            timeout=60,
-            env=env,
+        dumped = processes.awsview(
+            "dump", "--json", "--endpoint-url", running.endpoint_url, timeout=60, env=env
         )
         data = json.loads(dumped.stdout)["snapshots"]["timeline"]["data"]
         now = [d["run"] for k in data["keys"] for d in k["decisions"]]

@@ -4,8 +4,6 @@ viewer's memory across cleanup and restarts."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from datetime import UTC
 
@@ -296,20 +294,13 @@ async def _read_stream(emulator):
 
 
 def test_dump_json_includes_timeline_and_verdicts(starts_processes, emulator):
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "awsview",
-            "dump",
-            "--lab",
-            "q05",
-            "--json",
-            "--endpoint-url",
-            emulator.endpoint_url,
-        ],
-        capture_output=True,
-        text=True,
+    result = starts_processes.awsview(
+        "dump",
+        "--lab",
+        "q05",
+        "--json",
+        "--endpoint-url",
+        emulator.endpoint_url,
         timeout=60,
         env=emulator.env,
     )

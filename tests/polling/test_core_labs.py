@@ -4,8 +4,6 @@ shows what the lab text says AWS View shows."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 
@@ -237,20 +235,13 @@ async def test_q05_step_by_step_and_dump_matches(starts_processes, emulator):
             ("other-order", "Accepted"),
         ]
 
-        result = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "awsview",
-                "dump",
-                "--lab",
-                "q05",
-                "--endpoint-url",
-                emulator.endpoint_url,
-                "--json",
-            ],
-            capture_output=True,
-            text=True,
+        result = starts_processes.awsview(
+            "dump",
+            "--lab",
+            "q05",
+            "--endpoint-url",
+            emulator.endpoint_url,
+            "--json",
             timeout=60,
             env=emulator.env,
         )
