@@ -15,6 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import processes
+
 # Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
 pytestmark = pytest.mark.process
 
@@ -29,13 +31,12 @@ def _no_room(limit: int) -> None:
 def test_dump_with_an_unwritable_state_home_says_so_once_and_goes_on(emulator, tmp_path):
     (tmp_path / "file").write_text("")
     state_home = tmp_path / "file" / "state"  # a file is in the way: nothing can be made there
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "--endpoint-url", emulator.endpoint_url, "dump"],
-        capture_output=True,
-        text=True,
+    done = processes.awsview(
+        "--endpoint-url",
+        emulator.endpoint_url,
+        "dump",
         timeout=120,
         env={
-            **os.environ,
             **AWS,
             "AWS_DEFAULT_REGION": "us-east-1",
             "XDG_STATE_HOME": str(state_home),
@@ -115,10 +116,5 @@ def test_a_recording_that_stops_on_a_full_disk_says_what_is_left(tmp_path):
     some = tmp_path / "some.awsrec"
     said = _stopped(some, 64 * 1024)  # the frame that did not fit is torn at the end
     assert said.startswith("recording stopped: ") and said.endswith("frames before that"), said
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", "--from", str(some)],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = processes.awsview("dump", "--from", str(some), timeout=60)
     assert done.returncode == 0 and "== " in done.stdout, done.stderr  # what was kept reads

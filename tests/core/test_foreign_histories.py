@@ -5,14 +5,12 @@ instead of presenting it as what the execution did, and explains no attempts fro
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import boto3
 import pytest
 
 from awsview.labs.player import LabPlayer
+from tests.support import processes
 from tests.support.emulator import CREDENTIALS, REGION
 
 
@@ -42,17 +40,12 @@ def with_execution(moto_url):
 def test_stock_moto_s_example_history_is_named_as_such(starts_processes, with_execution):
     moto_url = with_execution
     env = {
-        **os.environ,
         "AWS_ACCESS_KEY_ID": CREDENTIALS["aws_access_key_id"],
         "AWS_SECRET_ACCESS_KEY": CREDENTIALS["aws_secret_access_key"],
         "AWS_DEFAULT_REGION": REGION,
     }
-    done = subprocess.run(
-        [sys.executable, "-m", "awsview", "dump", "--endpoint-url", moto_url, "--lab", "ev04"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
+    done = processes.awsview(
+        "dump", "--endpoint-url", moto_url, "--lab", "ev04", env=env, timeout=120
     )
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
