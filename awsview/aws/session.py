@@ -322,6 +322,21 @@ def _has_no_credentials(session: Any) -> bool:
         return False
 
 
+def read_models(loader: Any = None) -> None:
+    """Parse into ``loader`` (by default this process's, `shared_loader`) what a client of each
+    service the viewer reads parses: its model and endpoint rules, and botocore's endpoints. A
+    fork server's warm-up, so that each child is handed them parsed; nothing is sent. A
+    configuration botocore refuses is left for the child to report."""
+    from botocore.exceptions import BotoCoreError
+
+    session = botocore_session(None, loader)
+    for service in SERVICES:
+        try:
+            _client(session, service, DEFAULT_REGION, "http://127.0.0.1:9")
+        except (BotoCoreError, ValueError):
+            return
+
+
 def _client(session: Any, service: str, region: str, endpoint_url: str | None) -> Any:
     # Dummy keys: making a client must not run the credential chain (that is check_credentials).
     return session.create_client(

@@ -9,7 +9,7 @@ import aiobotocore.session  # noqa: F401  (what `verify` imports as it runs)
 import botocore.loaders
 
 from awsview import labspec  # noqa: F401
-from awsview.aws.session import Target, resolve
+from awsview.aws.session import read_models
 from awsview.cli import verify  # noqa: F401
 from awsview.cli.main import main
 from awsview.labs.fastcli import Served
@@ -21,12 +21,8 @@ SERVED = {"awsview": Served(f"{__name__}:main", ("verify",))}
 
 
 def prepare() -> None:
-    """Run once in the fork server: resolve an endpoint as a verify does (a client of every
-    service the viewer reads, no request sent), so that each verify's child is handed the
-    service models and endpoint rules parsed. On a loader of its own, not the process's
-    (`shared_loader`): a child makes its own from its environment (HOME, AWS_DATA_PATH), as the
-    real ``awsview`` would."""
-    resolve(
-        Target(region="us-east-1", endpoint_url="http://127.0.0.1:9"),
-        botocore.loaders.create_loader(),
-    )
+    """Run once in the fork server: make a client of every service the viewer reads, as a
+    verify does (no request sent), so that each verify's child is handed the service models and
+    endpoint rules parsed. On a loader of its own, not the process's (`shared_loader`): a child
+    makes its own from its environment (HOME, AWS_DATA_PATH), as the real ``awsview`` would."""
+    read_models(botocore.loaders.create_loader())

@@ -368,6 +368,40 @@ def test_a_childs_command_line_parses_no_data_file_of_its_own(starts_processes):
     assert done.stdout.split() == ["True", "0"], done.stdout
 
 
+_SERVED_PARSED = """
+import json
+import botocore.loaders
+from awsview.aws.session import SERVICES, Target, botocore_session, resolve
+from awsview.cli import served
+from awsview.labs import fastcli
+
+fastcli._read_once(served.prepare)  # as the programs' server runs it, on the first verify
+parsed = []
+original = json.loads
+json.loads = lambda text, **kw: parsed.append(len(text)) or original(text, **kw)
+loader = botocore.loaders.create_loader()  # a verify child's own, as it makes it
+resolve(Target(region="us-east-1", endpoint_url="http://127.0.0.1:9"), loader)
+session = botocore_session(None, loader)
+for service in SERVICES:
+    session.create_client(
+        service, endpoint_url="http://127.0.0.1:9", region_name="us-east-1",
+        aws_access_key_id="a", aws_secret_access_key="b",
+    )
+print(len(SERVICES), sum(size > 1000 for size in parsed))
+"""
+
+
+def test_a_verify_child_is_handed_every_services_model_parsed(starts_processes):
+    """`awsview verify` (a served program) resolves its endpoint and makes a client of each
+    service it reads: their models and endpoint rules come parsed from the server's `prepare`,
+    also now that resolving an endpoint given outright makes one client, not one per service."""
+    done = subprocess.run(
+        [sys.executable, "-c", _SERVED_PARSED], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["9", "0"], done.stdout
+
+
 _LISTED = """
 import os
 import awscli, awscli.clidriver

@@ -86,9 +86,9 @@ def _import() -> None:
         except Exception:  # a module this moto lacks: the child imports it if it needs it
             continue
     try:  # the service models and endpoint rules, parsed into the process's shared loader
-        from awsview.aws.session import Target, resolve
+        from awsview.aws.session import read_models
 
-        resolve(Target(region="us-east-1", endpoint_url="http://127.0.0.1:9"))
+        read_models()
     except Exception:
         pass
     try:  # what moto reads at a service's first request (MODELS), kept in its caches
