@@ -34,8 +34,10 @@ async def collect(
         account = await preflight(conn)
         profile = chosen or await detect_lab_spec(conn, prefix)
         scheduler = Scheduler(conn, profile)
-        await scheduler.run_once()
-        await scheduler.stop()
+        try:
+            await scheduler.run_once()
+        finally:
+            await scheduler.stop()  # its pollers' own HTTP sessions too, however the round ended
         return profile, scheduler.model, account, conn.describe()
 
 

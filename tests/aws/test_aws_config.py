@@ -80,19 +80,20 @@ def test_region_order(home, monkeypatch):
     assert resolve(Target()).endpoint("sqs") == "https://sqs.eu-west-3.amazonaws.com"
 
 
+# An endpoint for every service, and DynamoDB's own (a services section).
+ENDPOINTS_CONFIG = """
+[default]
+region = us-east-1
+endpoint_url = http://127.0.0.1:1111
+services = local
+[services local]
+dynamodb =
+  endpoint_url = http://127.0.0.1:2222
+"""
+
+
 def test_endpoint_order(home, monkeypatch):
-    write_config(
-        home,
-        """
-        [default]
-        region = us-east-1
-        endpoint_url = http://127.0.0.1:1111
-        services = local
-        [services local]
-        dynamodb =
-          endpoint_url = http://127.0.0.1:2222
-        """,
-    )
+    write_config(home, ENDPOINTS_CONFIG)
     resolved = resolve(Target())
     assert resolved.endpoint("sqs") == "http://127.0.0.1:1111"  # the profile's endpoint_url
     assert resolved.endpoint("dynamodb") == "http://127.0.0.1:2222"  # its services section
@@ -119,18 +120,7 @@ def test_an_endpoint_given_outright_is_each_services_as_botocore_makes_it(home, 
     service's own client says the same, whatever is configured per service."""
     import botocore.session
 
-    write_config(
-        home,
-        """
-        [default]
-        region = eu-west-1
-        endpoint_url = http://127.0.0.1:1111
-        services = local
-        [services local]
-        sqs =
-          endpoint_url = http://127.0.0.1:2222
-        """,
-    )
+    write_config(home, ENDPOINTS_CONFIG)
     monkeypatch.setenv("AWS_ENDPOINT_URL_LOGS", "http://127.0.0.1:3333")
     resolved = resolve(Target(endpoint_url=url))
     session = botocore.session.Session()
