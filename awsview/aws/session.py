@@ -239,16 +239,18 @@ def resolve(target: Target, loader: Any = None) -> Resolved:
         if profile is not None and profile not in session.available_profiles:
             raise ConfigError(_unknown_profile(session, profile))
         region = target.region or session.get_config_variable("region")
-        # An endpoint given outright is every service's (the client still says whether botocore
-        # takes it with this region and configuration); else each service's, as configured.
-        asked = ("sts",) if target.endpoint_url is not None else SERVICES
-        urls = {
-            service: _client(
-                session, service, region or DEFAULT_REGION, target.endpoint_url
-            ).meta.endpoint_url
-            for service in asked
-        }
-        endpoints = tuple((service, urls.get(service, urls[asked[0]])) for service in SERVICES)
+
+        def endpoint(service: str) -> str:
+            client = _client(session, service, region or DEFAULT_REGION, target.endpoint_url)
+            return str(client.meta.endpoint_url)
+
+        if target.endpoint_url is not None:
+            # Every service's: the one client says whether botocore takes it with this region
+            # and configuration.
+            given = endpoint("sts")
+            endpoints = tuple((service, given) for service in SERVICES)
+        else:
+            endpoints = tuple((service, endpoint(service)) for service in SERVICES)
     except ConfigError:
         raise
     except BotoCoreError as exc:
