@@ -87,7 +87,10 @@ def screen_styles(app: App) -> list[tuple[str, object]]:
 def _waiting(app) -> bool:
     """A change round is due, panels below the first screen are not mounted yet (they are
     mounted after the first frame: on a busy machine a few pauses can come before it), or a
-    panel's rows still wait to be planned for its new width."""
+    panel's rows still wait to be planned for its new width. An app that has exited waits for
+    nothing: its timers stopped with it (a round put off just before `q` never comes)."""
+    if not app.is_running:
+        return False
     board = getattr(app, "board", None)
     return getattr(app, "round_pending", False) or bool(board is not None and board.settling)
 
