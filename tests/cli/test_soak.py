@@ -26,22 +26,22 @@ KNOWN: dict[str, re.Pattern[str]] = {
 
 @pytest.mark.slow
 @pytest.mark.soak
-@pytest.mark.timeout(900)  # 60 s here; on a machine 10× slower, start-up and up to 180 s
+@pytest.mark.timeout(900)  # 30 s here; on a machine 10× slower, start-up and up to 90 s
 # Both run beside the other tests: each bound counts the polls and event loop stalls of the same
-# run (tests/soak.py), so a busy machine delays the bound with the readers. The stock moto soak is
-# shorter: its faults are the same kinds, met in half the time.
+# run (tests/soak.py), so a busy machine delays the bound with the readers. What a run must meet
+# is its faults, not its minutes: the emulator's goes on until it injected five (its deck deals
+# restart, throttling, credentials, deletion and slow answers each once before any again), stock
+# moto's four (of six kinds). `make soak` is the long one.
 @pytest.mark.parametrize(
-    ("stock", "seconds"),
-    [pytest.param(False, 60.0, id="emulator"), pytest.param(True, 30.0, id="stock-moto")],
+    ("stock", "min_faults"),
+    [pytest.param(False, 5, id="emulator"), pytest.param(True, 4, id="stock-moto")],
 )
-async def test_sixty_second_fault_soak(stock, seconds):
+async def test_fault_soak(stock, min_faults):
     """On the emulator every panel live again within 5 s; on stock moto (polled, no change
     feed: `--stock`) every panel fresh again within one poll interval + 1 s."""
     seed = int(os.environ.get("SOAK_SEED") or random.randrange(1 << 30))
-    # At least four faults (four kinds): under heavy load one restart took most of a minute, so
-    # the run goes on until it injected them rather than pass having tested one.
     report = await soak(
-        seconds, seed=seed, app_lab="ev04", log=lambda _: None, min_faults=4, stock=stock
+        30.0, seed=seed, app_lab="ev04", log=lambda _: None, min_faults=min_faults, stock=stock
     )
     print(report.text())
     # The checker covered the run from start to end, however fast this machine is: within one
@@ -53,7 +53,7 @@ async def test_sixty_second_fault_soak(stock, seconds):
     assert report.checker_start <= period, report.text()
     assert report.checks and report.first_check <= report.checker_start + period, report.text()
     assert report.last_check >= report.ran_s - 2 * period, report.text()
-    assert report.injected >= 4 or report.ran_s >= 3 * report.seconds - 1, report.text()
+    assert report.injected >= min_faults or report.ran_s >= 3 * report.seconds - 1, report.text()
     assert report.recoveries, report.text()
     unknown = [
         line
