@@ -4,10 +4,13 @@ run the command (``awsview.cli.commands``), and say any refusal once, here, in o
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
 
 from awsview.ui import lifeline  # noqa: F401  first: it notes the parent before start-up ends
 
@@ -37,6 +40,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         from awsview.cli import split
 
         return split.pane_main(argv[at + 1 :], viewer=main)  # the viewer, inside the new pane
+    with _signals_stop_like_ctrl_c():
+        return _run(argv)
+
+
+def _run(argv: list[str]) -> int:
     from awsview.aws.log import configure
     from awsview.cli.extras import require
     from awsview.cli.options import check_themes
@@ -71,8 +79,41 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         os.close(devnull)
         return EXIT_BROKEN_PIPE
+    except Stopped as exc:
+        return 128 + exc.signum
     except KeyboardInterrupt:
         return EXIT_INTERRUPTED
+
+
+class Stopped(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the command is, as Ctrl+C raises KeyboardInterrupt."""
+
+    def __init__(self, signum: int):
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+@contextlib.contextmanager
+def _signals_stop_like_ctrl_c() -> Iterator[None]:
+    """A command stopped by `kill` or a closed terminal unwinds as one stopped by Ctrl+C, rather
+    than dying where it stands: what it started is stopped and removed on the way out (a lab's
+    step script runs in a session of its own, where the terminal's signals do not reach it, and
+    would otherwise go on creating resources; its scripts folder would stay in /tmp). The status
+    is the signal's, 128 + its number. A command with handlers of its own (an app's lifeline, the
+    emulator, `serve`) sets them over these."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise Stopped(signum)
+
+    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
 
 def _prefix_of_lab(command: str, lab: str, prefix: str) -> None:

@@ -188,8 +188,15 @@ class Server:
         self.directory = Path(tempfile.mkdtemp(prefix="awsview-cli-"))
         self.socket_path = str(self.directory / "cli.sock")
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(self.socket_path)
-        listener.listen(64)
+        try:
+            listener.bind(self.socket_path)  # a TMPDIR too long for a socket's path: OSError
+            listener.listen(64)
+        except OSError:
+            listener.close()
+            import shutil
+
+            shutil.rmtree(self.directory, ignore_errors=True)
+            raise
         # Bound here, so a command can connect at once: it waits in the backlog until the
         # server has imported awscli.
         self._lifeline, theirs = os.pipe()
@@ -264,7 +271,8 @@ def stop_servers() -> None:
 
 def server(kind: str = "aws") -> Server | Lent:
     """This process's fork server of ``kind`` (``aws``, ``programs``): the one its environment
-    lends, else its own, started on first use."""
+    lends, else its own, started on first use. OSError where it cannot be (no room for its
+    folder, a TMPDIR too long for a socket's path): the caller runs the real program."""
     running = _servers.get(kind)
     if isinstance(running, Server) and running.process.poll() is not None:
         running = None

@@ -213,14 +213,18 @@ class Workspace:
             return  # the commands say "aws: command not found", as on a VM without it
         bindir = self.root / "bin"
         bindir.mkdir(exist_ok=True)
-        if fastcli.usable(real):
+        aws = _fork_server("aws") if fastcli.usable(real) else None
+        if aws is not None:
             fastcli.write_client(bindir / "aws", real)
-            env[fastcli.SOCKET_ENV] = fastcli.server().socket_path
+            env[fastcli.SOCKET_ENV] = aws
             for name, program in served.items():
                 found = shutil.which(name, path=env["PATH"])
-                if found is not None and fastcli.usable(found, program):
+                if found is None or not fastcli.usable(found, program):
+                    continue
+                programs = _fork_server("programs")
+                if programs is not None:
                     fastcli.write_client(bindir / name, found, program)
-                    env[fastcli.PROGRAMS_SOCKET_ENV] = fastcli.server("programs").socket_path
+                    env[fastcli.PROGRAMS_SOCKET_ENV] = programs
         else:
             shim = bindir / "aws"
             shim.write_text(
@@ -313,3 +317,12 @@ def _stop(process: subprocess.Popen) -> None:
             return
         except subprocess.TimeoutExpired:
             continue
+
+
+def _fork_server(kind: str) -> str | None:
+    """The socket of this process's fork server of ``kind``, or None where it cannot be started
+    (a TMPDIR too long for a socket's path, no room for its folder): the real program runs."""
+    try:
+        return fastcli.server(kind).socket_path
+    except OSError:
+        return None

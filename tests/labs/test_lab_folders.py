@@ -10,13 +10,19 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
 
+from awsview.labs import fastcli
 from tests.support import processes
 from tests.support.emulator import RunningEmulator
+from tests.support.helpers import wait_for
 
 # Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
 pytestmark = pytest.mark.process
@@ -325,6 +331,74 @@ def test_a_hanging_verify_script_fails_at_its_timeout(tmp_path: Path, emulator: 
     assert done.returncode == 1
     assert "✗ verify1-1.sh Queue Exists — create it (timed out after 1 s)" in done.stdout
     assert one_line(done.stderr) == "awsview: tlab step 1/1 queue (run 1) failed its checks"
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_a_play_stopped_by_kill_or_a_closed_terminal_stops_its_step_and_leaves_nothing(
+    tmp_path: Path, emulator: RunningEmulator, stop: signal.Signals
+):
+    """`kill`, or the terminal closing, stops `lab play` as Ctrl+C does: the step's script, in a
+    session of its own where neither signal reaches it, is stopped rather than left to go on
+    creating resources, and the scripts folder goes with it. The status is the signal's."""
+    started = tmp_path / "started"
+    step = STEP.replace(
+        "aws sqs create-queue", f"touch {started}; sleep 60; aws sqs create-queue", 1
+    )
+    folder = make_lab(tmp_path, step=step)
+    scratch = tmp_path / "scratch"  # the play's TMPDIR: its scripts folder and nothing else
+    scratch.mkdir()
+    play = subprocess.Popen(
+        [sys.executable, "-m", "awsview", "lab", "play", str(folder)]
+        + ["--endpoint-url", emulator.endpoint_url],
+        env={**os.environ, "TMPDIR": str(scratch)},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(lambda: started.exists() or play.poll() is not None, timeout=60)
+        assert play.poll() is None, play.communicate()
+        assert any(scratch.iterdir())
+        play.send_signal(stop)
+        _, stderr = play.communicate(timeout=20)
+    finally:
+        play.kill()
+    assert play.returncode == 128 + stop, stderr
+    assert "Traceback" not in stderr
+    assert list(scratch.iterdir()) == []
+    assert [line for line in _command_lines() if str(scratch).encode() in line] == []
+
+
+def _command_lines() -> Iterator[bytes]:
+    """Every running process's command line (a process that ends meanwhile is left out)."""
+    for path in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            yield path.read_bytes()
+        except OSError:
+            continue
+
+
+def test_a_tmpdir_too_long_for_a_socket_plays_with_the_real_aws(
+    tmp_path: Path, emulator: RunningEmulator
+):
+    """The fork server of `aws` listens on a socket in TMPDIR, whose path has a limit (108 bytes
+    on Linux): with a longer TMPDIR the lab plays with the real program instead of failing."""
+    folder = make_lab(tmp_path)
+    long = tmp_path / ("t" * 100)
+    long.mkdir()
+    no_lent_server = {fastcli.SOCKET_ENV: "", fastcli.PROGRAMS_SOCKET_ENV: ""}
+    done = awsview(
+        "lab",
+        "play",
+        str(folder),
+        "--endpoint-url",
+        emulator.endpoint_url,
+        env={"TMPDIR": str(long), **no_lent_server},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(long.iterdir()) == []
 
 
 def test_a_failing_step_command_stops_the_check_and_says_which(
