@@ -347,6 +347,7 @@ def test_a_play_stopped_by_kill_or_a_closed_terminal_stops_its_step_and_leaves_n
     folder = make_lab(tmp_path, step=step)
     scratch = tmp_path / "scratch"  # the play's TMPDIR: its scripts folder and nothing else
     scratch.mkdir()
+    # A process of its own, not the helper's fork: the test signals it while it runs.
     play = subprocess.Popen(
         [sys.executable, "-m", "awsview", "lab", "play", str(folder)]
         + ["--endpoint-url", emulator.endpoint_url],
