@@ -12,7 +12,7 @@ import sys
 import threading
 from collections.abc import Iterator, Sequence
 
-from awsview.ui import lifeline  # noqa: F401  first: it notes the parent before start-up ends
+from awsview.ui import lifeline  # first: it notes the parent before start-up ends
 
 # isort: split
 from awsview.cli.commands import COMMANDS
@@ -108,7 +108,7 @@ def _signals_stop_like_ctrl_c() -> Iterator[None]:
     def stop(signum: int, frame: object) -> None:
         raise Stopped(signum)
 
-    previous = {signum: signal.signal(signum, stop) for signum in (signal.SIGTERM, signal.SIGHUP)}
+    previous = {signum: signal.signal(signum, stop) for signum in lifeline.SIGNALS}
     try:
         yield
     finally:

@@ -193,9 +193,7 @@ class Server:
             listener.listen(64)
         except OSError:
             listener.close()
-            import shutil
-
-            shutil.rmtree(self.directory, ignore_errors=True)
+            self._remove_directory()
             raise
         # Bound here, so a command can connect at once: it waits in the backlog until the
         # server has imported awscli.
@@ -226,6 +224,9 @@ class Server:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        self._remove_directory()
+
+    def _remove_directory(self) -> None:
         import shutil
 
         shutil.rmtree(self.directory, ignore_errors=True)

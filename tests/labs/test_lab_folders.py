@@ -13,7 +13,6 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -22,6 +21,7 @@ import pytest
 from awsview.labs import fastcli
 from tests.support import processes
 from tests.support.emulator import RunningEmulator
+from tests.support.helpers import processes as live_processes
 from tests.support.helpers import wait_for
 
 # Every test here starts the CLI or an emulator in a process of its own (tests/support/tiers.py).
@@ -368,16 +368,7 @@ def test_a_play_stopped_by_kill_or_a_closed_terminal_stops_its_step_and_leaves_n
     assert play.returncode == 128 + stop, stderr
     assert "Traceback" not in stderr
     assert list(scratch.iterdir()) == []
-    assert [line for line in _command_lines() if str(scratch).encode() in line] == []
-
-
-def _command_lines() -> Iterator[bytes]:
-    """Every running process's command line (a process that ends meanwhile is left out)."""
-    for path in Path("/proc").glob("[0-9]*/cmdline"):
-        try:
-            yield path.read_bytes()
-        except OSError:
-            continue
+    assert [p.args for p in live_processes() if str(scratch) in p.args] == []
 
 
 def test_a_tmpdir_too_long_for_a_socket_plays_with_the_real_aws(
