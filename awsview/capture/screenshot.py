@@ -191,6 +191,14 @@ def save(app: Any, path: Path, unique_id: str | None = None) -> Path:
     return path
 
 
+def _frame(app: Any) -> list[Any]:
+    """The screen as a recording console prints it, segment by segment: what an export draws,
+    compared without drawing it (the SVG export is nine tenths of `export_screenshot`)."""
+    from awsview.ui.compat import recorded_segments
+
+    return recorded_segments(record(app))
+
+
 MAX_FRAMES = 50
 SAME_FRAMES = 2  # after the first: three equal frames in a row
 
@@ -209,7 +217,7 @@ async def still(app: Any, pilot: Any) -> None:
         if board is not None and board.settling:
             previous, same = None, 0
             continue
-        frame = app.export_screenshot()
+        frame = _frame(app)
         same = same + 1 if frame == previous else 0
         if same >= SAME_FRAMES:
             return
