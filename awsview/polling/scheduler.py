@@ -414,20 +414,25 @@ class Scheduler:
             self._tasks.append(asyncio.create_task(self.follower.run(), name="change-feed"))
 
     async def stop(self) -> None:
-        # Cancel until every loop has ended: on Python 3.11 asyncio.wait_for swallows a
-        # cancellation that lands as the event it waits for is set (the wake often is, while data
-        # moves), and that loop polled on while stop() waited for it forever.
-        pending = set(self._tasks)
-        while pending:
-            for task in pending:
-                task.cancel()
-            _, pending = await asyncio.wait(pending, timeout=0.1)
-        await asyncio.gather(*self._tasks, return_exceptions=True)
-        if self.conn is not None and self._on_answer in self.conn.on_answer:
-            self.conn.on_answer.remove(self._on_answer)
-        if self.follower is not None:
-            await self.follower.close()
-        for poller in self.pollers:
-            close = getattr(poller, "close", None)
-            if close is not None:
-                await close()
+        """Ends the loops, then closes the HTTP sessions of the change feed and the pollers of
+        their own (the journal's, the queue age's). Those close even when stop() itself is cut
+        short: an app's polling worker is cancelled as the app ends, then again as its event loop
+        does, which can land while stop() waits for the loops; an unclosed session is reported
+        on stderr when it is collected."""
+        try:
+            # Cancel until every loop has ended: on Python 3.11 asyncio.wait_for swallows a
+            # cancellation that lands as the event it waits for is set (the wake often is, while
+            # data moves), and that loop polled on while stop() waited for it forever.
+            pending = set(self._tasks)
+            while pending:
+                for task in pending:
+                    task.cancel()
+                _, pending = await asyncio.wait(pending, timeout=0.1)
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        finally:
+            if self.conn is not None and self._on_answer in self.conn.on_answer:
+                self.conn.on_answer.remove(self._on_answer)
+            owners = [self.follower, *self.pollers]
+            for close in [getattr(owner, "close", None) for owner in owners]:
+                if close is not None:
+                    await close()

@@ -521,3 +521,25 @@ async def test_on_stock_moto_the_viewer_polls_as_before(moto_url):
             assert "ago" in scheduler.model.get("queues").freshness()
         finally:
             await scheduler.stop()
+
+
+async def test_a_stop_cut_short_still_closes_the_feeds_and_pollers_http_sessions(emulator):
+    """An app's polling worker is cancelled as the app ends and again as its event loop does:
+    the second can land while the scheduler's stop() waits for its loops. The HTTP sessions of
+    the change feed and of the journal's poller close all the same (an unclosed one is reported
+    on stderr when it is collected: after `q`, in the learner's shell)."""
+    async with Connection(Target(endpoint_url=emulator.endpoint_url)) as conn:
+        scheduler = Scheduler(conn, labspec.load("q05"))
+        journal = next(p for p in scheduler.pollers if p.kind == "journal")
+        scheduler.start()
+        deadline = time.monotonic() + 30
+        while journal._session is None or scheduler.follower._session is None:
+            assert time.monotonic() < deadline, "the journal and the feed never read"
+            await asyncio.sleep(0.05)
+        sessions = [journal._session, scheduler.follower._session]
+        stopping = asyncio.create_task(scheduler.stop())
+        await asyncio.sleep(0)  # it has cancelled its loops and waits for them
+        stopping.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await stopping
+        assert all(session.closed for session in sessions)

@@ -59,20 +59,23 @@ async def test_nothing_changing_costs_only_the_probes(stock_moto_url, monkeypatc
     _lab(stock_moto_url)
     async with Connection(Target(endpoint_url=stock_moto_url)) as conn:
         scheduler = Scheduler(conn, labspec.generic_spec(PREFIX), feed=False)
-        assert scheduler.follower is None  # polled, as on AWS
-        await scheduler.run_once()  # reads everything
-        await scheduler.run_once()
-        histories = scheduler.model.with_prefix("history:")
-        assert len(histories) == 1 and histories[0].data is not None
-        events = histories[0].data.history.events
-        assert len(events) > 1 and [e.id for e in events] == list(range(1, len(events) + 1))
-        running = scheduler.model.with_prefix("executions:")[0].data
-        assert [e.status for e in running] == ["RUNNING"]
-        lines = scheduler.model.get(f"logs:{GROUP}").data.lines
-        assert len(lines) == 3
+        try:
+            assert scheduler.follower is None  # polled, as on AWS
+            await scheduler.run_once()  # reads everything
+            await scheduler.run_once()
+            histories = scheduler.model.with_prefix("history:")
+            assert len(histories) == 1 and histories[0].data is not None
+            events = histories[0].data.history.events
+            assert len(events) > 1 and [e.id for e in events] == list(range(1, len(events) + 1))
+            running = scheduler.model.with_prefix("executions:")[0].data
+            assert [e.status for e in running] == ["RUNNING"]
+            lines = scheduler.model.get(f"logs:{GROUP}").data.lines
+            assert len(lines) == 3
 
-        sent.clear()
-        await scheduler.run_once()  # nothing changed since
+            sent.clear()
+            await scheduler.run_once()  # nothing changed since
+        finally:
+            await scheduler.stop()  # its journal's HTTP session too
 
     calls = [(s, op, p) for s, op, p in sent if s in ("stepfunctions", "logs")]
     histories_read = [p for s, op, p in calls if op == "GetExecutionHistory"]
