@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test test-fast durations lint emulator bench soak clean tools docs screenshots collect
+.PHONY: demo test test-fast durations cpu lint emulator bench soak clean tools docs screenshots collect
 
 # uv resolves and downloads in parallel: the venv takes seconds where pip alone takes minutes on a
 # cold index. pip stays the fallback (an index uv cannot reach, a pip.conf it does not read:
@@ -65,12 +65,18 @@ test: $(STAMP)
 # in some shells and CI images): then every worker of every run rewrote every module again. The
 # test targets let pytest write that cache, and `make test` fills it while lint and the docs run
 # (one collection, on the core they leave free), so that its workers each start from it.
-test test-fast durations collect: export PYTHONDONTWRITEBYTECODE :=
+test test-fast durations collect cpu: export PYTHONDONTWRITEBYTECODE :=
 collect: $(STAMP)
 	$(BIN)/python -m pytest -q --collect-only > /dev/null
 # tests/durations.json again from a run of the parallel tiers (it orders them; it never selects).
 durations: $(STAMP)
 	$(BIN)/python -m pytest -q $(PARALLEL) --store-durations tests/durations.json
+
+# What each test costs the machine in CPU (tests/support/cpu.py): the parallel tiers one test at a
+# time (-n 0), the machine's busy time per test, summed by module at the end; each test in
+# .cpu.json. As long as the suite's CPU (15-20 min here): run it on an otherwise idle machine.
+cpu: $(STAMP)
+	$(BIN)/python -m pytest -q -n 0 -m "not serial" --hypothesis-profile=ci --store-cpu .cpu.json $(PYTEST_ARGS)
 
 # The pure tier only (no emulator, no child process) after the same checks, each generated-input
 # test on a quarter of its examples (tests/support/examples.py; `make test` draws them all). The

@@ -50,7 +50,7 @@ os.environ.update(
 )
 
 # After the environment above (noqa: E402); the tests import these names from here too (F401).
-from tests.support import durations, tiers  # noqa: E402
+from tests.support import cpu, durations, tiers  # noqa: E402
 from tests.support import examples as _examples  # noqa: E402 (the hypothesis profiles)
 from tests.support import processes as _processes  # noqa: E402
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: E402, F401
@@ -71,6 +71,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="write each test's duration to FILE (tests/durations.json orders the parallel run)",
     )
+    parser.addoption(
+        "--store-cpu",
+        metavar="FILE",
+        help="write each test's CPU (the whole machine's, with -n 0) to FILE, and sum it by module",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -79,6 +84,8 @@ def pytest_configure(config: pytest.Config) -> None:
     By default SIGTERM ends the process where it stands and fixture teardown never runs."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
+    if config.getoption("store_cpu"):
+        cpu.configure(config, config.getoption("store_cpu"))
     store = config.getoption("store_durations")
     if store and not hasattr(config, "workerinput"):  # the controller gets every report
         config.pluginmanager.register(durations.Recorder(Path(store)), "store-durations")
