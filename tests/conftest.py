@@ -100,6 +100,19 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not hasattr(session.config, "workerinput"):  # the controller, before it starts workers
         _examples.build_unicode_tables()
+        _lend_fast_cli(session.config)
+
+
+def _lend_fast_cli(config: pytest.Config) -> None:
+    """The controller of a parallel run that plays labs starts the fast `aws` and programs' fork
+    servers once, and its workers borrow them (their environment names them:
+    awsview.labs.fastcli.lent), where each worker started a pair of its own, each server
+    importing awscli or AWS View's checking code again (about two CPU-seconds). Stopped when
+    the controller exits, after its workers; a server the controller loses (killed) is noticed
+    by each command, which runs the real program."""
+    if not getattr(config.option, "numprocesses", None) or tiers.guarding(config):
+        return  # one process (its own servers, on first use), or the pure tier (none at all)
+    os.environ.update(_processes.fast_cli(dict(os.environ)))
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -193,7 +193,7 @@ def test_a_server_refuses_what_it_does_not_run_and_the_real_program_answers(clis
          programs),
         (fastcli.Served("awsview.cli.served:no_such_function", ("say",)),
          fastcli.PROGRAMS_SOCKET_ENV, programs),
-        (fastcli.Served("awsview.cli.served:main", ("say",)), fastcli.SOCKET_ENV,
+        (fastcli.Served("awsview.cli.served:main", ("say",)), fastcli.PROGRAMS_SOCKET_ENV,
          env[fastcli.SOCKET_ENV]),  # a program asked of the `aws` server
         (None, fastcli.SOCKET_ENV, programs),  # `aws` asked of the programs' server
     ):  # fmt: skip
@@ -204,7 +204,7 @@ def test_a_server_refuses_what_it_does_not_run_and_the_real_program_answers(clis
             capture_output=True, text=True, timeout=60,
         )  # fmt: skip
         pinned = f"--endpoint-url {env['AWS_ENDPOINT_URL']} " if served is None else ""
-        assert (done.returncode, done.stdout) == (0, f"{pinned}say hello\n"), served
+        assert (done.returncode, done.stdout) == (0, f"{pinned}say hello\n"), (served, done.stderr)
     for foreign in ("os:getcwd", "antigravity:geohash", "awsviewer:main", "awsview.cli:main x"):
         assert _answer(programs, [foreign], work) == b"", foreign
         with pytest.raises(ValueError):
@@ -263,8 +263,9 @@ os.kill(os.getpid(), signal.SIGKILL)
 def test_a_server_whose_owner_is_killed_leaves_nothing_behind(starts_processes):
     """An owner ended without its cleanup (SIGKILL, or `os._exit` when its terminal is gone)
     cannot remove its server's socket folder: the server does, as it leaves."""
+    own = {k: v for k, v in os.environ.items() if k not in fastcli.KINDS.values()}  # none lent
     done = subprocess.run(
-        [sys.executable, "-c", _KILLED], capture_output=True, text=True, timeout=60
+        [sys.executable, "-c", _KILLED], capture_output=True, text=True, timeout=60, env=own
     )
     assert done.returncode == -9, done.stderr
     folder = Path(done.stdout.strip()).parent
@@ -285,6 +286,8 @@ def test_forget_all_leaves_no_scratch_home_and_no_server_of_its_own(
     from awsview.labspec.folder import builtin_dir, load_folder
 
     monkeypatch.setattr(fastcli, "_servers", {})  # this worker's own servers stay
+    for lent in fastcli.KINDS.values():  # and a parallel run's, lent to it
+        monkeypatch.delenv(lent, raising=False)
     folder, _ = load_folder(builtin_dir() / "dlq")
     workspace = Workspace(folder, "http://127.0.0.1:9", "us-east-1", True)
     server = fastcli.server()

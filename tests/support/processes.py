@@ -31,7 +31,7 @@ def awsview(
     base = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
     full = {**base, **(env or {})}
     if args and args[0] in PLAYS_A_LAB:
-        full = {**_fast_cli(full), **full}  # what the test's environment says wins
+        full = {**fast_cli(full), **full}  # what the test's environment says wins
     argv = [sys.executable, "-m", "awsview", *args]
     where = None if cwd is None else os.fspath(cwd)
     decoding = {name: options.pop(name) for name in ("encoding", "errors") if name in options}
@@ -52,11 +52,11 @@ def awsview(
     )
 
 
-def _fast_cli(env: dict[str, str]) -> dict[str, str]:
-    """For a command that plays a lab: this worker's fork servers to borrow
-    (awsview.labs.fastcli.lent), rather than the command's own: its `aws` server imports awscli
-    again (a CPU-second), its programs' server AWS View's checking code (`lab check`'s verify
-    scripts)."""
+def fast_cli(env: dict[str, str]) -> dict[str, str]:
+    """For a command that plays a lab: the run's fork servers to borrow
+    (awsview.labs.fastcli.lent: the controller's in a parallel run, tests/conftest.py, else this
+    process's own), rather than the command's own: its `aws` server imports awscli again (a
+    CPU-second), its programs' server AWS View's checking code (`lab check`'s verify scripts)."""
     from awsview.labs import fastcli
 
     # The `aws` a lab's shell finds first: its PATH starts with this interpreter's folder.
