@@ -50,7 +50,7 @@ os.environ.update(
 )
 
 # After the environment above (noqa: E402); the tests import these names from here too (F401).
-from tests.support import cpu, durations, tiers  # noqa: E402
+from tests.support import cpu, durations, forkserver, tiers  # noqa: E402
 from tests.support import examples as _examples  # noqa: E402 (the hypothesis profiles)
 from tests.support import processes as _processes  # noqa: E402
 from tests.support.emulator import CREDENTIALS, REGION, RunningEmulator  # noqa: E402, F401
@@ -100,19 +100,21 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_sessionstart(session: pytest.Session) -> None:
     if not hasattr(session.config, "workerinput"):  # the controller, before it starts workers
         _examples.build_unicode_tables()
-        _lend_fast_cli(session.config)
+        _lend_fork_servers(session.config)
 
 
-def _lend_fast_cli(config: pytest.Config) -> None:
-    """The controller of a parallel run that plays labs starts the fast `aws` and programs' fork
-    servers once, and its workers borrow them (their environment names them:
-    awsview.labs.fastcli.lent), where each worker started a pair of its own, each server
-    importing awscli or AWS View's checking code again (about two CPU-seconds). Stopped when
-    the controller exits, after its workers; a server the controller loses (killed) is noticed
-    by each command, which runs the real program."""
+def _lend_fork_servers(config: pytest.Config) -> None:
+    """The controller of a parallel run beyond the pure tier starts the fork servers once, and
+    its workers borrow them (their environment names them): the tests' server of emulators and
+    command lines (tests.support.forkserver.Lent), the fast `aws` and programs' servers of the
+    labs (awsview.labs.fastcli.lent). Each worker started its own three, each importing moto,
+    awscli or AWS View's checking code again (two CPU-seconds or so a server). Stopped when the
+    controller exits, after its workers; what a server lost (killed) cannot take starts as a
+    plain process."""
     if not getattr(config.option, "numprocesses", None) or tiers.guarding(config):
         return  # one process (its own servers, on first use), or the pure tier (none at all)
     os.environ.update(_processes.fast_cli(dict(os.environ)))
+    os.environ.update(forkserver.lend())
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

@@ -88,7 +88,7 @@ def test_kill_9_of_the_pytest_process_leaves_no_emulator(starts_processes, tmp_p
     holder = subprocess.Popen(
         [sys.executable, "-c", _HOLDER, str(tmp_path)],
         cwd=ROOT,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        env={**os.environ, "PYTHONPATH": str(ROOT), forkserver.LENT: ""},  # a server its own
         stdout=subprocess.PIPE,
         text=True,
     )

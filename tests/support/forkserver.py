@@ -194,18 +194,68 @@ class Server:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+class Lent(Server):
+    """The fork server a parallel run's controller started and lends its workers (LENT names it
+    in their environment): one server's imports for the run rather than one per worker. Its
+    owner stops it; an emulator it can no longer take starts as a plain process."""
+
+    def __init__(self, named: str) -> None:  # "PID:SOCKET", as lend() names it
+        pid, _, self.socket_path = named.partition(":")
+        self.owner = -1
+        self.process = _Elsewhere(int(pid))
+        # What its children's imports read (same_at_import): a worker's are its controller's.
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(PRIVATE)}
+
+    def stop(self) -> None:
+        pass
+
+
+class _Elsewhere:
+    """A lent server's process, not this one's child: its pid, and whether it still runs."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+
+    def poll(self) -> int | None:
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return -1
+        except PermissionError:
+            pass
+        return None
+
+
+LENT = "AWSVIEW_TEST_FORKSERVER_SOCKET"
 _server: Server | None = None
 _starting = threading.Lock()
 
 
 def server() -> Server:
-    """This pytest process's fork server, started on first use."""
+    """This pytest process's fork server: the one its controller lends it, else its own,
+    started on first use."""
     global _server
     with _starting:
-        if _server is None or _server.owner != os.getpid() or _server.process.poll() is not None:
+        if _server is None and os.environ.get(LENT):
+            _server = Lent(os.environ[LENT])
+        stale = (
+            _server is None
+            or _server.process.poll() is not None  # gone (a lent one too: then one of its own)
+            or (_server.owner != os.getpid() and not isinstance(_server, Lent))  # a parent's
+        )
+        if stale:
             _server = Server()
             atexit.register(_server.stop)
         return _server
+
+
+def lend() -> dict[str, str]:
+    """This process's server, for the environment of the processes it starts (a parallel run's
+    workers) to borrow; nothing where no fork server is used."""
+    if not usable():
+        return {}
+    running = server()
+    return {LENT: f"{running.process.pid}:{running.socket_path}"}
 
 
 # Read when a module is imported, not when it runs: botocore fixes the SSO token cache from HOME,
