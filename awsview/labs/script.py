@@ -24,6 +24,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -277,16 +278,18 @@ class Workspace:
         started = time.monotonic()
         output_file = self.root / "scripts" / f"{name}.out"
         with output_file.open("w+b") as out:
-            process = subprocess.Popen(
-                argv,
-                cwd=self.cwd,
-                env=self.env,
-                stdin=subprocess.DEVNULL,
-                stdout=None if stream else out,
-                stderr=None if stream else subprocess.STDOUT,
-                start_new_session=True,  # its whole group is stopped at the timeout
-            )
+            with _StopsHeld() as held:
+                process = subprocess.Popen(
+                    argv,
+                    cwd=self.cwd,
+                    env=self.env,
+                    stdin=subprocess.DEVNULL,
+                    stdout=None if stream else out,
+                    stderr=None if stream else subprocess.STDOUT,
+                    start_new_session=True,  # its whole group is stopped at the timeout
+                )
             try:
+                held.deliver()  # one that came as it started: now, with the script to stop
                 status: int | None = process.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 _stop(process)
@@ -304,6 +307,36 @@ class Workspace:
 
     def script(self, relative: str) -> str:
         return read_utf8(self.folder.path / relative)
+
+
+# What stops a command as Ctrl+C does (awsview.cli.main turns SIGTERM and SIGHUP into it).
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+class _StopsHeld:
+    """Holds the signals that stop a command while a script starts, for `deliver` to raise once
+    the script can be stopped with it. A stop raised inside `subprocess.Popen` (the child already
+    running, as it can be on a busy machine before Popen returns) would leave the script, in a
+    session of its own, running on with nothing to stop it."""
+
+    def __init__(self) -> None:
+        self.held: list[int] = []
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> _StopsHeld:
+        if threading.current_thread() is threading.main_thread():  # where handlers run
+            for sig in STOPPING:
+                self._previous[sig] = signal.signal(sig, lambda signum, _: self.held.append(signum))
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for sig, handler in self._previous.items():
+            if handler is not None:  # None: a handler not set from Python, left as it is
+                signal.signal(sig, handler)  # type: ignore[arg-type]
+
+    def deliver(self) -> None:
+        if self.held:
+            signal.raise_signal(self.held[0])
 
 
 def _stop(process: subprocess.Popen) -> None:

@@ -371,6 +371,38 @@ def test_a_play_stopped_by_kill_or_a_closed_terminal_stops_its_step_and_leaves_n
     assert [p.args for p in live_processes() if str(scratch) in p.args] == []
 
 
+def test_a_stop_that_lands_as_a_step_script_starts_stops_the_script(
+    starts_processes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Ctrl+C (SIGTERM and SIGHUP are turned into it) can land while a step's bash is being
+    started: on a busy machine the script already runs, in a session of its own, before
+    `subprocess.Popen` returns. It is stopped all the same, not left running with nothing that
+    knows it (seen as a SIGTERM test whose play ended while its step's `sleep` held its output)."""
+    from awsview.labs import script
+    from awsview.labspec.folder import builtin_dir, load_folder
+
+    pidfile = tmp_path / "pid"
+    real_popen = subprocess.Popen
+
+    def popen_then_ctrl_c(*args, **kwargs):
+        process = real_popen(*args, **kwargs)
+        wait_for(pidfile.exists, timeout=30)  # the script runs
+        os.kill(os.getpid(), signal.SIGINT)  # and Ctrl+C lands before Popen has returned
+        return process
+
+    folder, _ = load_folder(builtin_dir() / "dlq")  # any lab folder: a workspace to run in
+    workspace = script.Workspace(folder, "http://127.0.0.1:9", "us-east-1", True)
+    monkeypatch.setattr(script.subprocess, "Popen", popen_then_ctrl_c)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            workspace.run(f"echo $$ > {pidfile}; sleep 60", "step", timeout=120)
+    finally:
+        monkeypatch.undo()
+        workspace.close()
+    pid = int(pidfile.read_text())
+    wait_for(lambda: all(p.pid != pid for p in live_processes()), timeout=10)
+
+
 def test_a_tmpdir_too_long_for_a_socket_plays_with_the_real_aws(
     tmp_path: Path, emulator: RunningEmulator
 ):
