@@ -393,7 +393,7 @@ def test_a_stop_that_lands_as_a_step_script_starts_stops_the_script(
     folder, _ = load_folder(builtin_dir() / "dlq")  # any lab folder: a workspace to run in
     workspace = script.Workspace(folder, "http://127.0.0.1:9", "us-east-1", True)
     monkeypatch.setattr(script.subprocess, "Popen", popen_then_ctrl_c)
-    # Ctrl+C as in a terminal: a run started in the background of a shell inherits it ignored.
+    # Ctrl+C as in a terminal: a run started in the background of a script inherits it ignored.
     ctrl_c = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         with pytest.raises(KeyboardInterrupt):
