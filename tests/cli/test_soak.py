@@ -1,8 +1,9 @@
-"""The fault soak of tests/soak.py for 60 s, and 30 s on stock moto (`make soak` runs it
-for 30 minutes): the emulator killed and restarted, throttling, refused credentials, slow answers
-and deletions while the viewers and the headless app poll. No crash, no error shown as empty or
-absent, every panel live again within 5 s of a fault clearing (plus the event loop's stalls); the
-same on stock moto behind a faulting proxy, every panel fresh within one poll interval + 1 s.
+"""The fault soak of tests/soak.py for 30 s on the emulator and 30 s on stock moto (`make soak`
+runs it for 30 minutes): the emulator killed and restarted, throttling, refused credentials,
+slow answers and deletions while the viewers and the headless app poll. No crash, no error shown
+as empty or absent, every panel live again within 5 s of a fault clearing (plus the event loop's
+stalls); the same on stock moto behind a faulting proxy, every panel fresh within one poll
+interval + 1 s.
 """
 
 from __future__ import annotations
